@@ -1,0 +1,114 @@
+"""SQLite connections: one writer per process behind a lock, readers apart.
+
+WAL lets readers run beside the writer. Every write is a ``BEGIN IMMEDIATE``
+transaction, so it takes the write lock up front and waits ``busy_timeout``
+for it instead of failing half-way. A connection never crosses ``fork()``:
+a child that uses the store opens its own, and keeps the parent's
+referenced but unused (closing them could checkpoint and delete the WAL the
+parent is still using).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TypeVar
+
+SYNCHRONOUS_MODES = ("full", "normal")
+BUSY_TIMEOUT_MS = 5000
+
+_inherited_across_fork: list[sqlite3.Connection] = []
+
+T = TypeVar("T")
+
+
+class Connections:
+    def __init__(self, path: str, *, synchronous: str = "full") -> None:
+        if synchronous not in SYNCHRONOUS_MODES:
+            raise ValueError(f"synchronous must be one of {', '.join(SYNCHRONOUS_MODES)}")
+        self.path = path
+        self.synchronous = synchronous
+        self._reset()
+
+    def _reset(self) -> None:
+        self._pid = os.getpid()
+        self._write_lock = threading.Lock()
+        self._writer: sqlite3.Connection | None = None
+        self._readers_lock = threading.Lock()
+        self._readers: list[sqlite3.Connection] = []
+        self._local = threading.local()
+        self._closed = False
+
+    def _after_fork(self) -> None:
+        if self._writer is not None:
+            _inherited_across_fork.append(self._writer)
+        _inherited_across_fork.extend(self._readers)
+        self._reset()
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            self.path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000
+        )
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute(f"PRAGMA synchronous = {self.synchronous.upper()}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        return conn
+
+    def _check_open(self) -> None:
+        if os.getpid() != self._pid:
+            self._after_fork()
+        if self._closed:
+            raise sqlite3.ProgrammingError("the store is closed")
+
+    @contextmanager
+    def writer(self) -> Iterator[sqlite3.Connection]:
+        """The writer connection, held under the process's write lock (no transaction)."""
+        self._check_open()
+        with self._write_lock:
+            if self._writer is None:
+                self._writer = self._connect()
+                mode = self._writer.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                if mode != "wal":
+                    raise sqlite3.OperationalError(f"cannot use WAL here (journal_mode {mode})")
+            yield self._writer
+
+    def write(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``work`` in one ``BEGIN IMMEDIATE`` transaction on the writer; commit or roll back."""
+        with self.writer() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                result = work(conn)
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            return result
+
+    def reader(self) -> sqlite3.Connection:
+        """This thread's read connection, opened on first use."""
+        self._check_open()
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._connect()
+            conn.execute("PRAGMA query_only = ON")
+            self._local.conn = conn
+            with self._readers_lock:
+                self._readers.append(conn)
+        return conn
+
+    def close(self) -> None:
+        if os.getpid() != self._pid:
+            self._after_fork()
+        with self._write_lock:
+            self._closed = True
+            if self._writer is not None:
+                self._writer.close()
+                self._writer = None
+        with self._readers_lock:
+            for conn in self._readers:
+                conn.close()
+            self._readers.clear()

@@ -1,0 +1,93 @@
+"""Apply ``migrations/sqlite/NNNN_name.sql`` in order, each in one transaction.
+
+Applied versions are recorded in ``jobtable_migrations`` (named apart from
+any ``schema_migrations`` an application already has). Each step re-checks
+its record inside its own ``BEGIN IMMEDIATE``, so two processes opening one
+new database at once apply every step exactly once.
+"""
+
+from __future__ import annotations
+
+import datetime
+import importlib.resources
+import re
+import sqlite3
+
+import attrs
+
+_NAME = re.compile(r"(\d{4})_[a-z0-9_]+\.sql")
+
+
+@attrs.frozen
+class Migration:
+    version: str
+    sql: str
+
+
+def load_migrations(engine: str) -> list[Migration]:
+    """Every migration file of ``engine``, in version order."""
+    folder = importlib.resources.files("migrations").joinpath(engine)
+    found = [
+        Migration(version=entry.name.removesuffix(".sql"), sql=entry.read_text("utf-8"))
+        for entry in folder.iterdir()
+        if _NAME.fullmatch(entry.name)
+    ]
+    return sorted(found, key=lambda migration: migration.version)
+
+
+def split_statements(sql: str) -> list[str]:
+    """Split a script into complete statements (executescript would commit our transaction)."""
+    statements: list[str] = []
+    pending = ""
+    for line in sql.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            if pending.strip():
+                statements.append(pending.strip())
+            pending = ""
+    if pending.strip() and not _only_comments(pending):
+        raise ValueError("migration ends with an incomplete statement")
+    return statements
+
+
+def _only_comments(text: str) -> bool:
+    return all(not line.strip() or line.strip().startswith("--") for line in text.splitlines())
+
+
+def migrate(
+    conn: sqlite3.Connection,
+    *,
+    now: datetime.datetime,
+    migrations: list[Migration] | None = None,
+) -> list[str]:
+    """Bring the database up to date on ``conn`` (autocommit mode); return the versions applied."""
+    steps = load_migrations("sqlite") if migrations is None else migrations
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS jobtable_migrations ("
+        " version TEXT NOT NULL PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
+    applied: list[str] = []
+    for step in steps:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            done = conn.execute(
+                "SELECT 1 FROM jobtable_migrations WHERE version = ?", (step.version,)
+            ).fetchone()
+            if done is None:
+                for statement in split_statements(step.sql):
+                    conn.execute(statement)
+                conn.execute(
+                    "INSERT INTO jobtable_migrations (version, applied_at) VALUES (?, ?)",
+                    (step.version, now.isoformat(timespec="microseconds")),
+                )
+                applied.append(step.version)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+    return applied
+
+
+def applied_versions(conn: sqlite3.Connection) -> list[str]:
+    rows = conn.execute("SELECT version FROM jobtable_migrations ORDER BY version").fetchall()
+    return [row[0] for row in rows]

@@ -1,0 +1,122 @@
+"""The SQLite JobStore: the embedded default.
+
+Durability: WAL with ``synchronous=FULL`` by default, so a job whose
+``create`` returned survives power loss (``normal`` trades that for speed:
+it survives a crash of the process, not of the machine).
+"""
+
+from __future__ import annotations
+
+import datetime
+import importlib.resources
+import os
+from typing import Any
+
+from adapters.sqlite.connections import Connections
+from adapters.sqlite.errors import translated
+from adapters.sqlite.migrate import migrate
+from core.jobs import Claim, ClaimedJob, Job, NewJob
+from core.status import Status
+
+
+def _query(name: str) -> str:
+    return importlib.resources.files("adapters.sqlite").joinpath(f"queries/{name}.sql").read_text()
+
+
+_CREATE = _query("create_job")
+_CLAIM = _query("claim_next_job")
+_PUBLISH = _query("publish_job_result")
+_SUCCEED = _query("succeed_job")
+_FAIL = _query("fail_job")
+_RECOVER = _query("recover_interrupted_jobs")
+_GET = _query("get_job")
+
+
+def _stamp(now: datetime.datetime) -> str:
+    return now.astimezone(datetime.UTC).isoformat(timespec="microseconds")
+
+
+def _fence(claim: Claim) -> dict[str, Any]:
+    return {"id": claim.job_id, "runner_id": claim.runner_id, "attempt": claim.attempt}
+
+
+class SqliteStore:
+    def __init__(self, connections: Connections) -> None:
+        self._db = connections
+
+    @classmethod
+    def open(
+        cls, path: str | os.PathLike[str], *, now: datetime.datetime, synchronous: str = "full"
+    ) -> SqliteStore:
+        """Open (creating if need be) the database at ``path`` and bring its schema up to date."""
+        store = cls(Connections(os.fspath(path), synchronous=synchronous))
+        try:
+            store.migrate(now=now)
+        except BaseException:
+            store.close()
+            raise
+        return store
+
+    @property
+    def path(self) -> str:
+        return self._db.path
+
+    def migrate(self, *, now: datetime.datetime) -> list[str]:
+        """Apply pending migrations; returns the versions applied (none when up to date)."""
+        with translated(), self._db.writer() as conn:
+            return migrate(conn, now=now)
+
+    def create(self, job: NewJob, *, now: datetime.datetime) -> None:
+        params = {"id": job.id, "kind": job.kind, "payload": job.payload, "now": _stamp(now)}
+        with translated():
+            self._db.write(lambda conn: conn.execute(_CREATE, params))
+
+    def claim_next(self, *, runner_id: str, now: datetime.datetime) -> ClaimedJob | None:
+        params = {"runner_id": runner_id, "now": _stamp(now)}
+        with translated():
+            row = self._db.write(lambda conn: conn.execute(_CLAIM, params).fetchone())
+        if row is None:
+            return None
+        job_id, kind, payload, attempt = row
+        claim = Claim(job_id=job_id, runner_id=runner_id, attempt=attempt)
+        return ClaimedJob(claim=claim, kind=kind, payload=payload)
+
+    def publish(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
+        return self._fenced(_PUBLISH, claim, result=result, now=_stamp(now))
+
+    def succeed(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
+        return self._fenced(_SUCCEED, claim, result=result, now=_stamp(now))
+
+    def fail(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
+        return self._fenced(_FAIL, claim, code=code, now=_stamp(now))
+
+    def recover_interrupted(self, *, code: str, now: datetime.datetime) -> int:
+        params = {"code": code, "now": _stamp(now)}
+        with translated():
+            return self._db.write(lambda conn: conn.execute(_RECOVER, params).rowcount)
+
+    def get(self, job_id: str) -> Job | None:
+        with translated():
+            row = self._db.reader().execute(_GET, {"id": job_id}).fetchone()
+        if row is None:
+            return None
+        job_id, kind, status, result, error = row
+        return Job(id=job_id, kind=kind, status=Status(status), result=result, error=error)
+
+    def row(self, job_id: str) -> dict[str, Any] | None:
+        """Every column of the job's row, for inspection and tests."""
+        with translated():
+            cursor = self._db.reader().execute("SELECT * FROM jobs WHERE id = ?", (job_id,))
+            found = cursor.fetchone()
+        if found is None:
+            return None
+        return dict(zip([column[0] for column in cursor.description], found, strict=True))
+
+    def close(self) -> None:
+        self._db.close()
+
+    def _fenced(self, sql: str, claim: Claim, **values: Any) -> bool:
+        params = {**_fence(claim), **values}
+        with translated():
+            changed = self._db.write(lambda conn: conn.execute(sql, params).rowcount)
+        return bool(changed == 1)

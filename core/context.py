@@ -1,0 +1,50 @@
+"""What a handler gets besides its payload: its job id, publish, and the stop signal."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+
+class JobNotHeldError(RuntimeError):
+    """A publish for a job this runner no longer holds (another outcome was recorded)."""
+
+
+class JobContext:
+    """The running job's side of the runner.
+
+    ``publish(partial)`` stores a partial result that GET shows while the
+    job runs; ``wait(seconds)`` sleeps on the runner's clock and returns True
+    at once when the runner is stopping; ``stopping`` can be polled.
+    """
+
+    def __init__(
+        self,
+        *,
+        job_id: str,
+        attempt: int,
+        publish: Callable[[Any], None],
+        wait: Callable[[float], bool],
+        is_stopping: Callable[[], bool],
+    ) -> None:
+        self.job_id = job_id
+        self.attempt = attempt
+        self._publish = publish
+        self._wait = wait
+        self._is_stopping = is_stopping
+
+    def publish(self, partial: Any) -> None:
+        """Store ``partial.public()`` as the job's latest result.
+
+        Raises ResultEncodeError when it has no public JSON and
+        JobNotHeldError when the job is no longer this runner's.
+        """
+        self._publish(partial)
+
+    def wait(self, seconds: float) -> bool:
+        """Sleep up to ``seconds`` on the runner's clock; True once the runner is stopping."""
+        return self._wait(seconds)
+
+    @property
+    def stopping(self) -> bool:
+        return self._is_stopping()

@@ -1,0 +1,51 @@
+"""Exceptions the core raises or expects from its ports."""
+
+from __future__ import annotations
+
+
+class Failure(Exception):
+    """Raised by a handler to fail its job with a failure code its kind declared.
+
+    Only ``code`` is ever stored; a code the kind did not declare is stored as
+    ``internal_error``. Carry no other data: nothing else reaches the table.
+    """
+
+    def __init__(self, code: str) -> None:
+        super().__init__(code)
+        self.code = code
+
+    def __str__(self) -> str:
+        return f"failure {self.code}"
+
+
+class RegistrationError(ValueError):
+    """A kind registration the runner refuses; the message says which rule it broke."""
+
+
+class RunnerStateError(RuntimeError):
+    """A runner call made in the wrong state (a second start, a registration after start)."""
+
+
+STORE_ERROR_CATEGORIES = frozenset(
+    {"database error", "database locked", "database unavailable", "database closed"}
+)
+
+
+class StoreError(Exception):
+    """A store could not do what was asked because of its database.
+
+    ``category`` is one of a few fixed phrases, safe to log or show. The
+    driver's own message may quote data or a URL, so callers log only the
+    category, never ``str(error)``; any other category given is replaced by
+    "database error", so a careless adapter cannot smuggle text through it.
+    """
+
+    def __init__(self, category: str = "database error") -> None:
+        if category not in STORE_ERROR_CATEGORIES:
+            category = "database error"
+        super().__init__(category)
+        self.category = category
+
+
+class StoreUnavailableError(StoreError):
+    """The database cannot be reached now; trying again later may work."""

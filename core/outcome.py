@@ -1,0 +1,84 @@
+"""Turn what a handler did into one decision, before any store call.
+
+The runner decides, the store records: ``run_handler`` runs the handler and
+returns a small frozen value; the runner then makes exactly one store call
+for it. Nothing here touches the database or quotes an exception's text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from core import codec
+from core.codes import INTERNAL_ERROR, stored_code
+from core.context import JobContext
+from core.errors import Failure
+from core.kinds import KindSpec
+
+
+@attrs.frozen(kw_only=True)
+class Succeed:
+    result: str
+
+
+@attrs.frozen(kw_only=True)
+class Fail:
+    code: str
+    reason: str
+    """A fixed phrase for the log, never an exception's text."""
+    exception_type: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class LeaveRunning:
+    """The handler failed because the runner is stopping: the next start marks the job."""
+
+
+Decision = Succeed | Fail | LeaveRunning
+
+
+def run_handler(spec: KindSpec, payload_text: str, ctx: JobContext, converter: Any) -> Decision:
+    """Decode the payload, run the handler, encode its result, and decide."""
+    try:
+        payload = codec.decode_payload(converter, payload_text, spec.payload_type)
+    except codec.PayloadDecodeError:
+        return Fail(code=INTERNAL_ERROR, reason="payload does not decode")
+    try:
+        result = spec.handler(ctx, payload)
+    except Exception as error:
+        if ctx.stopping:
+            return LeaveRunning()
+        return _decide_failure(spec, error)
+    try:
+        return Succeed(result=codec.encode_public(result))
+    except codec.ResultEncodeError:
+        return Fail(code=INTERNAL_ERROR, reason="result does not encode")
+
+
+def _decide_failure(spec: KindSpec, error: Exception) -> Fail:
+    failure = _find_failure(error)
+    if failure is None:
+        return Fail(
+            code=INTERNAL_ERROR, reason="handler raised", exception_type=type(error).__name__
+        )
+    code = stored_code(failure.code, declared=spec.failure_codes)
+    reason = "handler failure" if code != INTERNAL_ERROR else "undeclared failure code"
+    return Fail(code=code, reason=reason)
+
+
+def _find_failure(error: BaseException) -> Failure | None:
+    """The Failure raised, or one an exception was explicitly raised ``from``.
+
+    ``raise ApiError(...) from Failure("quota_exceeded")`` wraps a code the
+    way Go's ``%w`` does; the wrapper's text is still never kept.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, Failure):
+            return current
+        seen.add(id(current))
+        current = current.__cause__
+    return None

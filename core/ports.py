@@ -1,0 +1,64 @@
+"""The JobStore port: what the runner needs from a database.
+
+Every method that writes takes ``now`` from the runner's clock: a store never
+reads the time itself, so every engine's tests control it. Every method may
+raise ``StoreError`` (``StoreUnavailableError`` when the database cannot be
+reached); nothing else escapes a store.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Protocol
+
+from core.jobs import Claim, ClaimedJob, Job, NewJob
+
+
+class JobStore(Protocol):
+    def create(self, job: NewJob, *, now: datetime.datetime) -> None:
+        """Store ``job`` queued, durably: once this returns, the job survives a crash."""
+        ...
+
+    def claim_next(self, *, runner_id: str, now: datetime.datetime) -> ClaimedJob | None:
+        """Atomically mark the oldest queued job running under ``runner_id`` and return it.
+
+        The job's attempt number goes up by one and is part of the returned
+        claim. Returns None when no job is queued. Two callers, in any
+        threads or processes, never claim the same job.
+        """
+        ...
+
+    def publish(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
+        """Store ``result`` (JSON text) as the partial result of a job running under ``claim``.
+
+        Returns False, changing nothing, when the job is not running under
+        exactly that claim (a stale worker).
+        """
+        ...
+
+    def succeed(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
+        """Mark the job succeeded with ``result``; False and no change unless running under ``claim``."""
+        ...
+
+    def fail(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
+        """Mark the job failed with ``code``, keeping its last partial result.
+
+        False and no change unless the job is running under ``claim``.
+        """
+        ...
+
+    def recover_interrupted(self, *, code: str, now: datetime.datetime) -> int:
+        """Mark every running job failed with ``code``, keeping its last partial result.
+
+        Called at start, before any worker runs, for jobs a previous process
+        left running. Returns how many jobs it marked.
+        """
+        ...
+
+    def get(self, job_id: str) -> Job | None:
+        """The job with ``job_id``, or None when there is none."""
+        ...
+
+    def close(self) -> None:
+        """Release the store's connections. Idempotent."""
+        ...

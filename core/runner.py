@@ -1,0 +1,232 @@
+"""The Runner: a bounded pool of worker threads that claim queued jobs oldest first.
+
+The jobs table is the queue. ``enqueue`` stores a job and wakes one idle
+worker; a worker claims the oldest queued job, runs its handler, and records
+one outcome, fenced by its claim so a stale worker never overwrites a newer
+one. Idle workers sleep until woken: a single process never polls.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from core import codec
+from core.backoff import next_claim_retry_delay
+from core.builtins import Builtins, register_builtins
+from core.clock import Clock
+from core.codes import INTERNAL_ERROR, INTERRUPTED, UNKNOWN_KIND
+from core.context import JobContext, JobNotHeldError
+from core.errors import RunnerStateError, StoreError
+from core.ids import JobIdGenerator
+from core.jobs import Claim, ClaimedJob, Job, NewJob
+from core.kinds import KindRegistry
+from core.outcome import Decision, Fail, LeaveRunning, Succeed, run_handler
+from core.ports import JobStore
+
+RECORD_ATTEMPTS = 5
+"""How often a worker tries to record an outcome when the database errors."""
+
+
+class Runner:
+    def __init__(
+        self,
+        store: JobStore,
+        clock: Clock,
+        *,
+        workers: int = 2,
+        logger: logging.Logger | None = None,
+    ) -> None:
+        if store is None:
+            raise ValueError("Runner needs a store")
+        if clock is None:
+            raise ValueError("Runner needs a clock")
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise ValueError(f"Runner needs at least 1 worker, got {workers!r}")
+        self._store = store
+        self._clock = clock
+        self._workers = workers
+        self._log = logger or logging.getLogger("jobtable.runner")
+        self._ids = JobIdGenerator()
+        self.id = self._ids.next_id(self._unix_ms())
+        """This runner's id, recorded on every job it claims."""
+        self._converter = codec.make_converter()
+        self.kinds = KindRegistry(self._converter, self._enqueue_encoded)
+        self.builtins: Builtins = register_builtins(self.kinds)
+
+        lock = threading.Lock()
+        self._wake = threading.Condition(lock)  # idle workers wait here for a token
+        self._stop = threading.Condition(lock)  # timed waits that end on stop
+        self._done = threading.Condition(lock)  # join waits here for workers to exit
+        self._wake_tokens = 0
+        self._stopping = False
+        self._started = False
+        self._live_workers = 0
+
+    # -- lifecycle ---------------------------------------------------------
+
+    def start(self) -> None:
+        """Mark jobs a previous process left running interrupted, then start the workers.
+
+        Raises RunnerStateError on a second call and StoreError when the
+        recovery cannot be written (no worker is started then).
+        """
+        with self._wake:
+            if self._started:
+                raise RunnerStateError("the runner has already started")
+            self._started = True
+        self.kinds.freeze()
+        marked = self._store.recover_interrupted(code=INTERRUPTED, now=self._clock.now())
+        if marked:
+            self._log.warning("marked jobs interrupted by restart count=%d", marked)
+        with self._wake:
+            self._live_workers = self._workers
+        for number in range(self._workers):
+            thread = threading.Thread(
+                target=self._work, name=f"jobtable-worker-{number}", daemon=True
+            )
+            thread.start()
+
+    def stop(self) -> None:
+        """Signal every worker and handler to stop. Returns at once; ``join`` waits."""
+        with self._wake:
+            self._stopping = True
+            self._wake.notify_all()
+            self._stop.notify_all()
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait up to ``timeout`` seconds for every worker to exit; True if they all did.
+
+        Workers are daemon threads: one stuck in a handler that ignores the
+        stop signal does not keep the process alive once the caller gives up.
+        """
+        return self._clock.wait_for(self._done, lambda: self._live_workers == 0, timeout)
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping
+
+    # -- jobs --------------------------------------------------------------
+
+    def get(self, job_id: str) -> Job | None:
+        """The job with ``job_id`` as shown to anyone, or None when there is none."""
+        return self._store.get(job_id)
+
+    def _enqueue_encoded(self, kind: str, payload: str) -> str:
+        job_id = self._ids.next_id(self._unix_ms())
+        self._store.create(NewJob(id=job_id, kind=kind, payload=payload), now=self._clock.now())
+        with self._wake:
+            self._wake_tokens = min(self._wake_tokens + 1, self._workers)
+            self._wake.notify()
+        return job_id
+
+    # -- workers -----------------------------------------------------------
+
+    def _work(self) -> None:
+        try:
+            retry_delay: float | None = None
+            while not self._stopping:
+                try:
+                    claimed = self._store.claim_next(runner_id=self.id, now=self._clock.now())
+                except Exception as error:
+                    retry_delay = next_claim_retry_delay(retry_delay)
+                    self._log.error(
+                        "claim job failed; retrying category=%s retry_in=%.3fs",
+                        _category(error),
+                        retry_delay,
+                    )
+                    self._clock.wait_for(self._stop, lambda: self._stopping, retry_delay)
+                    continue
+                retry_delay = None
+                if claimed is None:
+                    self._wait_for_wake()
+                else:
+                    self._run(claimed)
+        finally:
+            with self._done:
+                self._live_workers -= 1
+                self._done.notify_all()
+
+    def _wait_for_wake(self) -> None:
+        with self._wake:
+            while self._wake_tokens == 0 and not self._stopping:
+                self._wake.wait()
+            if self._wake_tokens:
+                self._wake_tokens -= 1
+
+    def _run(self, claimed: ClaimedJob) -> None:
+        spec = self.kinds.get(claimed.kind)
+        if spec is None:
+            decision: Decision = Fail(code=UNKNOWN_KIND, reason="no handler registered")
+        else:
+            decision = run_handler(spec, claimed.payload, self._context(claimed), self._converter)
+        self._record(claimed, decision)
+
+    def _context(self, claimed: ClaimedJob) -> JobContext:
+        claim = claimed.claim
+
+        def publish(partial: Any) -> None:
+            result = codec.encode_public(partial)
+            if not self._store.publish(claim, result=result, now=self._clock.now()):
+                raise JobNotHeldError("the job is no longer held by this runner")
+
+        def wait(seconds: float) -> bool:
+            return self._clock.wait_for(self._stop, lambda: self._stopping, seconds)
+
+        return JobContext(
+            job_id=claim.job_id,
+            attempt=claim.attempt,
+            publish=publish,
+            wait=wait,
+            is_stopping=lambda: self._stopping,
+        )
+
+    def _record(self, claimed: ClaimedJob, decision: Decision) -> None:
+        job = f"job_id={claimed.id} kind={claimed.kind}"
+        match decision:
+            case LeaveRunning():
+                self._log.warning("job stopped by shutdown; left running %s", job)
+                return
+            case Fail(code=code, reason=reason, exception_type=exception_type):
+                level = logging.INFO if code not in _RUNNER_CODES else logging.ERROR
+                suffix = f" exception_type={exception_type}" if exception_type else ""
+                self._log.log(level, "job failed %s code=%s reason=%s%s", job, code, reason, suffix)
+        held = self._write_outcome(claimed.claim, decision, job)
+        if held is False:
+            self._log.warning("job outcome not recorded: no longer held %s", job)
+
+    def _write_outcome(self, claim: Claim, decision: Decision, job: str) -> bool | None:
+        """One store call for the decision, retried with backoff on a database error."""
+        delay: float | None = None
+        for attempt in range(1, RECORD_ATTEMPTS + 1):
+            try:
+                if isinstance(decision, Succeed):
+                    return self._store.succeed(claim, result=decision.result, now=self._clock.now())
+                if isinstance(decision, Fail):
+                    return self._store.fail(claim, code=decision.code, now=self._clock.now())
+                return None
+            except Exception as error:
+                delay = next_claim_retry_delay(delay)
+                self._log.error(
+                    "record job outcome failed %s category=%s attempt=%d",
+                    job,
+                    _category(error),
+                    attempt,
+                )
+                if attempt < RECORD_ATTEMPTS:
+                    self._clock.wait_for(self._stop, lambda: False, delay)
+        return None
+
+    def _unix_ms(self) -> int:
+        return int(self._clock.now().timestamp() * 1000)
+
+
+_RUNNER_CODES = frozenset({INTERNAL_ERROR, UNKNOWN_KIND})
+
+
+def _category(error: Exception) -> str:
+    """What of an exception may be logged: a store's fixed category, else the type name."""
+    if isinstance(error, StoreError):
+        return error.category
+    return f"unexpected {type(error).__name__}"

@@ -1,0 +1,57 @@
+"""One helper that builds the whole job system around a store, with a fake clock."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from adapters.fake_clock import FakeClock
+from core import Job, Runner
+from core.ports import JobStore
+from tests.support.logs import LogCapture
+from tests.support.observed import ObservedStore
+
+
+def finished(job: Job | None) -> bool:
+    return job is not None and job.status.finished
+
+
+class JobSystem:
+    """A runner over an observed store and a fake clock, stopped when the test ends."""
+
+    def __init__(self, store: JobStore, *, workers: int = 1, clock: FakeClock | None = None):
+        self.store = store if isinstance(store, ObservedStore) else ObservedStore(store)
+        self.clock = clock or FakeClock()
+        self.logs = LogCapture()
+        self.runner = Runner(self.store, self.clock, workers=workers, logger=self.logs.logger)
+        self.kinds = self.runner.kinds
+        self._started = False
+
+    def start(self) -> JobSystem:
+        self.runner.start()
+        self._started = True
+        return self
+
+    def stop(self) -> None:
+        if self._started:
+            self.runner.stop()
+            assert self.runner.join(timeout=None)
+            self._started = False
+
+    def wait_for(
+        self, job_id: str, accept: Callable[[Job | None], bool] = finished, *, within: float = 10.0
+    ) -> Job:
+        """The job once ``accept`` takes it, waiting on store changes with a deadline."""
+        seen: list[Job | None] = []
+
+        def check() -> bool:
+            job = self.store.get(job_id)
+            seen[:] = [job]
+            return accept(job)
+
+        try:
+            self.store.wait_until(check, within=within)
+        except AssertionError:
+            raise AssertionError(f"job {job_id} never reached the state; last {seen}") from None
+        job = seen[0]
+        assert job is not None
+        return job

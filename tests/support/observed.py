@@ -1,0 +1,76 @@
+"""A store wrapper that tells waiting tests when anything changed, and can inject faults.
+
+Tests wait on its condition with a deadline instead of polling or sleeping.
+"""
+
+from __future__ import annotations
+
+import datetime
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from core.jobs import Claim, ClaimedJob, Job, NewJob
+from core.ports import JobStore
+
+
+class ObservedStore:
+    def __init__(self, inner: JobStore) -> None:
+        self.inner = inner
+        self.changed = threading.Condition()
+        self.claim_faults: list[Exception] = []
+        """Exceptions the next claims raise, one each, before reaching the store."""
+        self.claims = 0
+
+    def _notify(self) -> None:
+        with self.changed:
+            self.changed.notify_all()
+
+    def _after(self, call: Callable[[], Any]) -> Any:
+        try:
+            return call()
+        finally:
+            self._notify()
+
+    def create(self, job: NewJob, *, now: datetime.datetime) -> None:
+        self._after(lambda: self.inner.create(job, now=now))
+
+    def claim_next(self, *, runner_id: str, now: datetime.datetime) -> ClaimedJob | None:
+        with self.changed:
+            self.claims += 1
+            fault = self.claim_faults.pop(0) if self.claim_faults else None
+        if fault is not None:
+            self._notify()
+            raise fault
+        claimed: ClaimedJob | None = self._after(
+            lambda: self.inner.claim_next(runner_id=runner_id, now=now)
+        )
+        return claimed
+
+    def publish(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
+        return bool(self._after(lambda: self.inner.publish(claim, result=result, now=now)))
+
+    def succeed(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
+        return bool(self._after(lambda: self.inner.succeed(claim, result=result, now=now)))
+
+    def fail(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
+        return bool(self._after(lambda: self.inner.fail(claim, code=code, now=now)))
+
+    def recover_interrupted(self, *, code: str, now: datetime.datetime) -> int:
+        return int(self._after(lambda: self.inner.recover_interrupted(code=code, now=now)))
+
+    def get(self, job_id: str) -> Job | None:
+        return self.inner.get(job_id)
+
+    def row(self, job_id: str) -> dict[str, Any] | None:
+        row: dict[str, Any] | None = self.inner.row(job_id)  # type: ignore[attr-defined]
+        return row
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def wait_until(self, predicate: Callable[[], bool], *, within: float = 10.0) -> None:
+        """Wait for ``predicate()`` to hold after some store change; AssertionError at the deadline."""
+        with self.changed:
+            if not self.changed.wait_for(predicate, within):
+                raise AssertionError(f"condition not met within {within}s")

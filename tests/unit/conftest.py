@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from adapters.memory import MemoryStore
+from tests.support.harness import JobSystem
+from tests.support.observed import ObservedStore
+
+
+@pytest.fixture
+def shared_store() -> ObservedStore:
+    """One store that several runners of a test share, as processes share a database."""
+    return ObservedStore(MemoryStore())
+
+
+@pytest.fixture
+def make_system(shared_store: ObservedStore) -> Iterator[Callable[..., JobSystem]]:
+    systems: list[JobSystem] = []
+
+    def make(workers: int = 1) -> JobSystem:
+        system = JobSystem(shared_store, workers=workers)
+        systems.append(system)
+        return system
+
+    yield make
+    for system in systems:
+        system.stop()

@@ -1,0 +1,140 @@
+"""Waking, stopping and the claim-retry wait, driven by the fake clock."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from core import JobContext, Status
+from core.errors import StoreError
+from tests.unit.kinds_for_tests import CountPayload, CountResult
+
+
+def count(ctx: JobContext, payload: CountPayload) -> CountResult:
+    return CountResult(done=payload.steps)
+
+
+def test_an_idle_runner_does_not_poll_and_an_enqueue_wakes_a_worker(make_system):
+    system = make_system(workers=2)
+    kind = system.kinds.register("count", count, payload=CountPayload)
+    system.start()
+    system.store.wait_until(lambda: system.store.claims == 2)  # each worker found nothing
+
+    assert system.clock.sleeping() == []  # nobody waits on time: no polling
+    job = system.wait_for(kind.enqueue(CountPayload(steps=4)))  # no clock advance needed
+    assert job.status is Status.SUCCEEDED
+
+
+def test_the_claim_retry_backs_off_and_resets_after_a_good_claim(make_system):
+    system = make_system()
+    kind = system.kinds.register("count", count, payload=CountPayload)
+    system.store.claim_faults += [StoreError("database locked")] * 9
+    system.start()
+
+    seen = []
+    for _ in range(9):
+        (delay,) = system.clock.wait_for_sleepers(1)
+        seen.append(delay)
+        system.clock.advance(delay)
+    assert seen == pytest.approx([0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 5.0, 5.0])
+    system.store.wait_until(lambda: system.store.claims >= 10)  # the good, empty claim
+
+    system.store.claim_faults.append(StoreError("database locked"))
+    job_id = kind.enqueue(CountPayload(steps=1))
+    assert system.clock.wait_for_sleepers(1) == [pytest.approx(0.05)]  # reset
+    system.clock.advance(0.05)
+    assert system.wait_for(job_id).status is Status.SUCCEEDED
+    assert system.logs.text.count("claim job failed; retrying category=database locked") == 10
+
+
+def test_stop_ends_the_claim_retry_wait_at_once(make_system):
+    system = make_system()
+    system.store.claim_faults.append(StoreError("database locked"))
+    system.start()
+    system.clock.wait_for_sleepers(1)
+
+    system.runner.stop()
+    assert system.runner.join(timeout=None)  # no clock advance: the wait ended on stop
+
+
+def test_the_stop_signal_reaches_every_handler_and_a_returned_result_is_recorded(make_system):
+    system = make_system(workers=3)
+    waiting = threading.Semaphore(0)
+
+    def patient(ctx: JobContext, payload: CountPayload) -> CountResult:
+        waiting.release()
+        stopped = ctx.wait(3600)
+        return CountResult(done=1 if stopped and ctx.stopping else 0)
+
+    kind = system.kinds.register("patient", patient, payload=CountPayload)
+    system.start()
+    ids = [kind.enqueue(CountPayload()) for _ in range(3)]
+    for _ in ids:
+        assert waiting.acquire(timeout=10)
+
+    system.stop()
+    for job_id in ids:
+        job = system.runner.get(job_id)
+        assert (job.status, job.result) == (Status.SUCCEEDED, '{"done":1}')
+
+
+def test_a_handler_failing_because_it_was_stopped_leaves_its_job_running(make_system):
+    system = make_system()
+    started = threading.Event()
+
+    def quits(ctx: JobContext, payload: CountPayload) -> CountResult:
+        started.set()
+        ctx.wait(3600)
+        raise RuntimeError("stopped")
+
+    kind = system.kinds.register("quits", quits, payload=CountPayload)
+    system.start()
+    job_id = kind.enqueue(CountPayload())
+    assert started.wait(10)
+    system.stop()
+    assert system.runner.get(job_id).status is Status.RUNNING
+    assert f"job stopped by shutdown; left running job_id={job_id}" in system.logs.text
+
+
+def test_join_gives_up_on_a_handler_that_ignores_the_stop_signal(make_system):
+    system = make_system()
+    release = threading.Event()
+    started = threading.Event()
+
+    def stubborn(ctx: JobContext, payload: CountPayload) -> CountResult:
+        started.set()
+        release.wait(30)
+        return CountResult(done=0)
+
+    kind = system.kinds.register("stubborn", stubborn, payload=CountPayload)
+    system.start()
+    kind.enqueue(CountPayload())
+    assert started.wait(10)
+    system.runner.stop()
+
+    outcome = []
+    joiner = threading.Thread(target=lambda: outcome.append(system.runner.join(timeout=10)))
+    joiner.start()
+    system.clock.wait_for_sleepers(1)
+    system.clock.advance(10)
+    joiner.join(10)
+    assert outcome == [False]
+    release.set()
+    assert system.runner.join(timeout=None)
+
+
+def test_a_handler_waits_on_the_runner_clock(make_system):
+    system = make_system()
+    started = threading.Event()
+
+    def sleeper(ctx: JobContext, payload: CountPayload) -> CountResult:
+        started.set()
+        return CountResult(done=int(ctx.wait(30)))
+
+    kind = system.kinds.register("sleeper", sleeper, payload=CountPayload)
+    system.start()
+    job_id = kind.enqueue(CountPayload())
+    assert system.clock.wait_for_sleepers(1) == [pytest.approx(30)]
+    system.clock.advance(30)
+    assert system.wait_for(job_id).result == '{"done":0}'
