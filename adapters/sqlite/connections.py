@@ -26,11 +26,14 @@ T = TypeVar("T")
 
 
 class Connections:
-    def __init__(self, path: str, *, synchronous: str = "full") -> None:
+    def __init__(
+        self, path: str, *, synchronous: str = "full", busy_timeout_ms: int = BUSY_TIMEOUT_MS
+    ) -> None:
         if synchronous not in SYNCHRONOUS_MODES:
             raise ValueError(f"synchronous must be one of {', '.join(SYNCHRONOUS_MODES)}")
         self.path = path
         self.synchronous = synchronous
+        self.busy_timeout_ms = busy_timeout_ms
         self._reset()
 
     def _reset(self) -> None:
@@ -50,9 +53,12 @@ class Connections:
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(
-            self.path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000
+            self.path,
+            isolation_level=None,
+            check_same_thread=False,
+            timeout=self.busy_timeout_ms / 1000,
         )
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
         conn.execute(f"PRAGMA synchronous = {self.synchronous.upper()}")
         conn.execute("PRAGMA foreign_keys = ON")
         return conn

@@ -12,7 +12,7 @@ import importlib.resources
 import os
 from typing import Any
 
-from adapters.sqlite.connections import Connections
+from adapters.sqlite.connections import BUSY_TIMEOUT_MS, Connections
 from adapters.sqlite.errors import translated
 from adapters.sqlite.migrate import migrate
 from core.jobs import Claim, ClaimedJob, Job, NewJob
@@ -46,10 +46,21 @@ class SqliteStore:
 
     @classmethod
     def open(
-        cls, path: str | os.PathLike[str], *, now: datetime.datetime, synchronous: str = "full"
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        now: datetime.datetime,
+        synchronous: str = "full",
+        busy_timeout_ms: int = BUSY_TIMEOUT_MS,
     ) -> SqliteStore:
-        """Open (creating if need be) the database at ``path`` and bring its schema up to date."""
-        store = cls(Connections(os.fspath(path), synchronous=synchronous))
+        """Open (creating if need be) the database at ``path`` and bring its schema up to date.
+
+        Raises StoreError when the file cannot be opened, written or migrated.
+        """
+        connections = Connections(
+            os.fspath(path), synchronous=synchronous, busy_timeout_ms=busy_timeout_ms
+        )
+        store = cls(connections)
         try:
             store.migrate(now=now)
         except BaseException:

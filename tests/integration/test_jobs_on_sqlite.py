@@ -1,0 +1,34 @@
+"""The reference's jobs tests (tests/unit/test_jobs.py) again, on a real SQLite file."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from adapters.fake_clock import FakeClock
+from adapters.sqlite import SqliteStore
+from tests.support.harness import JobSystem
+from tests.support.observed import ObservedStore
+from tests.unit.test_jobs import *  # noqa: F403 - the same tests, with the fixtures below
+
+
+@pytest.fixture
+def shared_store(tmp_path) -> Iterator[ObservedStore]:
+    store = ObservedStore(SqliteStore.open(tmp_path / "jobs.db", now=FakeClock().now()))
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def make_system(shared_store: ObservedStore) -> Iterator[Callable[..., JobSystem]]:
+    systems: list[JobSystem] = []
+
+    def make(workers: int = 1) -> JobSystem:
+        system = JobSystem(shared_store, workers=workers)
+        systems.append(system)
+        return system
+
+    yield make
+    for system in systems:
+        system.stop()

@@ -1,0 +1,148 @@
+"""Migrations on SQLite, including the reference's TestMigrateJobsStatusMapsLegacyRows."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+
+import pytest
+
+from adapters.fake_clock import FakeClock
+from adapters.sqlite import SqliteStore
+from adapters.sqlite.connections import Connections
+from adapters.sqlite.migrate import Migration, applied_versions, load_migrations, migrate
+from core import Status
+
+NOW = FakeClock().now()
+ALL_VERSIONS = ["0001_jobs", "0002_jobs_status"]
+
+LEGACY_SCHEMA = """
+CREATE TABLE jobs (
+    id          TEXT NOT NULL PRIMARY KEY,
+    kind        TEXT NOT NULL,
+    status      TEXT NOT NULL CHECK (status IN ('pending', 'running', 'done', 'failed')),
+    payload     TEXT NOT NULL,
+    result      TEXT,
+    error       TEXT,
+    started_at  TEXT,
+    finished_at TEXT,
+    created_at  TEXT NOT NULL,
+    updated_at  TEXT NOT NULL
+)
+"""
+
+
+def schema(path) -> list[tuple[str, str]]:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("SELECT name, sql FROM sqlite_master ORDER BY name").fetchall()
+    finally:
+        conn.close()
+
+
+def versions(path) -> list[str]:
+    conn = sqlite3.connect(path)
+    try:
+        return applied_versions(conn)
+    finally:
+        conn.close()
+
+
+def test_migration_files_share_numbers_and_names_in_order():
+    assert [m.version for m in load_migrations("sqlite")] == ALL_VERSIONS
+
+
+def test_a_new_database_gets_every_migration_once(tmp_path):
+    path = tmp_path / "jobs.db"
+    SqliteStore.open(path, now=NOW).close()
+    assert versions(path) == ALL_VERSIONS
+    before = schema(path)
+
+    store = SqliteStore.open(path, now=NOW)
+    assert store.migrate(now=NOW) == []  # re-applying changes nothing
+    store.close()
+    assert schema(path) == before
+    assert versions(path) == ALL_VERSIONS
+
+
+def test_migrating_legacy_jobs_maps_statuses_and_keeps_every_column(tmp_path):
+    path = tmp_path / "legacy.db"
+    conn = sqlite3.connect(path)
+    conn.execute(LEGACY_SCHEMA)
+    legacy = {"pending": "queued", "running": "running", "done": "succeeded", "failed": "failed"}
+    for old in legacy:
+        conn.execute(
+            "INSERT INTO jobs VALUES (?, 'suggest', ?, '{\"n\":1}', '{\"r\":2}', 'boom',"
+            " 's', 'f', 'c', 'u')",
+            (f"job-{old}", old),
+        )
+    conn.commit()
+    conn.close()
+
+    store = SqliteStore.open(path, now=NOW)
+    for old, new in legacy.items():
+        row = store.row(f"job-{old}")
+        assert row["status"] == new, old
+        kept = [row[c] for c in ("kind", "payload", "result", "error", "started_at",
+                                 "finished_at", "created_at", "updated_at")]  # fmt: skip
+        assert kept == ["suggest", '{"n":1}', '{"r":2}', "boom", "s", "f", "c", "u"], old
+        assert store.get(f"job-{old}").status == Status(new)
+    store.close()
+    names = [name for name, _ in schema(path)]
+    assert "jobs_new" not in names
+    assert versions(path) == ALL_VERSIONS
+
+
+@pytest.mark.parametrize("status", ["bogus", "pending", "done", ""])
+def test_a_status_outside_the_four_is_refused_by_the_schema(tmp_path, status):
+    path = tmp_path / "jobs.db"
+    SqliteStore.open(path, now=NOW).close()
+    conn = sqlite3.connect(path)
+    with pytest.raises(sqlite3.IntegrityError):
+        conn.execute(
+            "INSERT INTO jobs (id, kind, status, payload, created_at, updated_at)"
+            " VALUES ('x', 'k', ?, '{}', 'c', 'u')",
+            (status,),
+        )
+    conn.close()
+
+
+def test_a_failing_migration_is_rolled_back_whole(tmp_path):
+    path = tmp_path / "jobs.db"
+    steps = [
+        Migration(version="0001_good", sql="CREATE TABLE good (x INTEGER);"),
+        Migration(
+            version="0002_bad",
+            sql="CREATE TABLE half (x INTEGER);\nINSERT INTO missing VALUES (1);",
+        ),
+    ]
+    connections = Connections(str(path))
+    with connections.writer() as conn:
+        with pytest.raises(sqlite3.OperationalError):
+            migrate(conn, now=NOW, migrations=steps)
+        names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+        assert "good" in names
+        assert "half" not in names
+        assert applied_versions(conn) == ["0001_good"]
+    connections.close()
+
+
+def test_two_openers_of_a_new_database_apply_each_migration_once(tmp_path):
+    path = tmp_path / "jobs.db"
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(4)
+
+    def open_it() -> None:
+        barrier.wait()
+        try:
+            SqliteStore.open(path, now=NOW).close()
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=open_it) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert errors == []
+    assert versions(path) == ALL_VERSIONS
