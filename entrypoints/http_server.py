@@ -1,0 +1,95 @@
+"""waitress, with the graceful stop it does not have built in.
+
+On stop: close the listening socket (no new connections), let requests
+already received finish and their responses flush, then close every
+connection and the worker threads, all within a deadline. Idle keep-alive
+connections do not hold the stop up.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any
+
+from waitress import wasyncore
+from waitress.channel import HTTPChannel
+from waitress.server import create_server
+
+_POLL_INTERVAL = 0.01
+
+
+class HttpServer:
+    def __init__(
+        self, app: Any, *, host: str, port: int, threads: int, logger: logging.Logger
+    ) -> None:
+        self._log = logger
+        self._server: Any = create_server(
+            app,
+            host=host,
+            port=port,
+            threads=threads,
+            ident="jobtable",
+            clear_untrusted_proxy_headers=True,
+            channel_timeout=60,
+        )
+        self._thread = threading.Thread(target=self._server.run, name="jobtable-http", daemon=True)
+
+    @property
+    def address(self) -> tuple[str, int]:
+        return str(self._server.effective_host), int(self._server.effective_port)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, *, deadline: float) -> bool:
+        """Stop by ``deadline`` (time.monotonic()); True if every request finished in time."""
+        self._in_loop(lambda: wasyncore.dispatcher.close(self._server))
+        drained = self._wait_for_idle(deadline)
+        if not drained:
+            self._log.warning("HTTP requests still running at the end of the grace period")
+        self._in_loop(self._close_everything)
+        self._thread.join(max(0.0, deadline - time.monotonic()) + 1.0)
+        self._server.task_dispatcher.shutdown(timeout=max(0.0, deadline - time.monotonic()))
+        return drained
+
+    def _in_loop(self, thunk: Any) -> None:
+        """Run ``thunk`` in the server's loop thread, which owns every socket; wait for it."""
+        done = threading.Event()
+
+        def run() -> None:
+            try:
+                thunk()
+            finally:
+                done.set()
+
+        if not self._thread.is_alive():
+            thunk()
+            return
+        self._server.trigger.pull_trigger(run)
+        done.wait(5.0)
+
+    def _busy(self) -> bool:
+        dispatcher = self._server.task_dispatcher
+        with dispatcher.lock:
+            if dispatcher.queue:
+                return True
+        try:
+            channels = [c for c in list(self._server._map.values()) if isinstance(c, HTTPChannel)]
+        except RuntimeError:  # the loop thread changed the map while we copied it
+            return True
+        return any(c.requests or c.request is not None or c.total_outbufs_len for c in channels)
+
+    def _wait_for_idle(self, deadline: float) -> bool:
+        while self._busy():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(_POLL_INTERVAL)
+        return True
+
+    def _close_everything(self) -> None:
+        for dispatcher in list(self._server._map.values()):
+            if dispatcher is not self._server.trigger:
+                dispatcher.close()
+        self._server.trigger.close()

@@ -1,0 +1,102 @@
+"""Build the pieces a command needs from its configuration: store, kinds, token."""
+
+from __future__ import annotations
+
+import datetime
+import importlib
+import logging
+import os
+import secrets
+import stat
+import traceback
+
+from adapters.sqlite import SqliteStore
+from core import RegistrationError, Runner, RunnerStateError
+from entrypoints.config import ConfigError
+
+TOKEN_ENV = "JOBTABLE_API_TOKEN"  # noqa: S105 - the variable name, not a token
+
+
+def is_postgres_url(database: str) -> bool:
+    return database.startswith(("postgresql://", "postgres://"))
+
+
+def open_store(database: str, *, synchronous: str, now: datetime.datetime) -> SqliteStore:
+    """Open the database and bring its schema up to date. Raises StoreError or ConfigError."""
+    if is_postgres_url(database):
+        raise ConfigError(
+            "PostgreSQL databases are not supported by this version; "
+            "give --database a SQLite file path"
+        )
+    if os.path.isdir(database):
+        raise ConfigError(f"--database {database!r} is a directory; give a file path")
+    return SqliteStore.open(database, now=now, synchronous=synchronous)
+
+
+def load_kinds(runner: Runner, modules: tuple[str, ...]) -> None:
+    """Import each module and call its ``register(kinds)``."""
+    for name in modules:
+        try:
+            module = importlib.import_module(name)
+        except Exception as error:
+            missing = isinstance(error, ModuleNotFoundError) and error.name == name
+            why = "it was not found" if missing else f"importing it raised {type(error).__name__}"
+            raise ConfigError(
+                f"--kinds: cannot import {name!r}: {why}; check the name and PYTHONPATH"
+            ) from None
+        register = getattr(module, "register", None)
+        if not callable(register):
+            raise ConfigError(f"--kinds: module {name!r} has no register(kinds) function")
+        try:
+            register(runner.kinds)
+        except (RegistrationError, RunnerStateError) as error:
+            raise ConfigError(f"--kinds: {name}.register refused a kind: {error}") from None
+        except Exception as error:
+            frame = traceback.extract_tb(error.__traceback__)[-1]
+            raise ConfigError(
+                f"--kinds: {name}.register raised {type(error).__name__} "
+                f"at {os.path.basename(frame.filename)}:{frame.lineno}"
+            ) from None
+
+
+def token_path(database: str) -> str:
+    return database + ".token"
+
+
+def resolve_api_token(database: str, logger: logging.Logger) -> str:
+    """The API token: ``JOBTABLE_API_TOKEN``, else a 0600 file beside the database.
+
+    The file is made with a random token on first use and reused after, so a
+    restart keeps clients working. Only its path is ever logged.
+    """
+    from_env = os.environ.get(TOKEN_ENV)
+    if from_env is not None:
+        if not from_env.strip():
+            raise ConfigError(f"{TOKEN_ENV} is set but empty; set a token or unset it")
+        return from_env.strip()
+    path = token_path(database)
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return _read_token_file(path, logger)
+    except OSError as error:
+        raise ConfigError(
+            f"cannot create the API token file {path}: {error.strerror}; "
+            f"make its directory writable or set {TOKEN_ENV}"
+        ) from None
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(secrets.token_urlsafe(32) + "\n")
+    logger.info("created the API token file %s (mode 0600)", os.path.abspath(path))
+    return _read_token_file(path, logger)
+
+
+def _read_token_file(path: str, logger: logging.Logger) -> str:
+    mode = os.stat(path).st_mode
+    if mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise ConfigError(f"the API token file {path} is open to other users; run chmod 600 {path}")
+    with open(path, encoding="utf-8") as handle:
+        token = handle.read().strip()
+    if not token:
+        raise ConfigError(f"the API token file {path} is empty; delete it to make a new one")
+    logger.info("API token is in %s", os.path.abspath(path))
+    return token

@@ -1,0 +1,99 @@
+"""The waitress wrapper's graceful stop, with a real socket on loopback."""
+
+from __future__ import annotations
+
+import http.client
+import logging
+import threading
+import time
+
+import falcon
+import pytest
+
+from entrypoints.http_server import HttpServer
+
+
+class Slow:
+    def __init__(self) -> None:
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def on_get(self, req, resp):
+        self.entered.set()
+        self.release.wait(30)
+        resp.media = {"slow": True}
+
+
+@pytest.fixture
+def slow_server():
+    app = falcon.App()
+    slow = Slow()
+    app.add_route("/slow", slow)
+    app.add_route("/fast", type("Fast", (), {"on_get": lambda self, req, resp: None})())
+    server = HttpServer(app, host="127.0.0.1", port=0, threads=4, logger=logging.getLogger("t"))
+    server.start()
+    yield server, slow
+    slow.release.set()
+
+
+def get(address, path, results):
+    conn = http.client.HTTPConnection(*address, timeout=30)
+    try:
+        conn.request("GET", path)
+        response = conn.getresponse()
+        results.append((response.status, response.read()))
+    except OSError as error:
+        results.append(("error", type(error).__name__))
+    finally:
+        conn.close()
+
+
+def test_stop_lets_an_in_flight_request_finish_and_refuses_new_ones(slow_server):
+    server, slow = slow_server
+    address = server.address
+    results: list = []
+    request = threading.Thread(target=get, args=(address, "/slow", results))
+    request.start()
+    assert slow.entered.wait(10)
+
+    stopped: list[bool] = []
+    stopper = threading.Thread(
+        target=lambda: stopped.append(server.stop(deadline=time.monotonic() + 20))
+    )
+    stopper.start()
+
+    refused: list = []
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:  # the listener closes promptly
+        refused.clear()
+        get(address, "/fast", refused)
+        if refused[0][0] == "error":
+            break
+    assert refused[0] == ("error", "ConnectionRefusedError")
+    assert stopped == []  # still waiting for the slow request
+
+    slow.release.set()
+    request.join(10)
+    stopper.join(10)
+    assert results == [(200, b'{"slow": true}')]
+    assert stopped == [True]
+
+
+def test_stop_gives_up_on_a_request_at_the_deadline(slow_server):
+    server, slow = slow_server
+    results: list = []
+    request = threading.Thread(target=get, args=(server.address, "/slow", results))
+    request.start()
+    assert slow.entered.wait(10)
+    assert server.stop(deadline=time.monotonic() + 0.2) is False
+    slow.release.set()
+    request.join(10)
+
+
+def test_an_idle_keep_alive_connection_does_not_hold_the_stop(slow_server):
+    server, _ = slow_server
+    conn = http.client.HTTPConnection(*server.address, timeout=10)
+    conn.request("GET", "/fast")
+    assert conn.getresponse().read() is not None
+    assert server.stop(deadline=time.monotonic() + 20) is True  # False had it waited for it
+    conn.close()
