@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from core.jobs import Claim, ClaimedJob, Job, NewJob
+from core.outcome import Fail, Succeed
 from core.status import Status
 
 
@@ -40,7 +41,7 @@ def _stamp(now: datetime.datetime) -> str:
 
 class MemoryStore:
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # finish_and_claim_next nests the other writes
         self._rows: dict[str, _Row] = {}
         self._queued: list[str] = []  # a heap of queued ids: the oldest is first
 
@@ -100,6 +101,16 @@ class MemoryStore:
             row.error = code
             row.finished_at = row.updated_at = _stamp(now)
             return True
+
+    def finish_and_claim_next(
+        self, claim: Claim, outcome: Succeed | Fail, *, runner_id: str, now: datetime.datetime
+    ) -> tuple[bool, ClaimedJob | None]:
+        with self._lock:
+            if isinstance(outcome, Succeed):
+                held = self.succeed(claim, result=outcome.result, now=now)
+            else:
+                held = self.fail(claim, code=outcome.code, now=now)
+            return held, self.claim_next(runner_id=runner_id, now=now)
 
     def recover_interrupted(self, *, code: str, now: datetime.datetime) -> int:
         stamp = _stamp(now)

@@ -12,6 +12,7 @@ import datetime
 from typing import Protocol
 
 from core.jobs import Claim, ClaimedJob, Job, NewJob
+from core.outcome import Fail, Succeed
 
 
 class JobStore(Protocol):
@@ -44,6 +45,19 @@ class JobStore(Protocol):
         """Mark the job failed with ``code``, keeping its last partial result.
 
         False and no change unless the job is running under ``claim``.
+        """
+        ...
+
+    def finish_and_claim_next(
+        self, claim: Claim, outcome: Succeed | Fail, *, runner_id: str, now: datetime.datetime
+    ) -> tuple[bool, ClaimedJob | None]:
+        """Record ``outcome`` as ``succeed`` or ``fail`` would, then claim the next job, atomically.
+
+        One transaction (one commit, one fsync) per job instead of two: the
+        worker that finishes a job takes the next without a second round
+        trip. Returns whether the outcome was recorded (False when the claim
+        is stale) and the next job, or None when none is queued. When it
+        raises, neither happened.
         """
         ...
 

@@ -125,28 +125,37 @@ class Runner:
 
     def _work(self) -> None:
         try:
-            retry_delay: float | None = None
+            claimed: ClaimedJob | None = None
             while not self._stopping:
-                try:
-                    claimed = self._store.claim_next(runner_id=self.id, now=self._clock.now())
-                except Exception as error:
-                    retry_delay = next_claim_retry_delay(retry_delay)
-                    self._log.error(
-                        "claim job failed; retrying category=%s retry_in=%.3fs",
-                        _category(error),
-                        retry_delay,
-                    )
-                    self._clock.wait_for(self._stop, lambda: self._stopping, retry_delay)
-                    continue
-                retry_delay = None
-                if claimed is None:
-                    self._wait_for_wake()
-                else:
-                    self._run(claimed)
+                claimed = self._claim() if claimed is None else self._run(claimed)
         finally:
             with self._done:
                 self._live_workers -= 1
                 self._done.notify_all()
+
+    def _claim(self) -> ClaimedJob | None:
+        """Claim the oldest queued job; when there is none, sleep until woken or stopped.
+
+        A claim that fails is retried after the backoff delay, not after a
+        wake: a job queued before a restart has no wake to come.
+        """
+        retry_delay: float | None = None
+        while not self._stopping:
+            try:
+                claimed = self._store.claim_next(runner_id=self.id, now=self._clock.now())
+            except Exception as error:
+                retry_delay = next_claim_retry_delay(retry_delay)
+                self._log.error(
+                    "claim job failed; retrying category=%s retry_in=%.3fs",
+                    _category(error),
+                    retry_delay,
+                )
+                self._clock.wait_for(self._stop, lambda: self._stopping, retry_delay)
+                continue
+            if claimed is None:
+                self._wait_for_wake()
+            return claimed
+        return None
 
     def _wait_for_wake(self) -> None:
         with self._wake:
@@ -155,13 +164,14 @@ class Runner:
             if self._wake_tokens:
                 self._wake_tokens -= 1
 
-    def _run(self, claimed: ClaimedJob) -> None:
+    def _run(self, claimed: ClaimedJob) -> ClaimedJob | None:
+        """Run one job, record its outcome, and return the next job claimed with it, if any."""
         spec = self.kinds.get(claimed.kind)
         if spec is None:
             decision: Decision = Fail(code=UNKNOWN_KIND, reason="no handler registered")
         else:
             decision = run_handler(spec, claimed.payload, self._context(claimed), self._converter)
-        self._record(claimed, decision)
+        return self._record(claimed, decision)
 
     def _context(self, claimed: ClaimedJob) -> JobContext:
         claim = claimed.claim
@@ -182,40 +192,61 @@ class Runner:
             is_stopping=lambda: self._stopping,
         )
 
-    def _record(self, claimed: ClaimedJob, decision: Decision) -> None:
+    def _record(self, claimed: ClaimedJob, decision: Decision) -> ClaimedJob | None:
         job = f"job_id={claimed.id} kind={claimed.kind}"
-        match decision:
-            case LeaveRunning():
-                self._log.warning("job stopped by shutdown; left running %s", job)
-                return
-            case Fail(code=code, reason=reason, exception_type=exception_type):
-                level = logging.INFO if code not in _RUNNER_CODES else logging.ERROR
-                suffix = f" exception_type={exception_type}" if exception_type else ""
-                self._log.log(level, "job failed %s code=%s reason=%s%s", job, code, reason, suffix)
-        held = self._write_outcome(claimed.claim, decision, job)
+        if isinstance(decision, LeaveRunning):
+            self._log.warning("job stopped by shutdown; left running %s", job)
+            return None
+        if isinstance(decision, Fail):
+            level = logging.ERROR if decision.code in _RUNNER_CODES else logging.INFO
+            suffix = f" exception_type={decision.exception_type}" if decision.exception_type else ""
+            self._log.log(
+                level,
+                "job failed %s code=%s reason=%s%s",
+                job,
+                decision.code,
+                decision.reason,
+                suffix,
+            )
+        held: bool | None
+        next_job: ClaimedJob | None = None
+        try:
+            if self._stopping:
+                held = self._finish(claimed.claim, decision)
+            else:
+                held, next_job = self._store.finish_and_claim_next(
+                    claimed.claim, decision, runner_id=self.id, now=self._clock.now()
+                )
+        except Exception as error:
+            self._log.error(
+                "record job outcome failed %s category=%s attempt=1", job, _category(error)
+            )
+            held = self._finish_with_retries(claimed.claim, decision, job)
         if held is False:
             self._log.warning("job outcome not recorded: no longer held %s", job)
+        return next_job
 
-    def _write_outcome(self, claim: Claim, decision: Decision, job: str) -> bool | None:
-        """One store call for the decision, retried with backoff on a database error."""
+    def _finish(self, claim: Claim, decision: Succeed | Fail) -> bool:
+        now = self._clock.now()
+        if isinstance(decision, Succeed):
+            return self._store.succeed(claim, result=decision.result, now=now)
+        return self._store.fail(claim, code=decision.code, now=now)
+
+    def _finish_with_retries(self, claim: Claim, decision: Succeed | Fail, job: str) -> bool | None:
+        """Retry recording after a database error, with backoff; None if it never landed."""
         delay: float | None = None
-        for attempt in range(1, RECORD_ATTEMPTS + 1):
+        for attempt in range(2, RECORD_ATTEMPTS + 1):
+            delay = next_claim_retry_delay(delay)
+            self._clock.wait_for(self._stop, lambda: False, delay)
             try:
-                if isinstance(decision, Succeed):
-                    return self._store.succeed(claim, result=decision.result, now=self._clock.now())
-                if isinstance(decision, Fail):
-                    return self._store.fail(claim, code=decision.code, now=self._clock.now())
-                return None
+                return self._finish(claim, decision)
             except Exception as error:
-                delay = next_claim_retry_delay(delay)
                 self._log.error(
                     "record job outcome failed %s category=%s attempt=%d",
                     job,
                     _category(error),
                     attempt,
                 )
-                if attempt < RECORD_ATTEMPTS:
-                    self._clock.wait_for(self._stop, lambda: False, delay)
         return None
 
     def _unix_ms(self) -> int:

@@ -10,12 +10,14 @@ from __future__ import annotations
 import datetime
 import importlib.resources
 import os
+import sqlite3
 from typing import Any
 
 from adapters.sqlite.connections import BUSY_TIMEOUT_MS, Connections
 from adapters.sqlite.errors import translated
 from adapters.sqlite.migrate import migrate
 from core.jobs import Claim, ClaimedJob, Job, NewJob
+from core.outcome import Fail, Succeed
 from core.status import Status
 
 
@@ -34,6 +36,14 @@ _GET = _query("get_job")
 
 def _stamp(now: datetime.datetime) -> str:
     return now.astimezone(datetime.UTC).isoformat(timespec="microseconds")
+
+
+def _claimed(row: Any, runner_id: str) -> ClaimedJob | None:
+    if row is None:
+        return None
+    job_id, kind, payload, attempt = row
+    claim = Claim(job_id=job_id, runner_id=runner_id, attempt=attempt)
+    return ClaimedJob(claim=claim, kind=kind, payload=payload)
 
 
 def _fence(claim: Claim) -> dict[str, Any]:
@@ -86,11 +96,25 @@ class SqliteStore:
         params = {"runner_id": runner_id, "now": _stamp(now)}
         with translated():
             row = self._db.write(lambda conn: conn.execute(_CLAIM, params).fetchone())
-        if row is None:
-            return None
-        job_id, kind, payload, attempt = row
-        claim = Claim(job_id=job_id, runner_id=runner_id, attempt=attempt)
-        return ClaimedJob(claim=claim, kind=kind, payload=payload)
+        return _claimed(row, runner_id)
+
+    def finish_and_claim_next(
+        self, claim: Claim, outcome: Succeed | Fail, *, runner_id: str, now: datetime.datetime
+    ) -> tuple[bool, ClaimedJob | None]:
+        stamp = _stamp(now)
+        if isinstance(outcome, Succeed):
+            finish_sql, finish = _SUCCEED, {**_fence(claim), "result": outcome.result, "now": stamp}
+        else:
+            finish_sql, finish = _FAIL, {**_fence(claim), "code": outcome.code, "now": stamp}
+        next_claim = {"runner_id": runner_id, "now": stamp}
+
+        def work(conn: sqlite3.Connection) -> tuple[bool, Any]:
+            held = conn.execute(finish_sql, finish).rowcount == 1
+            return held, conn.execute(_CLAIM, next_claim).fetchone()
+
+        with translated():
+            held, row = self._db.write(work)
+        return held, _claimed(row, runner_id)
 
     def publish(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
         return self._fenced(_PUBLISH, claim, result=result, now=_stamp(now))

@@ -167,3 +167,39 @@ def test_concurrent_claimers_never_claim_one_job_twice(store):
         thread.join(60)
     assert sorted(claimed) == sorted(ids)
     assert all(store.get(job_id).status is Status.SUCCEEDED for job_id in ids)
+
+
+def test_finish_and_claim_next_records_the_outcome_and_claims_the_next_job(store):
+    from core.outcome import Fail, Succeed
+
+    first = running(store)
+    waiting = queue(store)
+    held, claimed = store.finish_and_claim_next(
+        first, Succeed(result='{"done":1}'), runner_id=RUNNER, now=LATER
+    )
+    assert held is True
+    assert claimed.claim == Claim(job_id=waiting, runner_id=RUNNER, attempt=1)
+    assert store.get(first.job_id).status is Status.SUCCEEDED
+    assert store.get(waiting).status is Status.RUNNING
+
+    store.publish(claimed.claim, result='{"done":0}', now=LATER)
+    held, none_left = store.finish_and_claim_next(
+        claimed.claim, Fail(code="quota_exceeded", reason="r"), runner_id=RUNNER, now=LATER
+    )
+    assert (held, none_left) == (True, None)
+    job = store.get(waiting)
+    assert (job.status, job.error, job.result) == (Status.FAILED, "quota_exceeded", '{"done":0}')
+
+
+def test_finish_and_claim_next_with_a_stale_claim_records_nothing_but_still_claims(store):
+    from core.outcome import Succeed
+
+    claim = running(store)
+    waiting = queue(store)
+    stale = Claim(job_id=claim.job_id, runner_id="runner-b", attempt=claim.attempt)
+    held, claimed = store.finish_and_claim_next(
+        stale, Succeed(result="{}"), runner_id=RUNNER, now=LATER
+    )
+    assert held is False
+    assert claimed.id == waiting
+    assert store.get(claim.job_id).status is Status.RUNNING

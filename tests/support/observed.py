@@ -21,6 +21,8 @@ class ObservedStore:
         self.claim_faults: list[Exception] = []
         """Exceptions the next claims raise, one each, before reaching the store."""
         self.claims = 0
+        self.finish_faults: list[Exception] = []
+        """Exceptions the next outcome writes (succeed, fail, finish) raise, one each."""
 
     def _notify(self) -> None:
         with self.changed:
@@ -50,11 +52,26 @@ class ObservedStore:
     def publish(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
         return bool(self._after(lambda: self.inner.publish(claim, result=result, now=now)))
 
+    def _finish_fault(self) -> None:
+        with self.changed:
+            fault = self.finish_faults.pop(0) if self.finish_faults else None
+        if fault is not None:
+            self._notify()
+            raise fault
+
     def succeed(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
+        self._finish_fault()
         return bool(self._after(lambda: self.inner.succeed(claim, result=result, now=now)))
 
     def fail(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
+        self._finish_fault()
         return bool(self._after(lambda: self.inner.fail(claim, code=code, now=now)))
+
+    def finish_and_claim_next(self, claim, outcome, *, runner_id, now):
+        self._finish_fault()
+        return self._after(
+            lambda: self.inner.finish_and_claim_next(claim, outcome, runner_id=runner_id, now=now)
+        )
 
     def recover_interrupted(self, *, code: str, now: datetime.datetime) -> int:
         return int(self._after(lambda: self.inner.recover_interrupted(code=code, now=now)))

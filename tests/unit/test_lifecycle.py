@@ -138,3 +138,36 @@ def test_a_handler_waits_on_the_runner_clock(make_system):
     assert system.clock.wait_for_sleepers(1) == [pytest.approx(30)]
     system.clock.advance(30)
     assert system.wait_for(job_id).result == '{"done":0}'
+
+
+def test_an_outcome_that_fails_to_record_is_retried_with_backoff(make_system):
+    system = make_system()
+    kind = system.kinds.register("count", count, payload=CountPayload)
+    system.store.finish_faults += [StoreError("database locked"), StoreError("database locked")]
+    system.start()
+    job_id = kind.enqueue(CountPayload(steps=5))
+
+    for delay in (0.05, 0.1):
+        assert system.clock.wait_for_sleepers(1) == [pytest.approx(delay)]
+        system.clock.advance(delay)
+    job = system.wait_for(job_id)
+    assert (job.status, job.result) == (Status.SUCCEEDED, '{"done":5}')
+    assert "record job outcome failed" in system.logs.text
+    assert "attempt=2" in system.logs.text
+
+
+def test_an_outcome_that_never_records_leaves_the_job_running_for_recovery(make_system):
+    from core.runner import RECORD_ATTEMPTS
+
+    system = make_system()
+    kind = system.kinds.register("count", count, payload=CountPayload)
+    system.store.finish_faults += [StoreError("database unavailable")] * RECORD_ATTEMPTS
+    system.start()
+    job_id = kind.enqueue(CountPayload(steps=5))
+    for _ in range(RECORD_ATTEMPTS - 1):
+        (delay,) = system.clock.wait_for_sleepers(1)
+        system.clock.advance(delay)
+    system.store.wait_until(lambda: not system.store.finish_faults)
+    system.stop()
+    assert system.runner.get(job_id).status is Status.RUNNING
+    assert system.logs.text.count("record job outcome failed") == RECORD_ATTEMPTS

@@ -1,0 +1,86 @@
+"""No secret a handler holds reaches a stored row, an HTTP body or the log, on every store."""
+
+from __future__ import annotations
+
+import json
+
+import falcon.testing
+import pytest
+
+from adapters.fake_clock import FakeClock
+from adapters.memory import MemoryStore
+from adapters.sqlite import SqliteStore
+from core import Failure, JobContext
+from entrypoints.http.app import create_app
+from tests.support.harness import JobSystem
+from tests.unit.kinds_for_tests import SENTINEL_SECRET, BadResult, CountPayload, LeakyResult
+
+TOKEN = "secrets-test-token"
+
+
+def leaky_kinds():
+    def partial_then_result(ctx: JobContext, payload: CountPayload) -> LeakyResult:
+        ctx.publish(LeakyResult(dinners=["Tacos"]))
+        return LeakyResult(dinners=["Tacos", "Soup"])
+
+    def exception_text(ctx: JobContext, payload: CountPayload) -> LeakyResult:
+        ctx.publish(LeakyResult(dinners=["Tacos"]))
+        raise ConnectionError(f"https://user:{SENTINEL_SECRET}@api.example.com refused")
+
+    def undeclared_code(ctx: JobContext, payload: CountPayload) -> LeakyResult:
+        raise Failure(SENTINEL_SECRET)
+
+    def encoding_error(ctx: JobContext, payload: CountPayload) -> BadResult:
+        return BadResult()
+
+    return {
+        "partial-then-result": partial_then_result,
+        "exception-text": exception_text,
+        "undeclared-code": undeclared_code,
+        "encoding-error": encoding_error,
+    }
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def system(request, tmp_path):
+    if request.param == "memory":
+        store = MemoryStore()
+    else:
+        store = SqliteStore.open(tmp_path / "jobs.db", now=FakeClock().now())
+    made = JobSystem(store, workers=2)
+    yield made
+    made.stop()
+    store.close()
+
+
+def test_a_sentinel_secret_never_reaches_a_row_a_body_or_the_log(system):
+    handles = [
+        system.kinds.register(name, handler, payload=CountPayload)
+        for name, handler in leaky_kinds().items()
+    ]
+    client = falcon.testing.TestClient(
+        create_app(system.runner, api_token=TOKEN, logger=system.logs.logger)
+    )
+    system.start()
+
+    outcomes = {}
+    for handle in handles:
+        job = system.wait_for(handle.enqueue(CountPayload()))
+        row = system.store.row(job.id)
+        assert SENTINEL_SECRET not in json.dumps(row, default=str), handle.name
+        response = client.simulate_get(
+            f"/api/v1/jobs/{job.id}", headers={"Authorization": f"Bearer {TOKEN}"}
+        )
+        assert response.status_code == 200
+        assert SENTINEL_SECRET not in response.text, handle.name
+        outcomes[handle.name] = (response.json["status"], response.json["error"])
+    system.stop()
+
+    assert SENTINEL_SECRET not in system.logs.text
+    assert outcomes == {
+        "partial-then-result": ("succeeded", None),
+        "exception-text": ("failed", "internal_error"),
+        "undeclared-code": ("failed", "internal_error"),
+        "encoding-error": ("failed", "internal_error"),
+    }
+    assert "exception_type=ConnectionError" in system.logs.text
