@@ -77,7 +77,12 @@ class Runner:
                 raise RunnerStateError("the runner has already started")
             self._started = True
         self.kinds.freeze()
-        marked = self._store.recover_interrupted(code=INTERRUPTED, now=self._clock.now())
+        try:
+            marked = self._store.recover_interrupted(code=INTERRUPTED, now=self._clock.now())
+        except BaseException:
+            with self._wake:
+                self._started = False  # nothing ran: the caller may try again
+            raise
         if marked:
             self._log.warning("marked jobs interrupted by restart count=%d", marked)
         with self._wake:

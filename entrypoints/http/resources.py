@@ -9,6 +9,8 @@ from entrypoints.http.errors import api_error
 
 
 class HealthResource:
+    auth_exempt = True
+
     def __init__(self, version: str) -> None:
         self._body = {"status": "ok", "version": version}
 

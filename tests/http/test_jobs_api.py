@@ -8,7 +8,7 @@ import attrs
 import falcon.testing
 import pytest
 
-from core import Failure, JobContext, StoreError, StoreUnavailableError
+from core import Failure, JobContext, NoopPayload, StoreError, StoreUnavailableError
 from entrypoints.http.app import create_app
 from tests.http.conftest import AUTH, TOKEN
 
@@ -103,6 +103,18 @@ def test_the_api_requires_the_bearer_token(client, headers):
         assert result.json == {
             "error": {"code": "unauthenticated", "message": "a valid bearer token is required"}
         }
+
+
+@pytest.mark.parametrize(
+    "template",
+    ["//api/v1/jobs/{id}", "///api/v1/jobs/{id}", "/api//v1/jobs/{id}", "/api/v1//jobs/{id}",
+     "/api/v1/jobs/{id}/", "/%61pi/v1/jobs/{id}"],
+)  # fmt: skip
+def test_no_spelling_of_a_path_gets_past_the_token(system, client, template):
+    job_id = system.runner.builtins.noop.enqueue(NoopPayload())
+    result = client.simulate_get(template.format(id=job_id))
+    assert result.status_code in (401, 404), template
+    assert job_id not in result.text
 
 
 def test_the_bearer_scheme_is_case_insensitive(client):

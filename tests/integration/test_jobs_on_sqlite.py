@@ -8,7 +8,7 @@ import pytest
 
 from adapters.fake_clock import FakeClock
 from adapters.sqlite import SqliteStore
-from tests.support.harness import JobSystem
+from tests.support.harness import JobSystem, system_factory
 from tests.support.observed import ObservedStore
 from tests.unit.test_jobs import *  # noqa: F403 - the same tests, with the fixtures below
 
@@ -22,13 +22,4 @@ def shared_store(tmp_path) -> Iterator[ObservedStore]:
 
 @pytest.fixture
 def make_system(shared_store: ObservedStore) -> Iterator[Callable[..., JobSystem]]:
-    systems: list[JobSystem] = []
-
-    def make(workers: int = 1) -> JobSystem:
-        system = JobSystem(shared_store, workers=workers)
-        systems.append(system)
-        return system
-
-    yield make
-    for system in systems:
-        system.stop()
+    yield from system_factory(shared_store)

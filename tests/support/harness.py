@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from adapters.fake_clock import FakeClock
 from core import Job, Runner
@@ -55,3 +55,17 @@ class JobSystem:
         job = seen[0]
         assert job is not None
         return job
+
+
+def system_factory(store: JobStore) -> Iterator[Callable[..., JobSystem]]:
+    """A pytest fixture body: makes runners over one shared store and stops them all after."""
+    systems: list[JobSystem] = []
+
+    def make(workers: int = 1) -> JobSystem:
+        system = JobSystem(store, workers=workers)
+        systems.append(system)
+        return system
+
+    yield make
+    for system in systems:
+        system.stop()

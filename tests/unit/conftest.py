@@ -5,7 +5,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from adapters.memory import MemoryStore
-from tests.support.harness import JobSystem
+from tests.support.harness import JobSystem, system_factory
 from tests.support.observed import ObservedStore
 
 
@@ -17,13 +17,4 @@ def shared_store() -> ObservedStore:
 
 @pytest.fixture
 def make_system(shared_store: ObservedStore) -> Iterator[Callable[..., JobSystem]]:
-    systems: list[JobSystem] = []
-
-    def make(workers: int = 1) -> JobSystem:
-        system = JobSystem(shared_store, workers=workers)
-        systems.append(system)
-        return system
-
-    yield make
-    for system in systems:
-        system.stop()
+    yield from system_factory(shared_store)

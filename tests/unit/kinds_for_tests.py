@@ -6,6 +6,8 @@ from typing import Any
 
 import attrs
 
+from core import JobContext
+
 SENTINEL_SECRET = "sk-sentinel-5f2c9a"
 """Stands in for a credential a handler holds while it runs."""
 
@@ -21,6 +23,11 @@ class CountResult:
 
     def public(self) -> dict[str, Any]:
         return {"done": self.done}
+
+
+def count(ctx: JobContext, payload: CountPayload) -> CountResult:
+    """The plainest handler: succeeds with as many steps as it was given."""
+    return CountResult(done=payload.steps)
 
 
 @attrs.frozen

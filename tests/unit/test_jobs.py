@@ -31,11 +31,8 @@ from tests.unit.kinds_for_tests import (
     CountResult,
     LeakyResult,
     NotJsonResult,
+    count,
 )
-
-
-def count(ctx: JobContext, payload: CountPayload) -> CountResult:
-    return CountResult(done=payload.steps)
 
 
 def test_a_job_succeeds_with_its_public_result(make_system):

@@ -6,13 +6,9 @@ import threading
 
 import pytest
 
-from core import JobContext, Status
+from core import JobContext, NoopPayload, Status
 from core.errors import StoreError
-from tests.unit.kinds_for_tests import CountPayload, CountResult
-
-
-def count(ctx: JobContext, payload: CountPayload) -> CountResult:
-    return CountResult(done=payload.steps)
+from tests.unit.kinds_for_tests import CountPayload, CountResult, count
 
 
 def test_an_idle_runner_does_not_poll_and_an_enqueue_wakes_a_worker(make_system):
@@ -171,3 +167,19 @@ def test_an_outcome_that_never_records_leaves_the_job_running_for_recovery(make_
     system.stop()
     assert system.runner.get(job_id).status is Status.RUNNING
     assert system.logs.text.count("record job outcome failed") == RECORD_ATTEMPTS
+
+
+def test_a_start_whose_recovery_fails_starts_nothing_and_may_be_retried(make_system, monkeypatch):
+    system = make_system()
+
+    def locked(**_):
+        raise StoreError("database locked")
+
+    monkeypatch.setattr(system.store.inner, "recover_interrupted", locked)
+    with pytest.raises(StoreError):
+        system.runner.start()
+    assert system.store.claims == 0
+    monkeypatch.undo()
+    system.start()
+    job = system.wait_for(system.runner.builtins.noop.enqueue(NoopPayload()))
+    assert job.status is Status.SUCCEEDED

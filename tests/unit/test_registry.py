@@ -6,11 +6,7 @@ import attrs
 import pytest
 
 from core import JobContext, RegistrationError, RunnerStateError
-from tests.unit.kinds_for_tests import CountPayload, CountResult
-
-
-def count(ctx: JobContext, payload: CountPayload) -> CountResult:
-    return CountResult(done=payload.steps)
+from tests.unit.kinds_for_tests import CountPayload, CountResult, count
 
 
 def unannotated(ctx, payload):
