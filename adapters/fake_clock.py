@@ -17,7 +17,12 @@ DEFAULT_START = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
 
 
 class FakeClock:
-    def __init__(self, start: datetime.datetime = DEFAULT_START) -> None:
+    """``auto_advance=True`` makes every timed wait pass its time at once, for single-threaded tests."""
+
+    def __init__(
+        self, start: datetime.datetime = DEFAULT_START, *, auto_advance: bool = False
+    ) -> None:
+        self._auto_advance = auto_advance
         self._lock = threading.Condition()
         self._wall = start
         self._elapsed = 0.0
@@ -41,6 +46,13 @@ class FakeClock:
         if timeout is None:
             with condition:
                 return condition.wait_for(predicate)
+        if self._auto_advance:
+            with condition:
+                if predicate():
+                    return True
+            self.advance(timeout)
+            with condition:
+                return predicate()
         token = next(self._tokens)
         with self._lock:
             deadline = self._elapsed + timeout

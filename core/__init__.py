@@ -10,10 +10,12 @@ from core.codes import INTERNAL_ERROR, INTERRUPTED, UNKNOWN_KIND
 from core.context import JobContext, JobNotHeldError
 from core.errors import (
     Failure,
+    InvalidPayloadError,
     RegistrationError,
     RunnerStateError,
     StoreError,
     StoreUnavailableError,
+    UnknownKindError,
 )
 from core.jobs import Claim, ClaimedJob, Job, NewJob
 from core.kinds import Kind, KindRegistry
@@ -30,6 +32,7 @@ __all__ = [
     "ClaimedJob",
     "Clock",
     "Failure",
+    "InvalidPayloadError",
     "Job",
     "JobContext",
     "JobNotHeldError",
@@ -45,4 +48,5 @@ __all__ = [
     "Status",
     "StoreError",
     "StoreUnavailableError",
+    "UnknownKindError",
 ]

@@ -12,12 +12,28 @@ import json
 from typing import Any
 
 import cattrs
+from cattrs.cols import homogenous_tuple_structure_factory, is_sequence, list_structure_factory
 
 _COMPACT = (",", ":")
 
 
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
 class PayloadDecodeError(ValueError):
-    """A payload does not structure into its kind's payload type."""
+    """A payload does not structure into its kind's payload type.
+
+    ``problems`` name each offending field path and what was expected; they
+    never quote a submitted value.
+    """
+
+    def __init__(self, message: str, problems: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.problems = problems
+
+
+class _Expected(TypeError):
+    """Raised by the strict hooks; its text is fixed, never the value."""
 
 
 class ResultEncodeError(ValueError):
@@ -30,12 +46,39 @@ def _strict(expected: type, name: str, *, accept: tuple[type, ...] = ()) -> Any:
     def structure(value: Any, _: type) -> Any:
         # bool is an int subclass in Python; JSON keeps them apart, so do we.
         if isinstance(value, bool) and expected is not bool:
-            raise TypeError(f"expected {name}")
+            raise _Expected(f"expected {name}")
         if not isinstance(value, accepted):
-            raise TypeError(f"expected {name}")
+            raise _Expected(f"expected {name}")
+        if isinstance(value, int) and not INT64_MIN <= value <= INT64_MAX:
+            # Beyond 64 bits a number does not survive most JSON readers.
+            raise _Expected(f"expected {name} between -2^63 and 2^63-1")
         return expected(value)
 
     return structure
+
+
+def _strict_list(type_: Any, converter: cattrs.Converter) -> Any:
+    """A list field takes only a JSON array: cattrs alone would make ["a", "b"] of "ab"."""
+    origin = getattr(type_, "__origin__", type_)
+    if origin is tuple:
+        inner = homogenous_tuple_structure_factory(type_, converter)
+    else:
+        inner = list_structure_factory(type_, converter)
+
+    def structure(value: Any, target: Any) -> Any:
+        if not isinstance(value, list):
+            raise _Expected("expected a list")
+        return inner(value, target)
+
+    return structure
+
+
+def _is_list_like(type_: Any) -> bool:
+    origin = getattr(type_, "__origin__", type_)
+    if origin is tuple:
+        args: tuple[Any, ...] = tuple(getattr(type_, "__args__", ()))
+        return args[1:] == (Ellipsis,)
+    return bool(is_sequence(type_)) and origin not in (str, bytes)
 
 
 def make_converter() -> cattrs.Converter:
@@ -45,6 +88,7 @@ def make_converter() -> cattrs.Converter:
     converter.register_structure_hook(float, _strict(float, "a number", accept=(int,)))
     converter.register_structure_hook(str, _strict(str, "a string"))
     converter.register_structure_hook(bool, _strict(bool, "true or false"))
+    converter.register_structure_hook_factory(_is_list_like, _strict_list)
     return converter
 
 
@@ -60,9 +104,39 @@ def encode_payload(converter: cattrs.Converter, payload: Any) -> str:
 def decode_payload(converter: cattrs.Converter, text: str, payload_type: type) -> Any:
     """Structure stored payload JSON into ``payload_type``; PayloadDecodeError if it does not fit."""
     try:
-        return converter.structure(json.loads(text), payload_type)
+        value = json.loads(text)
     except Exception as error:
-        raise PayloadDecodeError("payload does not decode") from error
+        raise PayloadDecodeError("payload is not JSON") from error
+    return structure_payload(converter, value, payload_type)
+
+
+def structure_payload(converter: cattrs.Converter, value: Any, payload_type: type) -> Any:
+    """Structure a decoded JSON value into ``payload_type``, or say every way it does not fit."""
+    try:
+        return converter.structure(value, payload_type)
+    except Exception as error:
+        problems = tuple(cattrs.transform_error(error, path="$", format_exception=_describe))
+        raise PayloadDecodeError("payload does not match the job kind", problems) from None
+
+
+_EXPECTED_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
+
+
+def _describe(error: BaseException, type_: Any) -> str:
+    """What was expected at one path; built from the type, never from the submitted value."""
+    if isinstance(error, _Expected):
+        return str(error)
+    if isinstance(error, cattrs.ForbiddenExtraKeysError):
+        names = ", ".join(repr(str(key)[:64]) for key in sorted(map(str, error.extra_fields)))
+        return f"unknown field {names}"
+    if isinstance(error, KeyError):
+        return "required field missing"
+    if type_ in _EXPECTED_NAMES:
+        return f"expected {_EXPECTED_NAMES[type_]}"
+    origin = getattr(type_, "__origin__", type_)
+    if origin in (list, tuple, set, frozenset):
+        return "expected a list"
+    return "expected an object"
 
 
 def encode_public(result: Any) -> str:

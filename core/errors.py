@@ -47,5 +47,26 @@ class StoreError(Exception):
         self.category = category
 
 
+class UnknownKindError(LookupError):
+    """An enqueue by name for a kind with no registered handler; nothing was stored."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__("unknown job kind")
+        self.kind = kind
+
+
+class InvalidPayloadError(ValueError):
+    """An enqueue by name whose payload does not fit the kind; nothing was stored.
+
+    ``problems`` name each offending field path and what was expected, never
+    a submitted value, so they are safe to show to whoever sent the payload.
+    """
+
+    def __init__(self, kind: str, problems: tuple[str, ...]) -> None:
+        super().__init__("payload does not match the job kind")
+        self.kind = kind
+        self.problems = problems
+
+
 class StoreUnavailableError(StoreError):
     """The database cannot be reached now; trying again later may work."""

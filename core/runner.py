@@ -18,7 +18,7 @@ from core.builtins import Builtins, register_builtins
 from core.clock import Clock
 from core.codes import INTERNAL_ERROR, INTERRUPTED, UNKNOWN_KIND
 from core.context import JobContext, JobNotHeldError
-from core.errors import RunnerStateError, StoreError
+from core.errors import InvalidPayloadError, RunnerStateError, StoreError, UnknownKindError
 from core.ids import JobIdGenerator
 from core.jobs import Claim, ClaimedJob, Job, NewJob
 from core.kinds import KindRegistry
@@ -60,6 +60,7 @@ class Runner:
         self._stop = threading.Condition(lock)  # timed waits that end on stop
         self._done = threading.Condition(lock)  # join waits here for workers to exit
         self._wake_tokens = 0
+        self._idle_workers = 0
         self._stopping = False
         self._started = False
         self._live_workers = 0
@@ -118,6 +119,43 @@ class Runner:
         """The job with ``job_id`` as shown to anyone, or None when there is none."""
         return self._store.get(job_id)
 
+    def enqueue(self, kind: str, payload: Any) -> str:
+        """Enqueue a job by kind name with a decoded JSON payload, as a typed handle would.
+
+        The payload is validated exactly as the kind's handle validates it,
+        and stored as the handle would store it. Raises UnknownKindError or
+        InvalidPayloadError, storing nothing.
+        """
+        spec = self.kinds.get(kind) if isinstance(kind, str) else None
+        if spec is None:
+            raise UnknownKindError(str(kind))
+        try:
+            structured = codec.structure_payload(self._converter, payload, spec.payload_type)
+        except codec.PayloadDecodeError as error:
+            raise InvalidPayloadError(kind, error.problems) from None
+        return self._enqueue_encoded(kind, codec.encode_payload(self._converter, structured))
+
+    def drain(self) -> list[Job]:
+        """Run every queued job to completion in the calling thread; return them as finished.
+
+        Jobs the handlers enqueue run too. For tests: deterministic, no
+        worker threads. Refused once the runner has started; registration
+        closes at the first drain, as it does at start.
+        """
+        with self._wake:
+            if self._started:
+                raise RunnerStateError("drain runs jobs without workers; the runner has started")
+        self.kinds.freeze()
+        finished: list[Job] = []
+        claimed = self._store.claim_next(runner_id=self.id, now=self._clock.now())
+        while claimed is not None:
+            following = self._run(claimed)
+            job = self._store.get(claimed.id)
+            if job is not None:
+                finished.append(job)
+            claimed = following or self._store.claim_next(runner_id=self.id, now=self._clock.now())
+        return finished
+
     def _enqueue_encoded(self, kind: str, payload: str) -> str:
         job_id = self._ids.next_id(self._unix_ms())
         self._store.create(NewJob(id=job_id, kind=kind, payload=payload), now=self._clock.now())
@@ -164,10 +202,24 @@ class Runner:
 
     def _wait_for_wake(self) -> None:
         with self._wake:
-            while self._wake_tokens == 0 and not self._stopping:
-                self._wake.wait()
-            if self._wake_tokens:
-                self._wake_tokens -= 1
+            self._idle_workers += 1
+            try:
+                while self._wake_tokens == 0 and not self._stopping:
+                    self._wake.wait()
+                if self._wake_tokens:
+                    self._wake_tokens -= 1
+            finally:
+                self._idle_workers -= 1
+
+    def wake_idle_workers(self) -> None:
+        """Make every idle worker look for a job: another process may have queued some.
+
+        Costs nothing when no worker is idle, so a watcher may call it freely.
+        """
+        with self._wake:
+            if self._idle_workers:
+                self._wake_tokens = max(self._wake_tokens, self._idle_workers)
+                self._wake.notify_all()
 
     def _run(self, claimed: ClaimedJob) -> ClaimedJob | None:
         """Run one job, record its outcome, and return the next job claimed with it, if any."""

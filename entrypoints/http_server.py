@@ -8,6 +8,7 @@ connections do not hold the stop up.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -16,8 +17,29 @@ from typing import Any
 from waitress import wasyncore
 from waitress.channel import HTTPChannel
 from waitress.server import create_server
+from waitress.task import ErrorTask
+
+from entrypoints.http.body import MAX_BODY_BYTES
+from entrypoints.http.errors import envelope_for_status
 
 _POLL_INTERVAL = 0.01
+
+
+class _JsonErrorTask(ErrorTask):  # type: ignore[misc]
+    """waitress's own refusals (a malformed request, a body over the limit) in our envelope."""
+
+    def execute(self) -> None:
+        error = self.request.error
+        body = json.dumps(envelope_for_status(int(error.code))).encode("utf-8")
+        self.status = f"{error.code} {error.reason}"
+        self.response_headers.append(("Content-Type", "application/json"))
+        self.set_close_on_finish()
+        self.content_length = len(body)
+        self.write(body)
+
+
+class _JsonErrorChannel(HTTPChannel):  # type: ignore[misc]
+    error_task_class = _JsonErrorTask
 
 
 class HttpServer:
@@ -33,7 +55,10 @@ class HttpServer:
             ident="jobtable",
             clear_untrusted_proxy_headers=True,
             channel_timeout=60,
+            # Refused by waitress before it buffers the body; the app checks again.
+            max_request_body_size=MAX_BODY_BYTES,
         )
+        self._server.channel_class = _JsonErrorChannel
         self._thread = threading.Thread(target=self._server.run, name="jobtable-http", daemon=True)
 
     @property

@@ -53,6 +53,8 @@ def _fence(claim: Claim) -> dict[str, Any]:
 class SqliteStore:
     def __init__(self, connections: Connections) -> None:
         self._db = connections
+        self.applied_at_open: list[str] = []
+        """The migrations ``open`` applied (none when the schema was up to date)."""
 
     @classmethod
     def open(
@@ -72,7 +74,7 @@ class SqliteStore:
         )
         store = cls(connections)
         try:
-            store.migrate(now=now)
+            store.applied_at_open = store.migrate(now=now)
         except BaseException:
             store.close()
             raise

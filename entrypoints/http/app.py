@@ -10,7 +10,7 @@ import falcon
 from core import Runner
 from entrypoints.http.auth import BearerAuth
 from entrypoints.http.errors import install_error_handlers
-from entrypoints.http.resources import HealthResource, JobResource
+from entrypoints.http.resources import HealthResource, JobResource, JobsResource
 
 
 def package_version() -> str:
@@ -38,5 +38,6 @@ def create_app(
     app.req_options.strip_url_path_trailing_slash = False
     install_error_handlers(app, log)
     app.add_route("/health", HealthResource(version or package_version()))
+    app.add_route("/api/v1/jobs", JobsResource(runner))
     app.add_route("/api/v1/jobs/{job_id}", JobResource(runner))
     return app

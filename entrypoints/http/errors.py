@@ -25,8 +25,9 @@ _DEFAULTS: dict[int, tuple[str, str]] = {
     406: ("not_acceptable", "only application/json is served"),
     408: ("request_timeout", "the request took too long"),
     411: ("length_required", "a Content-Length is required"),
-    413: ("payload_too_large", "the request body is too large"),
+    413: ("payload_too_large", "the request body exceeds 65536 bytes"),
     415: ("unsupported_media_type", "the body must be application/json"),
+    431: ("invalid_request", "the request headers are too large"),
     500: ("internal", "internal error"),
     503: ("unavailable", "the database cannot be reached now; try again later"),
 }
@@ -40,15 +41,20 @@ def api_error(status: int, code: str, message: str, **headers: str) -> falcon.HT
     return falcon.HTTPError(status, title=code, description=message, headers=headers or None)
 
 
-def envelope(status: int, exc: falcon.HTTPError) -> dict[str, Any]:
-    """Our errors carry their code as the title; Falcon's own get the status's default."""
-    if exc.title and _CODE.fullmatch(exc.title):
-        return {"error": {"code": exc.title, "message": exc.description or ""}}
+def envelope_for_status(status: int) -> dict[str, Any]:
+    """The envelope of an error that has nothing but its status to go by."""
     fallback = (
         ("internal", "internal error") if status >= 500 else ("invalid_request", "bad request")
     )
     code, message = _DEFAULTS.get(status, fallback)
     return {"error": {"code": code, "message": message}}
+
+
+def envelope(status: int, exc: falcon.HTTPError) -> dict[str, Any]:
+    """Our errors carry their code as the title; Falcon's own get the status's default."""
+    if exc.title and _CODE.fullmatch(exc.title):
+        return {"error": {"code": exc.title, "message": exc.description or ""}}
+    return envelope_for_status(status)
 
 
 def serialize_error(req: falcon.Request, resp: falcon.Response, exc: falcon.HTTPError) -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import falcon
 
-from core import Runner
+from core import InvalidPayloadError, Runner, UnknownKindError
+from entrypoints.http.body import parse_job_request, read_body
 from entrypoints.http.errors import api_error
 
 
@@ -27,3 +28,23 @@ class JobResource:
         if job is None:
             raise api_error(404, "not_found", "job not found")
         resp.media = job.to_public()
+
+
+class JobsResource:
+    def __init__(self, runner: Runner) -> None:
+        self._runner = runner
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        kind, payload = parse_job_request(read_body(req))
+        try:
+            job_id = self._runner.enqueue(kind, payload)
+        except UnknownKindError:
+            raise api_error(400, "unknown_kind", "unknown job kind") from None
+        except InvalidPayloadError as error:
+            detail = "; ".join(error.problems[:20])
+            raise api_error(
+                400, "invalid_payload", f"payload does not match the job kind: {detail}"
+            ) from None
+        resp.status = falcon.HTTP_202
+        resp.location = f"/api/v1/jobs/{job_id}"
+        resp.media = {"id": job_id}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 
 import pytest
@@ -101,14 +102,92 @@ def test_environment_variables_set_flags(tmp_path, capsys, monkeypatch):
     assert "JOBTABLE_WORKERS" in one_line(err)
 
 
-def test_migrate_brings_a_database_up_to_date(tmp_path, capsys):
+def test_migrate_brings_a_database_up_to_date_and_says_what_it_applied(tmp_path, capsys):
     database = tmp_path / "jobs.db"
     assert main(["migrate", "--database", str(database)]) == 0
-    assert "schema up to date" in capsys.readouterr().out
-    assert database.exists()
+    assert capsys.readouterr().out == f"{database}: applied 0001_jobs, 0002_jobs_status\n"
+    assert main(["migrate", "--database", str(database)]) == 0
+    assert capsys.readouterr().out == f"{database}: already up to date\n"
 
 
-@pytest.mark.parametrize("command", ["serve", "worker", "migrate"])
+@pytest.fixture
+def database(tmp_path):
+    path = tmp_path / "jobs.db"
+    assert main(["migrate", "--database", str(path)]) == 0
+    return str(path)
+
+
+def out_and_err(capsys, *argv):
+    try:
+        code = main(list(argv))
+    except SystemExit as exit_:
+        code = exit_.code
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_enqueue_prints_the_id_and_get_prints_the_job(database, capsys):
+    capsys.readouterr()
+    code, out, _ = out_and_err(
+        capsys, "enqueue", "countdown", '{"seconds": 2}', "--kinds", "core.demo",
+        "--database", database,
+    )  # fmt: skip
+    assert code == 0
+    job_id = out.strip()
+    code, out, _ = out_and_err(capsys, "get", job_id, "--database", database)
+    assert code == 0
+    assert json.loads(out) == {
+        "id": job_id, "kind": "countdown", "status": "queued", "result": None, "error": None,
+    }  # fmt: skip
+
+
+def test_enqueue_without_a_payload_sends_an_empty_object(database, capsys):
+    code, out, _ = out_and_err(capsys, "enqueue", "noop", "--database", database)
+    assert code == 0
+    assert len(out.strip()) == 36
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected", "exit_code"),
+    [
+        (["enqueue", "nope"], "unknown job kind 'nope'; known kinds: noop", 2),
+        (["enqueue", "noop", "{not json"], "PAYLOAD_JSON is not valid JSON", 2),
+        (["enqueue", "countdown", '{"seconds": "3"}', "--kinds", "core.demo"],
+         "payload does not match kind 'countdown': expected an integer @ $.seconds", 2),
+        (["enqueue", "countdown", "[]", "--kinds", "core.demo"], "expected an object @ $", 2),
+        (["get", "01900000-0000-7000-8000-00000000dead"], "no job '01900000", 1),
+    ],
+)  # fmt: skip
+def test_bad_input_exits_non_zero_with_one_line(database, capsys, argv, expected, exit_code):
+    code, out, err = out_and_err(capsys, *argv, "--database", database)
+    assert code == exit_code
+    assert out == ""
+    assert expected in one_line(err)
+
+
+@pytest.mark.parametrize("command", [["get", "x"], ["enqueue", "noop"]])
+def test_get_and_enqueue_refuse_a_database_that_does_not_exist(tmp_path, capsys, command):
+    missing = tmp_path / "typo.db"
+    code, _, err = out_and_err(capsys, *command, "--database", str(missing))
+    assert code == 2
+    assert "no database at" in one_line(err)
+    assert not missing.exists()
+
+
+def test_a_kinds_module_whose_register_fails_is_named(database, capsys, tmp_path, monkeypatch):
+    (tmp_path / "broken_kinds.py").write_text("def register(kinds):\n    raise KeyError('x')\n")
+    (tmp_path / "bad_import.py").write_text("import no_such_dependency_here\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, _, err = out_and_err(capsys, "enqueue", "noop", "--kinds", "broken_kinds",
+                               "--database", database)  # fmt: skip
+    assert code == 2
+    assert "broken_kinds.register raised KeyError" in one_line(err)
+    code, _, err = out_and_err(capsys, "enqueue", "noop", "--kinds", "bad_import",
+                               "--database", database)  # fmt: skip
+    assert "cannot import 'bad_import': importing it raised ModuleNotFoundError" in one_line(err)
+
+
+@pytest.mark.parametrize("command", ["serve", "worker", "migrate", "enqueue", "get"])
 def test_every_command_has_help_naming_its_environment_variables(capsys, command):
     with pytest.raises(SystemExit) as exit_:
         main([command, "--help"])

@@ -1,0 +1,214 @@
+"""What each ``jobtable`` command does, once its arguments are parsed."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from typing import Any
+
+from adapters.sqlite import SqliteStore
+from adapters.sqlite.watcher import DataVersionWatcher
+from adapters.system_clock import SystemClock
+from core import InvalidPayloadError, Runner, UnknownKindError
+from entrypoints import config
+from entrypoints.config import ConfigError
+from entrypoints.follow import follow
+from entrypoints.http.app import create_app
+from entrypoints.http_server import HttpServer
+from entrypoints.wiring import load_kinds, open_store, resolve_api_token
+
+log = logging.getLogger("jobtable")
+
+EXIT_JOB_FAILED = 1
+EXIT_INTERRUPTED = 130
+
+
+class CommandError(Exception):
+    """A failure to report as one line with this exit code."""
+
+    def __init__(self, message: str, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def _open(args: argparse.Namespace, *, must_exist: bool = False) -> SqliteStore:
+    synchronous = config.parse_choice(
+        "sqlite_synchronous", getattr(args, "sqlite_synchronous", "full"), ("full", "normal")
+    )
+    if must_exist and not os.path.exists(args.database):
+        raise ConfigError(
+            f"no database at {args.database}; check --database (or JOBTABLE_DATABASE), "
+            "or create it with jobtable migrate"
+        )
+    return open_store(args.database, synchronous=synchronous, now=SystemClock().now())
+
+
+def _runner(args: argparse.Namespace, store: SqliteStore, workers: int = 1) -> Runner:
+    runner = Runner(
+        store, SystemClock(), workers=workers, logger=logging.getLogger("jobtable.runner")
+    )
+    load_kinds(runner, config.parse_modules(args.kinds))
+    return runner
+
+
+def _wait_for_signal() -> None:
+    """Block until SIGTERM or SIGINT."""
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: Any) -> None:
+        log.info("received %s; stopping", signal.Signals(signum).name)
+        stop.set()
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, on_signal)
+    while not stop.wait(1.0):
+        pass
+
+
+def _stop_runner(runner: Runner, deadline: float) -> None:
+    runner.stop()
+    if not runner.join(timeout=max(0.0, deadline - time.monotonic())):
+        log.warning(
+            "jobs still running at the end of the grace period; the next start marks them interrupted"
+        )
+
+
+def _start_runner(runner: Runner, store: SqliteStore) -> DataVersionWatcher:
+    """Start the workers, and wake them when another process queues a job."""
+    runner.start()
+    return DataVersionWatcher(store.path, runner.wake_idle_workers).start()
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    host, port = config.parse_listen(args.listen)
+    grace = config.parse_seconds("grace", args.grace)
+    threads = config.parse_positive_int("http_threads", args.http_threads)
+    workers = config.parse_positive_int("workers", args.workers)
+    store = _open(args)
+    try:
+        runner = _runner(args, store, workers)
+        token = resolve_api_token(args.database, log)
+        app = create_app(runner, api_token=token, logger=logging.getLogger("jobtable.http"))
+        try:
+            server = HttpServer(app, host=host, port=port, threads=threads, logger=log)
+        except OSError as error:
+            raise ConfigError(
+                f"cannot listen on {host}:{port}: {error.strerror or type(error).__name__}; "
+                "pick another --listen address"
+            ) from None
+        watcher = _start_runner(runner, store)
+        server.start()
+        log.info("listening on http://%s:%d", *server.address)
+        _wait_for_signal()
+        deadline = time.monotonic() + grace
+        server.stop(deadline=deadline)
+        watcher.stop()
+        _stop_runner(runner, deadline)
+    finally:
+        store.close()
+    log.info("stopped")
+    return 0
+
+
+def run_worker(args: argparse.Namespace) -> int:
+    grace = config.parse_seconds("grace", args.grace)
+    workers = config.parse_positive_int("workers", args.workers)
+    store = _open(args)
+    try:
+        runner = _runner(args, store, workers)
+        watcher = _start_runner(runner, store)
+        log.info("worker started with %d workers on %s", workers, args.database)
+        _wait_for_signal()
+        watcher.stop()
+        _stop_runner(runner, time.monotonic() + grace)
+    finally:
+        store.close()
+    log.info("stopped")
+    return 0
+
+
+def run_migrate(args: argparse.Namespace) -> int:
+    store = _open(args)  # opening applies every pending migration
+    store.close()
+    if store.applied_at_open:
+        print(f"{args.database}: applied {', '.join(store.applied_at_open)}")
+    else:
+        print(f"{args.database}: already up to date")
+    return 0
+
+
+def _print_job(job: Any) -> None:
+    print(json.dumps(job.to_public()))
+
+
+def run_get(args: argparse.Namespace) -> int:
+    store = _open(args, must_exist=True)
+    try:
+        job = store.get(args.id)
+    finally:
+        store.close()
+    if job is None:
+        raise CommandError(f"no job {args.id!r} in {args.database}; check the id and --database")
+    _print_job(job)
+    return 0
+
+
+def _parse_payload(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError as error:
+        where = f" at column {error.colno}" if isinstance(error, json.JSONDecodeError) else ""
+        raise CommandError(
+            f"PAYLOAD_JSON is not valid JSON{where}; give an object, e.g. '{{\"seconds\": 3}}'",
+            exit_code=2,
+        ) from None
+
+
+def run_enqueue(args: argparse.Namespace) -> int:
+    payload = _parse_payload(args.payload)
+    store = _open(args, must_exist=True)
+    try:
+        runner = _runner(args, store)
+        try:
+            job_id = runner.enqueue(args.kind, payload)
+        except UnknownKindError:
+            known = ", ".join(runner.kinds.names())
+            raise CommandError(
+                f"unknown job kind {args.kind!r}; known kinds: {known} "
+                "(load yours with --kinds module)",
+                exit_code=2,
+            ) from None
+        except InvalidPayloadError as error:
+            raise CommandError(
+                f"payload does not match kind {args.kind!r}: {'; '.join(error.problems[:10])}",
+                exit_code=2,
+            ) from None
+        if not args.wait:
+            print(job_id)
+            return 0
+        return _wait_for(store, job_id)
+    finally:
+        store.close()
+
+
+def _wait_for(store: SqliteStore, job_id: str) -> int:
+    changed = threading.Event()
+    watcher = DataVersionWatcher(store.path, changed.set).start()
+    try:
+        job = follow(lambda: store.get(job_id), changed)
+    except KeyboardInterrupt:
+        raise CommandError(
+            f"stopped waiting; the job goes on: jobtable get {job_id}", exit_code=EXIT_INTERRUPTED
+        ) from None
+    finally:
+        watcher.stop()
+    if job.error is not None:
+        print(f"jobtable: job {job_id} failed: {job.error}", file=sys.stderr)
+        return EXIT_JOB_FAILED
+    return 0

@@ -1,0 +1,93 @@
+"""``enqueue --wait`` rendering, and the watcher that notices other processes' commits."""
+
+from __future__ import annotations
+
+import io
+import json
+import sqlite3
+import threading
+
+from adapters.fake_clock import FakeClock
+from adapters.sqlite import SqliteStore
+from adapters.sqlite.watcher import DataVersionWatcher
+from core import Job, Status
+from entrypoints.follow import follow
+
+
+def job(status: Status, result: str | None = None, error: str | None = None) -> Job:
+    return Job(id="j1", kind="countdown", status=status, result=result, error=error)
+
+
+class Sequence:
+    """Hands out job states one per read, repeating the last; fires ``changed`` each time."""
+
+    def __init__(self, states: list[Job]) -> None:
+        self.states = states
+        self.changed = threading.Event()
+        self.changed.set()
+
+    def read(self) -> Job:
+        state = self.states.pop(0) if len(self.states) > 1 else self.states[0]
+        self.changed.set()
+        return state
+
+
+STATES = [
+    job(Status.QUEUED),
+    job(Status.RUNNING, '{"remaining":2}'),
+    job(Status.RUNNING, '{"remaining":2}'),
+    job(Status.RUNNING, '{"remaining":1}'),
+    job(Status.SUCCEEDED, '{"remaining":0,"counted":2}'),
+]
+
+
+def test_piped_output_is_one_json_line_per_change_then_the_final_job():
+    states = Sequence(list(STATES))
+    out, err = io.StringIO(), io.StringIO()
+    final = follow(states.read, states.changed, out=out, err=err, live=False)
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [(line["status"], line["result"]) for line in lines] == [
+        ("queued", None),
+        ("running", {"remaining": 2}),
+        ("running", {"remaining": 1}),
+        ("succeeded", {"remaining": 0, "counted": 2}),
+    ]
+    assert final.status is Status.SUCCEEDED
+    assert err.getvalue() == ""
+
+
+def test_a_terminal_gets_one_live_line_and_the_final_job_on_stdout():
+    states = Sequence(list(STATES))
+    out, err = io.StringIO(), io.StringIO()
+    follow(states.read, states.changed, out=out, err=err, live=True)
+    redraws = err.getvalue().split("\r\033[K")[1:]
+    assert redraws == [
+        "queued",
+        'running {"remaining": 2}',
+        'running {"remaining": 1}',
+        'succeeded {"remaining": 0, "counted": 2}\n',
+    ]
+    assert json.loads(out.getvalue())["status"] == "succeeded"
+
+
+def test_the_watcher_notices_a_commit_from_another_connection(tmp_path):
+    store = SqliteStore.open(tmp_path / "jobs.db", now=FakeClock().now())
+    changed = threading.Event()
+    watcher = DataVersionWatcher(store.path, changed.set, interval=0.01).start()
+    try:
+        other = sqlite3.connect(store.path)
+        for attempt in range(50):  # until the watcher has its first reading, then a change
+            other.execute("UPDATE jobs SET kind = kind")
+            other.execute(
+                "INSERT INTO jobs (id, kind, status, payload, created_at, updated_at)"
+                " VALUES (?, 'noop', 'queued', '{}', 'c', 'u')",
+                (f"job-{attempt}",),
+            )
+            other.commit()
+            if changed.wait(0.2):
+                break
+        other.close()
+        assert changed.is_set()
+    finally:
+        watcher.stop()
+        store.close()

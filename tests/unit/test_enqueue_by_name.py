@@ -1,0 +1,35 @@
+"""Runner.enqueue(kind, payload): the reference's TestRunnerEnqueueByKindName, ported."""
+
+from __future__ import annotations
+
+import pytest
+
+from core import InvalidPayloadError, Status, UnknownKindError
+from tests.unit.kinds_for_tests import CountPayload, count
+
+
+def test_enqueue_by_kind_name_validates_and_stores_nothing_on_refusal(make_system):
+    system = make_system()
+    system.kinds.register("count", count, payload=CountPayload)
+
+    with pytest.raises(UnknownKindError):
+        system.runner.enqueue("no_such_kind", {})
+    for payload in ({"steps": "three"}, {"other": 1}, [], "", None, {"steps": 2**63}):
+        with pytest.raises(InvalidPayloadError) as refused:
+            system.runner.enqueue("count", payload)
+        assert refused.value.problems
+    assert system.store.claims == 0
+    assert system.store.inner._rows == {}
+
+    job_id = system.runner.enqueue("count", {"steps": 3})
+    system.start()
+    job = system.wait_for(job_id)
+    assert (job.kind, job.status, job.result) == ("count", Status.SUCCEEDED, '{"done":3}')
+
+
+def test_an_enqueue_by_name_is_stored_exactly_as_the_handle_stores_it(make_system):
+    system = make_system()
+    handle = system.kinds.register("count", count, payload=CountPayload)
+    by_name = system.runner.enqueue("count", {})
+    by_handle = handle.enqueue(CountPayload())
+    assert system.store.row(by_name)["payload"] == system.store.row(by_handle)["payload"]

@@ -1,0 +1,71 @@
+"""The test mode users get: JobTestKit.drain() runs everything in the calling thread."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+
+from adapters.testkit import JobTestKit
+from core import JobContext, NoopPayload, RunnerStateError, Status, demo
+from tests.unit.kinds_for_tests import CountPayload, CountResult
+
+
+def test_drain_runs_every_queued_job_and_returns_them_in_the_order_they_finished():
+    kit = JobTestKit()
+    countdowns = demo.register(kit.kinds)
+    ids = [countdowns.enqueue(demo.CountdownPayload(seconds=s)) for s in (2, -1, 3600)]
+
+    finished = kit.drain()
+
+    assert [job.id for job in finished] == ids
+    assert [(job.status, job.error) for job in finished] == [
+        (Status.SUCCEEDED, None), (Status.FAILED, "negative_seconds"), (Status.SUCCEEDED, None),
+    ]  # fmt: skip
+    assert finished[2].to_public()["result"] == {"remaining": 0, "counted": 3600}
+    assert kit.drain() == []
+
+
+@attrs.frozen
+class FanOut:
+    children: int
+
+
+def test_drain_also_runs_the_jobs_a_handler_enqueues():
+    kit = JobTestKit()
+
+    def child(ctx: JobContext, payload: CountPayload) -> CountResult:
+        return CountResult(done=payload.steps)
+
+    children = kit.kinds.register("child", child, payload=CountPayload)
+
+    def parent(ctx: JobContext, payload: FanOut) -> CountResult:
+        for n in range(payload.children):
+            children.enqueue(CountPayload(steps=n))
+        return CountResult(done=payload.children)
+
+    parents = kit.kinds.register("parent", parent, payload=FanOut)
+    parents.enqueue(FanOut(children=3))
+
+    finished = kit.drain()
+    assert [job.kind for job in finished] == ["parent", "child", "child", "child"]
+    assert all(job.status is Status.SUCCEEDED for job in finished)
+
+
+def test_enqueue_by_name_validates_like_the_handle():
+    kit = JobTestKit()
+    demo.register(kit.kinds)
+    job_id = kit.runner.enqueue("countdown", {"seconds": 1})
+    (job,) = kit.drain()
+    assert job.id == job_id
+
+
+def test_drain_is_refused_once_the_runner_has_started(make_system):
+    system = make_system().start()
+    with pytest.raises(RunnerStateError):
+        system.runner.drain()
+
+
+def test_the_builtin_noop_is_there():
+    kit = JobTestKit()
+    kit.runner.builtins.noop.enqueue(NoopPayload())
+    assert kit.drain()[0].result == '{"ok":true}'
