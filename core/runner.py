@@ -197,6 +197,8 @@ class Runner:
                 continue
             if claimed is None:
                 self._wait_for_wake()
+            else:
+                self._pass_the_wake()  # more may be queued: let one more idle worker look
             return claimed
         return None
 
@@ -211,15 +213,20 @@ class Runner:
             finally:
                 self._idle_workers -= 1
 
-    def wake_idle_workers(self) -> None:
-        """Make every idle worker look for a job: another process may have queued some.
+    def notice_jobs_from_elsewhere(self) -> None:
+        """Another process may have queued jobs: wake one idle worker to look.
 
+        A worker that finds a job wakes the next idle one, so a burst is
+        spread over the pool without waking every worker for a single job.
         Costs nothing when no worker is idle, so a watcher may call it freely.
         """
+        self._pass_the_wake()
+
+    def _pass_the_wake(self) -> None:
         with self._wake:
-            if self._idle_workers:
-                self._wake_tokens = max(self._wake_tokens, self._idle_workers)
-                self._wake.notify_all()
+            if self._idle_workers and not self._wake_tokens:
+                self._wake_tokens = 1
+                self._wake.notify()
 
     def _run(self, claimed: ClaimedJob) -> ClaimedJob | None:
         """Run one job, record its outcome, and return the next job claimed with it, if any."""

@@ -82,7 +82,7 @@ def _stop_runner(runner: Runner, deadline: float) -> None:
 def _start_runner(runner: Runner, store: SqliteStore) -> DataVersionWatcher:
     """Start the workers, and wake them when another process queues a job."""
     runner.start()
-    return DataVersionWatcher(store.path, runner.wake_idle_workers).start()
+    return DataVersionWatcher(store.data_version, runner.notice_jobs_from_elsewhere).start()
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -199,7 +199,7 @@ def run_enqueue(args: argparse.Namespace) -> int:
 
 def _wait_for(store: SqliteStore, job_id: str) -> int:
     changed = threading.Event()
-    watcher = DataVersionWatcher(store.path, changed.set).start()
+    watcher = DataVersionWatcher(store.data_version, changed.set).start()
     try:
         job = follow(lambda: store.get(job_id), changed)
     except KeyboardInterrupt:

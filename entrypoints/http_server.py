@@ -47,6 +47,9 @@ class HttpServer:
         self, app: Any, *, host: str, port: int, threads: int, logger: logging.Logger
     ) -> None:
         self._log = logger
+        # waitress warns "Task queue depth is N" on every request that waits for a
+        # thread: under load that is thousands of lines a second and real CPU.
+        logging.getLogger("waitress.queue").setLevel(logging.ERROR)
         self._server: Any = create_server(
             app,
             host=host,

@@ -149,6 +149,15 @@ class SqliteStore:
             return None
         return dict(zip([column[0] for column in cursor.description], found, strict=True))
 
+    def data_version(self) -> int:
+        """A number that changes whenever another process commits to the database.
+
+        Read on the writer connection, so this process's own commits do not
+        change it: ``PRAGMA data_version`` counts other connections' commits.
+        """
+        with translated(), self._db.writer() as conn:
+            return int(conn.execute("PRAGMA data_version").fetchone()[0])
+
     def close(self) -> None:
         self._db.close()
 

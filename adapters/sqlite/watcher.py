@@ -1,19 +1,19 @@
 """Notice commits made by other processes to a SQLite file, to wake idle workers there.
 
-SQLite has no notifications across processes. ``PRAGMA data_version``
-changes whenever another connection commits, and reading it is a few
-microseconds, so one thread per process reads it every 50 ms on a
-connection of its own; the workers themselves never poll the jobs table.
+SQLite has no notifications across processes. ``PRAGMA data_version`` on a
+connection changes whenever another connection commits, and reading it
+costs microseconds, so one thread per process reads it every 50 ms on the
+store's writer connection (where this process's own commits do not count);
+the workers themselves never poll the jobs table.
 """
 
 from __future__ import annotations
 
 import logging
-import sqlite3
 import threading
 from collections.abc import Callable
 
-from adapters.sqlite.connections import BUSY_TIMEOUT_MS
+from core import StoreError
 
 DEFAULT_INTERVAL = 0.05
 
@@ -21,13 +21,13 @@ DEFAULT_INTERVAL = 0.05
 class DataVersionWatcher:
     def __init__(
         self,
-        path: str,
+        read_version: Callable[[], int],
         on_change: Callable[[], None],
         *,
         interval: float = DEFAULT_INTERVAL,
         logger: logging.Logger | None = None,
     ) -> None:
-        self._path = path
+        self._read_version = read_version
         self._on_change = on_change
         self._interval = interval
         self._log = logger or logging.getLogger("jobtable.sqlite")
@@ -43,23 +43,13 @@ class DataVersionWatcher:
         self._thread.join(5.0)
 
     def _watch(self) -> None:
-        conn: sqlite3.Connection | None = None
         seen: int | None = None
         while not self._stop.wait(self._interval):
             try:
-                if conn is None:
-                    conn = sqlite3.connect(self._path, isolation_level=None)
-                    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-                    conn.execute("PRAGMA query_only = ON")
-                version = conn.execute("PRAGMA data_version").fetchone()[0]
-            except sqlite3.Error:
-                self._log.warning("watching the database for other writers failed; retrying")
-                if conn is not None:
-                    conn.close()
-                conn, seen = None, None
+                version = self._read_version()
+            except StoreError as error:
+                self._log.warning("watching for other processes' jobs failed: %s", error.category)
                 continue
             if seen is not None and version != seen:
                 self._on_change()
             seen = version
-        if conn is not None:
-            conn.close()

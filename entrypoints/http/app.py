@@ -10,7 +10,10 @@ import falcon
 from core import Runner
 from entrypoints.http.auth import BearerAuth
 from entrypoints.http.errors import install_error_handlers
-from entrypoints.http.resources import HealthResource, JobResource, JobsResource
+from entrypoints.http.openapi import openapi_document
+from entrypoints.http.resources import HealthResource, JobResource, JobsResource, OpenApiResource
+
+OPENAPI_PATH = "/api/v1/openapi.json"
 
 
 def package_version() -> str:
@@ -33,11 +36,13 @@ def create_app(
     log = logger or logging.getLogger("jobtable.http")
     app = falcon.App(
         media_type=falcon.MEDIA_JSON,
-        middleware=[BearerAuth(api_token)],
+        middleware=[BearerAuth(api_token, public_paths=frozenset({OPENAPI_PATH}))],
     )
     app.req_options.strip_url_path_trailing_slash = False
     install_error_handlers(app, log)
-    app.add_route("/health", HealthResource(version or package_version()))
+    version = version or package_version()
+    app.add_route("/health", HealthResource(version))
+    app.add_route(OPENAPI_PATH, OpenApiResource(openapi_document(version)))
     app.add_route("/api/v1/jobs", JobsResource(runner))
     app.add_route("/api/v1/jobs/{job_id}", JobResource(runner))
     return app

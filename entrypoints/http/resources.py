@@ -19,6 +19,16 @@ class HealthResource:
         resp.media = self._body
 
 
+class OpenApiResource:
+    auth_exempt = True
+
+    def __init__(self, document: dict[str, object]) -> None:
+        self._document = document
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        resp.media = self._document
+
+
 class JobResource:
     def __init__(self, runner: Runner) -> None:
         self._runner = runner

@@ -70,10 +70,28 @@ def test_a_terminal_gets_one_live_line_and_the_final_job_on_stdout():
     assert json.loads(out.getvalue())["status"] == "succeeded"
 
 
+def test_the_store_version_ignores_its_own_commits_and_sees_another_process(tmp_path):
+    from core import NewJob
+
+    store = SqliteStore.open(tmp_path / "jobs.db", now=FakeClock().now())
+    before = store.data_version()
+    store.create(NewJob(id="own", kind="noop", payload="{}"), now=FakeClock().now())
+    assert store.data_version() == before
+    other = sqlite3.connect(store.path)
+    other.execute(
+        "INSERT INTO jobs (id, kind, status, payload, created_at, updated_at)"
+        " VALUES ('theirs', 'noop', 'queued', '{}', 'c', 'u')"
+    )
+    other.commit()
+    other.close()
+    assert store.data_version() != before
+    store.close()
+
+
 def test_the_watcher_notices_a_commit_from_another_connection(tmp_path):
     store = SqliteStore.open(tmp_path / "jobs.db", now=FakeClock().now())
     changed = threading.Event()
-    watcher = DataVersionWatcher(store.path, changed.set, interval=0.01).start()
+    watcher = DataVersionWatcher(store.data_version, changed.set, interval=0.01).start()
     try:
         other = sqlite3.connect(store.path)
         for attempt in range(50):  # until the watcher has its first reading, then a change

@@ -1,0 +1,66 @@
+"""The OpenAPI document is served in public and kept true by schemathesis, in process."""
+
+from __future__ import annotations
+
+import falcon.testing
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, settings
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_headers_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from adapters.fake_clock import FakeClock
+from adapters.memory import MemoryStore
+from core import Runner, demo
+from entrypoints.http.app import create_app
+
+TOKEN = "openapi-test-token"
+
+
+def build_app():
+    runner = Runner(MemoryStore(), FakeClock())
+    demo.register(runner.kinds)
+    return create_app(runner, api_token=TOKEN, version="1.2.3")
+
+
+APP = build_app()
+schema = schemathesis.openapi.from_wsgi("/api/v1/openapi.json", APP)
+
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_schema_conformance,
+    response_headers_conformance,
+]
+
+
+@schema.parametrize()
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+def test_every_response_conforms_to_the_document(case):
+    case.call_and_validate(headers={"Authorization": f"Bearer {TOKEN}"}, checks=CHECKS)
+
+
+@schema.parametrize()
+@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
+def test_every_response_conforms_without_a_token_too(case):
+    case.call_and_validate(checks=CHECKS)
+
+
+def test_the_document_is_public_openapi_3_1():
+    result = falcon.testing.TestClient(APP).simulate_get("/api/v1/openapi.json")
+    assert result.status_code == 200
+    assert result.json["openapi"] == "3.1.0"
+    assert set(result.json["paths"]) == {
+        "/health", "/api/v1/openapi.json", "/api/v1/jobs", "/api/v1/jobs/{job_id}",
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("path", ["/api/v1/jobs", "/api/v1/jobs/x"])
+def test_only_health_and_the_document_are_public(path):
+    assert falcon.testing.TestClient(APP).simulate_get(path).status_code == 401
