@@ -16,17 +16,15 @@ from core import codec
 from core.backoff import next_claim_retry_delay
 from core.builtins import Builtins, register_builtins
 from core.clock import Clock
-from core.codes import INTERNAL_ERROR, INTERRUPTED, UNKNOWN_KIND
+from core.codes import INTERRUPTED, UNKNOWN_KIND
 from core.context import JobContext, JobNotHeldError
-from core.errors import InvalidPayloadError, RunnerStateError, StoreError, UnknownKindError
+from core.errors import InvalidPayloadError, RunnerStateError, UnknownKindError
 from core.ids import JobIdGenerator
-from core.jobs import Claim, ClaimedJob, Job, NewJob
+from core.jobs import ClaimedJob, Job, NewJob
 from core.kinds import KindRegistry
-from core.outcome import Decision, Fail, LeaveRunning, Succeed, run_handler
+from core.outcome import Decision, Fail, run_handler
 from core.ports import JobStore
-
-RECORD_ATTEMPTS = 5
-"""How often a worker tries to record an outcome when the database errors."""
+from core.recording import OutcomeRecorder, loggable_category
 
 
 class Runner:
@@ -51,6 +49,7 @@ class Runner:
         self._ids = JobIdGenerator()
         self.id = self._ids.next_id(self._unix_ms())
         """This runner's id, recorded on every job it claims."""
+        self._recorder = OutcomeRecorder(store, clock, self._log)
         self._converter = codec.make_converter()
         self.kinds = KindRegistry(self._converter, self._enqueue_encoded)
         self.builtins: Builtins = register_builtins(self.kinds)
@@ -190,7 +189,7 @@ class Runner:
                 retry_delay = next_claim_retry_delay(retry_delay)
                 self._log.error(
                     "claim job failed; retrying category=%s retry_in=%.3fs",
-                    _category(error),
+                    loggable_category(error),
                     retry_delay,
                 )
                 self._clock.wait_for(self._stop, lambda: self._stopping, retry_delay)
@@ -257,71 +256,9 @@ class Runner:
         )
 
     def _record(self, claimed: ClaimedJob, decision: Decision) -> ClaimedJob | None:
-        job = f"job_id={claimed.id} kind={claimed.kind}"
-        if isinstance(decision, LeaveRunning):
-            self._log.warning("job stopped by shutdown; left running %s", job)
-            return None
-        if isinstance(decision, Fail):
-            level = logging.ERROR if decision.code in _RUNNER_CODES else logging.INFO
-            suffix = f" exception_type={decision.exception_type}" if decision.exception_type else ""
-            self._log.log(
-                level,
-                "job failed %s code=%s reason=%s%s",
-                job,
-                decision.code,
-                decision.reason,
-                suffix,
-            )
-        held: bool | None
-        next_job: ClaimedJob | None = None
-        try:
-            if self._stopping:
-                held = self._finish(claimed.claim, decision)
-            else:
-                held, next_job = self._store.finish_and_claim_next(
-                    claimed.claim, decision, runner_id=self.id, now=self._clock.now()
-                )
-        except Exception as error:
-            self._log.error(
-                "record job outcome failed %s category=%s attempt=1", job, _category(error)
-            )
-            held = self._finish_with_retries(claimed.claim, decision, job)
-        if held is False:
-            self._log.warning("job outcome not recorded: no longer held %s", job)
-        return next_job
-
-    def _finish(self, claim: Claim, decision: Succeed | Fail) -> bool:
-        now = self._clock.now()
-        if isinstance(decision, Succeed):
-            return self._store.succeed(claim, result=decision.result, now=now)
-        return self._store.fail(claim, code=decision.code, now=now)
-
-    def _finish_with_retries(self, claim: Claim, decision: Succeed | Fail, job: str) -> bool | None:
-        """Retry recording after a database error, with backoff; None if it never landed."""
-        delay: float | None = None
-        for attempt in range(2, RECORD_ATTEMPTS + 1):
-            delay = next_claim_retry_delay(delay)
-            self._clock.wait_for(self._stop, lambda: False, delay)
-            try:
-                return self._finish(claim, decision)
-            except Exception as error:
-                self._log.error(
-                    "record job outcome failed %s category=%s attempt=%d",
-                    job,
-                    _category(error),
-                    attempt,
-                )
-        return None
+        return self._recorder.record(
+            claimed, decision, runner_id=self.id, claim_next=not self._stopping
+        )
 
     def _unix_ms(self) -> int:
         return int(self._clock.now().timestamp() * 1000)
-
-
-_RUNNER_CODES = frozenset({INTERNAL_ERROR, UNKNOWN_KIND})
-
-
-def _category(error: Exception) -> str:
-    """What of an exception may be logged: a store's fixed category, else the type name."""
-    if isinstance(error, StoreError):
-        return error.category
-    return f"unexpected {type(error).__name__}"

@@ -101,3 +101,25 @@ def test_waitress_own_refusals_use_the_envelope(tmp_path, serve_processes):
     assert status == 400
     assert body["error"]["code"] == "invalid_request"
     assert server.stop() == 0
+
+
+def test_a_worker_process_runs_what_another_process_enqueues(tmp_path):
+    import signal
+
+    database = tmp_path / "jobs.db"
+    subprocess.run([JOBTABLE, "migrate", "--database", str(database)], check=True,
+                   capture_output=True, timeout=60)  # fmt: skip
+    worker = subprocess.Popen(
+        [JOBTABLE, "worker", "--database", str(database), "--kinds", "core.demo"],
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        done = cli("enqueue", "countdown", '{"seconds": 1}', "--wait", database=database)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout.splitlines()[-1])["status"] == "succeeded"
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        assert worker.wait(30) == 0

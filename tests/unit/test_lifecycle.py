@@ -153,7 +153,7 @@ def test_an_outcome_that_fails_to_record_is_retried_with_backoff(make_system):
 
 
 def test_an_outcome_that_never_records_leaves_the_job_running_for_recovery(make_system):
-    from core.runner import RECORD_ATTEMPTS
+    from core.recording import RECORD_ATTEMPTS
 
     system = make_system()
     kind = system.kinds.register("count", count, payload=CountPayload)

@@ -1,0 +1,106 @@
+"""Writing a job's outcome: one store call, retried with backoff when the database errors.
+
+The runner decides (core/outcome.py); this records. A failure is logged by
+code, fixed reason and at most the exception's type name, never its text.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from core.backoff import next_claim_retry_delay
+from core.clock import Clock
+from core.codes import INTERNAL_ERROR, UNKNOWN_KIND
+from core.errors import StoreError
+from core.jobs import Claim, ClaimedJob
+from core.outcome import Decision, Fail, LeaveRunning, Succeed
+from core.ports import JobStore
+
+RECORD_ATTEMPTS = 5
+"""How often a worker tries to record an outcome when the database errors."""
+
+_RUNNER_CODES = frozenset({INTERNAL_ERROR, UNKNOWN_KIND})
+
+
+def loggable_category(error: Exception) -> str:
+    """What of an exception may be logged: a store's fixed category, else the type name."""
+    if isinstance(error, StoreError):
+        return error.category
+    return f"unexpected {type(error).__name__}"
+
+
+class OutcomeRecorder:
+    def __init__(self, store: JobStore, clock: Clock, log: logging.Logger) -> None:
+        self._store = store
+        self._clock = clock
+        self._log = log
+        self._pause = threading.Condition()  # only for timed waits between retries
+
+    def record(
+        self, claimed: ClaimedJob, decision: Decision, *, runner_id: str, claim_next: bool
+    ) -> ClaimedJob | None:
+        """Log and store ``decision``; with ``claim_next``, also claim and return the next job.
+
+        The outcome and the next claim share one transaction. After a
+        database error the outcome alone is retried, and no next job is
+        returned: the worker then claims the usual way.
+        """
+        job = f"job_id={claimed.id} kind={claimed.kind}"
+        if isinstance(decision, LeaveRunning):
+            self._log.warning("job stopped by shutdown; left running %s", job)
+            return None
+        if isinstance(decision, Fail):
+            self._log_failure(job, decision)
+        held: bool | None
+        next_job: ClaimedJob | None = None
+        try:
+            if claim_next:
+                held, next_job = self._store.finish_and_claim_next(
+                    claimed.claim, decision, runner_id=runner_id, now=self._clock.now()
+                )
+            else:
+                held = self._finish(claimed.claim, decision)
+        except Exception as error:
+            self._log_write_error(job, error, attempt=1)
+            held = self._finish_with_retries(claimed.claim, decision, job)
+        if held is False:
+            self._log.warning("job outcome not recorded: no longer held %s", job)
+        return next_job
+
+    def _log_failure(self, job: str, decision: Fail) -> None:
+        level = logging.ERROR if decision.code in _RUNNER_CODES else logging.INFO
+        suffix = f" exception_type={decision.exception_type}" if decision.exception_type else ""
+        self._log.log(
+            level, "job failed %s code=%s reason=%s%s", job, decision.code, decision.reason, suffix
+        )
+
+    def _log_write_error(self, job: str, error: Exception, *, attempt: int) -> None:
+        self._log.error(
+            "record job outcome failed %s category=%s attempt=%d",
+            job,
+            loggable_category(error),
+            attempt,
+        )
+
+    def _finish(self, claim: Claim, decision: Succeed | Fail) -> bool:
+        now = self._clock.now()
+        if isinstance(decision, Succeed):
+            return self._store.succeed(claim, result=decision.result, now=now)
+        return self._store.fail(claim, code=decision.code, now=now)
+
+    def _finish_with_retries(self, claim: Claim, decision: Succeed | Fail, job: str) -> bool | None:
+        """Retry after a database error, with the claim-retry backoff; None if it never landed.
+
+        The waits do not end on stop: a finished job is worth recording
+        during shutdown, and the delays add up to under a second.
+        """
+        delay: float | None = None
+        for attempt in range(2, RECORD_ATTEMPTS + 1):
+            delay = next_claim_retry_delay(delay)
+            self._clock.wait_for(self._pause, lambda: False, delay)
+            try:
+                return self._finish(claim, decision)
+            except Exception as error:
+                self._log_write_error(job, error, attempt=attempt)
+        return None
