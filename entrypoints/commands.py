@@ -80,9 +80,14 @@ def _stop_runner(runner: Runner, deadline: float) -> None:
 
 
 def _start_runner(runner: Runner, store: SqliteStore) -> DataVersionWatcher:
-    """Start the workers, and wake them when another process queues a job."""
+    """Start the workers, and wake them when another process queues a job.
+
+    The watcher starts first, so a job queued between the workers' first
+    (empty) claim and the watcher's first reading cannot go unnoticed.
+    """
+    watcher = DataVersionWatcher(store.data_version, runner.notice_jobs_from_elsewhere).start()
     runner.start()
-    return DataVersionWatcher(store.data_version, runner.notice_jobs_from_elsewhere).start()
+    return watcher
 
 
 def run_serve(args: argparse.Namespace) -> int:

@@ -9,30 +9,9 @@ new database at once apply every step exactly once.
 from __future__ import annotations
 
 import datetime
-import importlib.resources
-import re
 import sqlite3
 
-import attrs
-
-_NAME = re.compile(r"(\d{4})_[a-z0-9_]+\.sql")
-
-
-@attrs.frozen
-class Migration:
-    version: str
-    sql: str
-
-
-def load_migrations(engine: str) -> list[Migration]:
-    """Every migration file of ``engine``, in version order."""
-    folder = importlib.resources.files("migrations").joinpath(engine)
-    found = [
-        Migration(version=entry.name.removesuffix(".sql"), sql=entry.read_text("utf-8"))
-        for entry in folder.iterdir()
-        if _NAME.fullmatch(entry.name)
-    ]
-    return sorted(found, key=lambda migration: migration.version)
+from adapters.migration_files import Migration, load_migrations
 
 
 def split_statements(sql: str) -> list[str]:

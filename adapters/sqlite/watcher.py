@@ -32,9 +32,17 @@ class DataVersionWatcher:
         self._interval = interval
         self._log = logger or logging.getLogger("jobtable.sqlite")
         self._stop = threading.Event()
+        self._seen: int | None = None
         self._thread = threading.Thread(target=self._watch, name="jobtable-watcher", daemon=True)
 
     def start(self) -> DataVersionWatcher:
+        """Take the first reading now, then watch in a thread.
+
+        Reading before returning closes a gap: a commit made after ``start``
+        returns is always seen as a change, so a caller that starts the
+        watcher before its workers' first claim can never miss a job.
+        """
+        self._seen = self._read()
         self._thread.start()
         return self
 
@@ -42,14 +50,18 @@ class DataVersionWatcher:
         self._stop.set()
         self._thread.join(5.0)
 
+    def _read(self) -> int | None:
+        try:
+            return self._read_version()
+        except StoreError as error:
+            self._log.warning("watching for other processes' jobs failed: %s", error.category)
+            return None
+
     def _watch(self) -> None:
-        seen: int | None = None
         while not self._stop.wait(self._interval):
-            try:
-                version = self._read_version()
-            except StoreError as error:
-                self._log.warning("watching for other processes' jobs failed: %s", error.category)
+            version = self._read()
+            if version is None:
                 continue
-            if seen is not None and version != seen:
-                self._on_change()
-            seen = version
+            if self._seen is None or version != self._seen:
+                self._on_change()  # after a failed reading, look anyway: cheap and safe
+            self._seen = version

@@ -9,6 +9,7 @@ import pytest
 
 from core import Claim, NewJob, Status
 from core.ids import JobIdGenerator
+from tests.support.harness import as_datetime
 
 T0 = datetime.datetime(2026, 3, 1, 12, 0, tzinfo=datetime.UTC)
 LATER = T0 + datetime.timedelta(seconds=90)
@@ -63,8 +64,8 @@ def test_the_store_records_the_times_it_is_given(store):
     if not hasattr(store, "row"):
         pytest.skip("this store shows no raw rows")
     row = store.row(job_id)
-    assert datetime.datetime.fromisoformat(row["created_at"]) == T0
-    assert datetime.datetime.fromisoformat(row["started_at"]) == LATER
+    assert as_datetime(row["created_at"]) == T0
+    assert as_datetime(row["started_at"]) == LATER
     assert (row["claimed_by"], row["attempt"]) == (RUNNER, 1)
 
 

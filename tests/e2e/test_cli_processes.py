@@ -113,12 +113,11 @@ def test_a_worker_process_runs_what_another_process_enqueues(tmp_path):
         [JOBTABLE, "worker", "--database", str(database), "--kinds", "core.demo"],
         env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
+        stderr=(tmp_path / "worker.log").open("w"),
     )
     try:
         done = cli("enqueue", "countdown", '{"seconds": 1}', "--wait", database=database)
-        assert done.returncode == 0, done.stderr
+        assert done.returncode == 0, (tmp_path / "worker.log").read_text()
         assert json.loads(done.stdout.splitlines()[-1])["status"] == "succeeded"
     finally:
         worker.send_signal(signal.SIGTERM)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from contextlib import ExitStack
 
 import falcon.testing
 import pytest
@@ -13,6 +14,7 @@ from adapters.sqlite import SqliteStore
 from core import Failure, JobContext
 from entrypoints.http.app import create_app
 from tests.support.harness import JobSystem
+from tests.support.postgres import fresh_schema
 from tests.unit.kinds_for_tests import SENTINEL_SECRET, BadResult, CountPayload, LeakyResult
 
 TOKEN = "secrets-test-token"
@@ -41,16 +43,22 @@ def leaky_kinds():
     }
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
 def system(request, tmp_path):
-    if request.param == "memory":
-        store = MemoryStore()
-    else:
-        store = SqliteStore.open(tmp_path / "jobs.db", now=FakeClock().now())
-    made = JobSystem(store, workers=2)
-    yield made
-    made.stop()
-    store.close()
+    with ExitStack() as stack:
+        if request.param == "memory":
+            store = MemoryStore()
+        elif request.param == "sqlite":
+            store = SqliteStore.open(tmp_path / "jobs.db", now=FakeClock().now())
+        else:
+            from adapters.postgres import PostgresStore
+
+            url, schema = stack.enter_context(fresh_schema())
+            store = PostgresStore.open(url, now=FakeClock().now(), schema=schema)
+        stack.callback(store.close)
+        made = JobSystem(store, workers=2)
+        yield made
+        made.stop()
 
 
 def test_a_sentinel_secret_never_reaches_a_row_a_body_or_the_log(system):

@@ -8,9 +8,10 @@ import threading
 import pytest
 
 from adapters.fake_clock import FakeClock
+from adapters.migration_files import Migration, load_migrations
 from adapters.sqlite import SqliteStore
 from adapters.sqlite.connections import Connections
-from adapters.sqlite.migrate import Migration, applied_versions, load_migrations, migrate
+from adapters.sqlite.migrate import applied_versions, migrate
 from core import Status
 
 NOW = FakeClock().now()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable, Iterator
 
 from adapters.fake_clock import FakeClock
@@ -9,6 +10,13 @@ from core import Job, Runner
 from core.ports import JobStore
 from tests.support.logs import LogCapture
 from tests.support.observed import ObservedStore
+
+
+def as_datetime(value: object) -> datetime.datetime:
+    """A stored time: SQLite and memory keep ISO text, PostgreSQL a timestamptz."""
+    if isinstance(value, datetime.datetime):
+        return value
+    return datetime.datetime.fromisoformat(str(value))
 
 
 def finished(job: Job | None) -> bool:

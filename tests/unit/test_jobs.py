@@ -5,7 +5,6 @@ tests/integration/test_jobs_on_sqlite.py runs this same module on SQLite.
 
 from __future__ import annotations
 
-import datetime
 import json
 import threading
 
@@ -23,7 +22,7 @@ from core import (
     Status,
 )
 from core.errors import StoreError
-from tests.support.harness import finished
+from tests.support.harness import as_datetime, finished
 from tests.unit.kinds_for_tests import (
     SENTINEL_SECRET,
     BadResult,
@@ -48,7 +47,7 @@ def test_a_job_succeeds_with_its_public_result(make_system):
     row = system.store.row(job_id)
     assert row["payload"] == '{"steps":3}'
     for column in ("started_at", "finished_at", "created_at", "updated_at"):
-        assert datetime.datetime.fromisoformat(row[column]).tzinfo is not None, column
+        assert as_datetime(row[column]).tzinfo is not None, column
 
 
 @pytest.mark.parametrize(

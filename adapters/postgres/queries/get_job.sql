@@ -1,0 +1,1 @@
+SELECT id, kind, status, result, error FROM jobs WHERE id = %(id)s

@@ -1,0 +1,156 @@
+"""The PostgreSQL JobStore: many worker processes on many hosts.
+
+Claims use ``FOR UPDATE SKIP LOCKED`` in one statement; connections come
+from a psycopg pool. The database URL (and its password) is never logged or
+put in an error: errors carry only the core's fixed categories.
+"""
+
+from __future__ import annotations
+
+import datetime
+import importlib.resources
+from typing import Any
+
+from psycopg_pool import ConnectionPool
+
+from adapters.postgres.errors import translated
+from adapters.postgres.migrate import migrate
+from core.jobs import Claim, ClaimedJob, Job, NewJob
+from core.outcome import Fail, Succeed
+from core.status import Status
+
+DEFAULT_POOL_SIZE = 10
+CONNECT_TIMEOUT = 5.0
+
+
+def _query(name: str) -> str:
+    return (
+        importlib.resources.files("adapters.postgres").joinpath(f"queries/{name}.sql").read_text()
+    )
+
+
+_CREATE = _query("create_job")
+_CLAIM = _query("claim_next_job")
+_PUBLISH = _query("publish_job_result")
+_SUCCEED = _query("succeed_job")
+_FAIL = _query("fail_job")
+_RECOVER = _query("recover_interrupted_jobs")
+_GET = _query("get_job")
+
+
+def _fence(claim: Claim) -> dict[str, Any]:
+    return {"id": claim.job_id, "runner_id": claim.runner_id, "attempt": claim.attempt}
+
+
+def _claimed(row: Any, runner_id: str) -> ClaimedJob | None:
+    if row is None:
+        return None
+    job_id, kind, payload, attempt = row
+    claim = Claim(job_id=job_id, runner_id=runner_id, attempt=attempt)
+    return ClaimedJob(claim=claim, kind=kind, payload=payload)
+
+
+class PostgresStore:
+    def __init__(self, pool: ConnectionPool) -> None:
+        self._pool = pool
+        self.applied_at_open: list[str] = []
+
+    @classmethod
+    def open(
+        cls,
+        url: str,
+        *,
+        now: datetime.datetime,
+        schema: str | None = None,
+        pool_size: int = DEFAULT_POOL_SIZE,
+    ) -> PostgresStore:
+        """Connect, and bring the schema up to date. Raises StoreError when it cannot.
+
+        ``schema`` puts the tables in that schema (it must exist), as tests
+        do to get a fresh database each.
+        """
+        options = {"options": f"-c search_path={schema}"} if schema else {}
+        pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=pool_size,
+            kwargs={"connect_timeout": int(CONNECT_TIMEOUT), **options},
+            timeout=CONNECT_TIMEOUT,
+            open=False,
+            name="jobtable",
+        )
+        store = cls(pool)
+        try:
+            with translated():
+                pool.open(wait=True, timeout=CONNECT_TIMEOUT)
+            store.applied_at_open = store.migrate(now=now)
+        except BaseException:
+            store.close()
+            raise
+        return store
+
+    def migrate(self, *, now: datetime.datetime) -> list[str]:
+        with translated(), self._pool.connection() as conn:
+            conn.autocommit = True  # migrate opens its own transactions
+            try:
+                return migrate(conn, now=now)
+            finally:
+                conn.autocommit = False
+
+    def create(self, job: NewJob, *, now: datetime.datetime) -> None:
+        params = {"id": job.id, "kind": job.kind, "payload": job.payload, "now": now}
+        with translated(), self._pool.connection() as conn:
+            conn.execute(_CREATE, params)
+
+    def claim_next(self, *, runner_id: str, now: datetime.datetime) -> ClaimedJob | None:
+        with translated(), self._pool.connection() as conn:
+            row = conn.execute(_CLAIM, {"runner_id": runner_id, "now": now}).fetchone()
+        return _claimed(row, runner_id)
+
+    def finish_and_claim_next(
+        self, claim: Claim, outcome: Succeed | Fail, *, runner_id: str, now: datetime.datetime
+    ) -> tuple[bool, ClaimedJob | None]:
+        if isinstance(outcome, Succeed):
+            finish_sql, finish = _SUCCEED, {**_fence(claim), "result": outcome.result, "now": now}
+        else:
+            finish_sql, finish = _FAIL, {**_fence(claim), "code": outcome.code, "now": now}
+        with translated(), self._pool.connection() as conn:
+            held = conn.execute(finish_sql, finish).rowcount == 1
+            row = conn.execute(_CLAIM, {"runner_id": runner_id, "now": now}).fetchone()
+        return held, _claimed(row, runner_id)
+
+    def publish(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
+        return self._fenced(_PUBLISH, claim, result=result, now=now)
+
+    def succeed(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
+        return self._fenced(_SUCCEED, claim, result=result, now=now)
+
+    def fail(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
+        return self._fenced(_FAIL, claim, code=code, now=now)
+
+    def recover_interrupted(self, *, code: str, now: datetime.datetime) -> int:
+        with translated(), self._pool.connection() as conn:
+            return int(conn.execute(_RECOVER, {"code": code, "now": now}).rowcount)
+
+    def get(self, job_id: str) -> Job | None:
+        with translated(), self._pool.connection() as conn:
+            row = conn.execute(_GET, {"id": job_id}).fetchone()
+        if row is None:
+            return None
+        job_id, kind, status, result, error = row
+        return Job(id=job_id, kind=kind, status=Status(status), result=result, error=error)
+
+    def row(self, job_id: str) -> dict[str, Any] | None:
+        """Every column of the job's row, for inspection and tests."""
+        with translated(), self._pool.connection() as conn:
+            cursor = conn.execute("SELECT * FROM jobs WHERE id = %s", (job_id,))
+            found = cursor.fetchone()
+            names = [column.name for column in cursor.description or ()]
+        return None if found is None else dict(zip(names, found, strict=True))
+
+    def close(self) -> None:
+        self._pool.close()
+
+    def _fenced(self, sql: str, claim: Claim, **values: Any) -> bool:
+        with translated(), self._pool.connection() as conn:
+            return bool(conn.execute(sql, {**_fence(claim), **values}).rowcount == 1)

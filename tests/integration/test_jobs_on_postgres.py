@@ -1,0 +1,28 @@
+"""The reference's jobs tests (tests/unit/test_jobs.py) again, on PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from adapters.fake_clock import FakeClock
+from tests.support.harness import JobSystem, system_factory
+from tests.support.observed import ObservedStore
+from tests.support.postgres import fresh_schema
+from tests.unit.test_jobs import *  # noqa: F403 - the same tests, with the fixtures below
+
+
+@pytest.fixture
+def shared_store() -> Iterator[ObservedStore]:
+    with fresh_schema() as (url, schema):
+        from adapters.postgres import PostgresStore
+
+        store = ObservedStore(PostgresStore.open(url, now=FakeClock().now(), schema=schema))
+        yield store
+        store.close()
+
+
+@pytest.fixture
+def make_system(shared_store: ObservedStore) -> Iterator[Callable[..., JobSystem]]:
+    yield from system_factory(shared_store)

@@ -1,0 +1,80 @@
+"""What is particular to the PostgreSQL store: migrations, errors, the password kept out."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from adapters.fake_clock import FakeClock
+from core import StoreError
+from tests.support.postgres import fresh_schema, postgres_url
+
+NOW = FakeClock().now()
+
+
+def open_store(url, schema):
+    from adapters.postgres import PostgresStore
+
+    return PostgresStore.open(url, now=NOW, schema=schema)
+
+
+def test_a_new_schema_gets_every_migration_once_and_reopening_changes_nothing():
+    with fresh_schema() as (url, schema):
+        store = open_store(url, schema)
+        assert store.applied_at_open == ["0001_jobs", "0002_jobs_status"]
+        store.close()
+        again = open_store(url, schema)
+        assert again.applied_at_open == []
+        assert again.migrate(now=NOW) == []
+        again.close()
+
+
+def test_concurrent_openers_apply_each_migration_once():
+    with fresh_schema() as (url, schema):
+        opened, errors = [], []
+        barrier = threading.Barrier(4)
+
+        def open_it():
+            barrier.wait()
+            try:
+                opened.append(open_store(url, schema))
+            except BaseException as error:
+                errors.append(error)
+
+        threads = [threading.Thread(target=open_it) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        assert errors == []
+        assert sorted(len(store.applied_at_open) for store in opened) == [0, 0, 0, 2]
+        for store in opened:
+            store.close()
+
+
+def test_a_status_outside_the_four_is_refused_by_the_schema():
+    import psycopg
+
+    with fresh_schema() as (url, schema):
+        open_store(url, schema).close()
+        with (
+            psycopg.connect(url, options=f"-c search_path={schema}") as conn,
+            pytest.raises(psycopg.errors.CheckViolation),
+        ):
+            conn.execute(
+                "INSERT INTO jobs (id, kind, status, payload, created_at, updated_at)"
+                " VALUES ('x', 'k', 'pending', '{}', now(), now())"
+            )
+
+
+def test_an_unreachable_server_is_unavailable_and_its_password_never_shown():
+    postgres_url()  # skip or fail like every PostgreSQL test when none is configured
+    from adapters.postgres import PostgresStore
+
+    secret_url = "postgresql://app:hunter2-sentinel@127.0.0.1:1/jobs"
+    with pytest.raises(StoreError) as raised:
+        PostgresStore.open(secret_url, now=NOW)
+    assert raised.value.category == "database unavailable"
+    assert "hunter2" not in repr(raised.value)
+    assert raised.value.__cause__ is None or "hunter2" not in str(raised.value.__cause__)
