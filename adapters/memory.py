@@ -10,11 +10,12 @@ from __future__ import annotations
 import datetime
 import heapq
 import threading
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
-from core.jobs import Claim, ClaimedJob, Job, NewJob
+from core.jobs import Claim, ClaimedJob, Job, NewJob, Recovered
 from core.outcome import Fail, Succeed
 from core.status import Status
 
@@ -44,6 +45,7 @@ class MemoryStore:
         self._lock = threading.RLock()  # finish_and_claim_next nests the other writes
         self._rows: dict[str, _Row] = {}
         self._queued: list[str] = []  # a heap of queued ids: the oldest is first
+        self._live: set[str] = set()  # runner ids holding their liveness lock
 
     def create(self, job: NewJob, *, now: datetime.datetime) -> None:
         stamp = _stamp(now)
@@ -112,15 +114,34 @@ class MemoryStore:
                 held = self.fail(claim, code=outcome.code, now=now)
             return held, self.claim_next(runner_id=runner_id, now=now)
 
-    def recover_interrupted(self, *, code: str, now: datetime.datetime) -> int:
-        stamp = _stamp(now)
+    def hold_liveness(self, runner_id: str) -> None:
         with self._lock:
-            running = [row for row in self._rows.values() if row.status is Status.RUNNING]
-            for row in running:
-                row.status = Status.FAILED
-                row.error = code
-                row.finished_at = row.updated_at = stamp
-            return len(running)
+            self._live.add(runner_id)
+
+    def release_liveness(self, runner_id: str) -> None:
+        with self._lock:
+            self._live.discard(runner_id)
+
+    def recover_orphans(
+        self, *, code: str, max_attempts: Mapping[str, int], now: datetime.datetime
+    ) -> Recovered:
+        stamp = _stamp(now)
+        failed = requeued = 0
+        with self._lock:
+            for row in self._rows.values():
+                if row.status is not Status.RUNNING or row.claimed_by in self._live:
+                    continue
+                row.updated_at = stamp
+                if row.attempt < max_attempts.get(row.kind, 1):
+                    row.status = Status.QUEUED
+                    heapq.heappush(self._queued, row.id)
+                    requeued += 1
+                else:
+                    row.status = Status.FAILED
+                    row.error = code
+                    row.finished_at = stamp
+                    failed += 1
+        return Recovered(failed=failed, requeued=requeued)
 
     def get(self, job_id: str) -> Job | None:
         with self._lock:

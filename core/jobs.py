@@ -65,3 +65,11 @@ class ClaimedJob:
     @property
     def id(self) -> str:
         return self.claim.job_id
+
+
+@attrs.frozen(kw_only=True)
+class Recovered:
+    """What a sweep for orphaned jobs did: how many it failed and how many it queued again."""
+
+    failed: int = 0
+    requeued: int = 0

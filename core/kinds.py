@@ -36,6 +36,8 @@ class KindSpec:
     payload_type: type
     result_type: type | None
     failure_codes: frozenset[str]
+    max_attempts: int = 1
+    """How many times a job may be claimed: one whose owner died with attempts left is requeued."""
 
 
 class Kind(Generic[P]):
@@ -77,6 +79,7 @@ class KindRegistry:
         payload: type[P],
         failure_codes: Iterable[str] = (),
         result: type | None = None,
+        max_attempts: int = 1,
     ) -> Kind[P]:
         """Make ``handler`` run jobs of ``kind`` and return the handle that enqueues them.
 
@@ -84,8 +87,11 @@ class KindRegistry:
         decoded into. ``result`` is the handler's result type; when omitted it
         is read from the handler's return annotation. It must have a
         ``public()`` method. ``failure_codes`` are the codes the handler may
-        raise with ``Failure``. Raises RegistrationError for a bad
-        registration and RunnerStateError once the runner has started.
+        raise with ``Failure``. ``max_attempts`` (default 1) is how many times
+        a job may be claimed: when the process running it dies, a job with
+        attempts left is queued again instead of failing ``interrupted by
+        restart``. Raises RegistrationError for a bad registration and
+        RunnerStateError once the runner has started.
         """
         if not isinstance(kind, str) or not kind.strip():
             raise RegistrationError("register: kind must be a non-empty string")
@@ -94,6 +100,8 @@ class KindRegistry:
         self._check_payload_type(kind, payload)
         result_type = result if result is not None else _return_annotation(handler)
         _check_result_type(kind, result_type)
+        if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
+            raise RegistrationError(f"register {kind!r}: max_attempts must be a whole number >= 1")
         try:
             codes = validate_declared_codes(failure_codes)
         except InvalidFailureCodeError as error:
@@ -104,6 +112,7 @@ class KindRegistry:
             payload_type=payload,
             result_type=result_type,
             failure_codes=codes,
+            max_attempts=max_attempts,
         )
         with self._lock:
             if self._frozen:
@@ -118,6 +127,10 @@ class KindRegistry:
 
     def names(self) -> list[str]:
         return sorted(self._specs)
+
+    def max_attempts(self) -> dict[str, int]:
+        """Each kind's max_attempts, for settling the jobs of a dead runner."""
+        return {name: spec.max_attempts for name, spec in self._specs.items()}
 
     def freeze(self) -> None:
         """Refuse every later registration; the runner calls this as it starts."""

@@ -9,9 +9,10 @@ reached); nothing else escapes a store.
 from __future__ import annotations
 
 import datetime
+from collections.abc import Mapping
 from typing import Protocol
 
-from core.jobs import Claim, ClaimedJob, Job, NewJob
+from core.jobs import Claim, ClaimedJob, Job, NewJob, Recovered
 from core.outcome import Fail, Succeed
 
 
@@ -61,11 +62,27 @@ class JobStore(Protocol):
         """
         ...
 
-    def recover_interrupted(self, *, code: str, now: datetime.datetime) -> int:
-        """Mark every running job failed with ``code``, keeping its last partial result.
+    def hold_liveness(self, runner_id: str) -> None:
+        """Take ``runner_id``'s liveness lock and hold it until released or the process ends.
 
-        Called at start, before any worker runs, for jobs a previous process
-        left running. Returns how many jobs it marked.
+        While it is held, no store in any process treats the runner's
+        running jobs as orphaned. The lock dies with the process (an OS file
+        lock, a database session), so a crash releases it.
+        """
+        ...
+
+    def release_liveness(self, runner_id: str) -> None:
+        """Let go of ``runner_id``'s liveness lock. Idempotent."""
+        ...
+
+    def recover_orphans(
+        self, *, code: str, max_attempts: Mapping[str, int], now: datetime.datetime
+    ) -> Recovered:
+        """Settle every running job whose owner holds no liveness lock; touch no other job.
+
+        A job whose attempt number is below its kind's ``max_attempts``
+        (default 1) goes back to queued; any other fails with ``code``. Both
+        keep the last partial result.
         """
         ...
 

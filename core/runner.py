@@ -26,6 +26,9 @@ from core.outcome import Decision, Fail, run_handler
 from core.ports import JobStore
 from core.recording import OutcomeRecorder, loggable_category
 
+SWEEP_INTERVAL = 1.0
+"""Seconds between sweeps for jobs whose runner died."""
+
 
 class Runner:
     def __init__(
@@ -35,6 +38,7 @@ class Runner:
         *,
         workers: int = 2,
         logger: logging.Logger | None = None,
+        sweep_interval: float | None = SWEEP_INTERVAL,
     ) -> None:
         if store is None:
             raise ValueError("Runner needs a store")
@@ -45,6 +49,7 @@ class Runner:
         self._store = store
         self._clock = clock
         self._workers = workers
+        self._sweep_interval = sweep_interval
         self._log = logger or logging.getLogger("jobtable.runner")
         self._ids = JobIdGenerator()
         self.id = self._ids.next_id(self._unix_ms())
@@ -67,10 +72,14 @@ class Runner:
     # -- lifecycle ---------------------------------------------------------
 
     def start(self) -> None:
-        """Mark jobs a previous process left running interrupted, then start the workers.
+        """Take this runner's liveness lock, settle jobs dead runners left, start the workers.
 
-        Raises RunnerStateError on a second call and StoreError when the
-        recovery cannot be written (no worker is started then).
+        A job left running by a runner that holds no liveness lock (its
+        process is gone) fails ``interrupted by restart``, or is queued again
+        when its kind allows more attempts; a live runner's jobs are never
+        touched. After start the same sweep runs every ``sweep_interval``
+        seconds. Raises RunnerStateError on a second call and StoreError
+        when the store cannot be reached (nothing is started then).
         """
         with self._wake:
             if self._started:
@@ -78,13 +87,13 @@ class Runner:
             self._started = True
         self.kinds.freeze()
         try:
-            marked = self._store.recover_interrupted(code=INTERRUPTED, now=self._clock.now())
+            self._store.hold_liveness(self.id)
+            self._sweep()
         except BaseException:
+            self._store.release_liveness(self.id)
             with self._wake:
                 self._started = False  # nothing ran: the caller may try again
             raise
-        if marked:
-            self._log.warning("marked jobs interrupted by restart count=%d", marked)
         with self._wake:
             self._live_workers = self._workers
         for number in range(self._workers):
@@ -92,6 +101,31 @@ class Runner:
                 target=self._work, name=f"jobtable-worker-{number}", daemon=True
             )
             thread.start()
+        if self._sweep_interval:
+            threading.Thread(
+                target=self._sweep_periodically, name="jobtable-sweeper", daemon=True
+            ).start()
+
+    def _sweep(self) -> None:
+        recovered = self._store.recover_orphans(
+            code=INTERRUPTED, max_attempts=self.kinds.max_attempts(), now=self._clock.now()
+        )
+        if recovered.failed:
+            self._log.warning("marked jobs interrupted by restart count=%d", recovered.failed)
+        if recovered.requeued:
+            self._log.warning("requeued jobs of a dead runner count=%d", recovered.requeued)
+            self._pass_the_wake()
+
+    def _sweep_periodically(self) -> None:
+        """Settle dead runners' jobs at least once a second, until stop."""
+        interval = self._sweep_interval
+        while not self._clock.wait_for(self._stop, lambda: self._stopping, interval):
+            try:
+                self._sweep()
+            except Exception as error:
+                self._log.error(
+                    "sweep for orphaned jobs failed category=%s", loggable_category(error)
+                )
 
     def stop(self) -> None:
         """Signal every worker and handler to stop. Returns at once; ``join`` waits."""
@@ -106,7 +140,12 @@ class Runner:
         Workers are daemon threads: one stuck in a handler that ignores the
         stop signal does not keep the process alive once the caller gives up.
         """
-        return self._clock.wait_for(self._done, lambda: self._live_workers == 0, timeout)
+        finished = self._clock.wait_for(self._done, lambda: self._live_workers == 0, timeout)
+        if finished:
+            # Every job this runner held is recorded or left running: let other
+            # runners settle what is left, as they would after a crash.
+            self._store.release_liveness(self.id)
+        return finished
 
     @property
     def stopping(self) -> bool:

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import datetime
 import importlib.resources
+import threading
+from collections.abc import Mapping
 from typing import Any
 
+import psycopg
 from psycopg_pool import ConnectionPool
 
 from adapters.postgres.errors import translated
 from adapters.postgres.migrate import migrate
-from core.jobs import Claim, ClaimedJob, Job, NewJob
+from core.jobs import Claim, ClaimedJob, Job, NewJob, Recovered
 from core.outcome import Fail, Succeed
 from core.status import Status
 
@@ -34,8 +37,16 @@ _CLAIM = _query("claim_next_job")
 _PUBLISH = _query("publish_job_result")
 _SUCCEED = _query("succeed_job")
 _FAIL = _query("fail_job")
-_RECOVER = _query("recover_interrupted_jobs")
+_ORPHANS = _query("orphaned_jobs")
+_REQUEUE = _query("requeue_orphan")
+_FAIL_ORPHAN = _query("fail_orphan")
 _GET = _query("get_job")
+
+
+# A runner's advisory lock key: its id hashed into 62 bits, computed by the
+# server both when locking and when checking, so the two always agree.
+_KEY = "(hashtextextended(%(runner_id)s, 0) & 4611686018427387903)"
+_LOCK = f"SELECT pg_advisory_lock({_KEY})"
 
 
 def _fence(claim: Claim) -> dict[str, Any]:
@@ -51,8 +62,12 @@ def _claimed(row: Any, runner_id: str) -> ClaimedJob | None:
 
 
 class PostgresStore:
-    def __init__(self, pool: ConnectionPool) -> None:
+    def __init__(self, pool: ConnectionPool, conninfo: str = "", options: str = "") -> None:
         self._pool = pool
+        self._conninfo = conninfo
+        self._options = options
+        self._liveness_guard = threading.Lock()
+        self._liveness: dict[str, psycopg.Connection] = {}  # runner id -> session holding its lock
         self.applied_at_open: list[str] = []
 
     @classmethod
@@ -79,7 +94,7 @@ class PostgresStore:
             open=False,
             name="jobtable",
         )
-        store = cls(pool)
+        store = cls(pool, url, options.get("options", ""))
         try:
             with translated():
                 pool.open(wait=True, timeout=CONNECT_TIMEOUT)
@@ -128,9 +143,39 @@ class PostgresStore:
     def fail(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
         return self._fenced(_FAIL, claim, code=code, now=now)
 
-    def recover_interrupted(self, *, code: str, now: datetime.datetime) -> int:
+    def hold_liveness(self, runner_id: str) -> None:
+        """A session advisory lock on a connection of its own, kept for the runner's life."""
+        kwargs: dict[str, Any] = {"autocommit": True, "connect_timeout": int(CONNECT_TIMEOUT)}
+        if self._options:
+            kwargs["options"] = self._options
+        with translated():
+            conn = psycopg.connect(self._conninfo, **kwargs)
+            try:
+                conn.execute(_LOCK, {"runner_id": runner_id})
+            except BaseException:
+                conn.close()
+                raise
+        with self._liveness_guard:
+            self._liveness[runner_id] = conn
+
+    def release_liveness(self, runner_id: str) -> None:
+        with self._liveness_guard:
+            conn = self._liveness.pop(runner_id, None)
+        if conn is not None:
+            conn.close()  # ending the session releases its advisory locks
+
+    def recover_orphans(
+        self, *, code: str, max_attempts: Mapping[str, int], now: datetime.datetime
+    ) -> Recovered:
+        failed = requeued = 0
         with translated(), self._pool.connection() as conn:
-            return int(conn.execute(_RECOVER, {"code": code, "now": now}).rowcount)
+            for job_id, kind, attempt, owner in conn.execute(_ORPHANS).fetchall():
+                fence = {"id": job_id, "owner": owner, "attempt": attempt, "now": now}
+                if attempt < max_attempts.get(kind, 1):
+                    requeued += conn.execute(_REQUEUE, fence).rowcount
+                else:
+                    failed += conn.execute(_FAIL_ORPHAN, {**fence, "code": code}).rowcount
+        return Recovered(failed=failed, requeued=requeued)
 
     def get(self, job_id: str) -> Job | None:
         with translated(), self._pool.connection() as conn:
@@ -149,6 +194,10 @@ class PostgresStore:
         return None if found is None else dict(zip(names, found, strict=True))
 
     def close(self) -> None:
+        with self._liveness_guard:
+            held = list(self._liveness)
+        for runner_id in held:
+            self.release_liveness(runner_id)
         self._pool.close()
 
     def _fenced(self, sql: str, claim: Claim, **values: Any) -> bool:

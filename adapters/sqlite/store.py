@@ -11,12 +11,14 @@ import datetime
 import importlib.resources
 import os
 import sqlite3
+from collections.abc import Mapping
 from typing import Any
 
 from adapters.sqlite.connections import BUSY_TIMEOUT_MS, Connections
 from adapters.sqlite.errors import translated
+from adapters.sqlite.liveness import LivenessLocks
 from adapters.sqlite.migrate import migrate
-from core.jobs import Claim, ClaimedJob, Job, NewJob
+from core.jobs import Claim, ClaimedJob, Job, NewJob, Recovered
 from core.outcome import Fail, Succeed
 from core.status import Status
 
@@ -30,7 +32,9 @@ _CLAIM = _query("claim_next_job")
 _PUBLISH = _query("publish_job_result")
 _SUCCEED = _query("succeed_job")
 _FAIL = _query("fail_job")
-_RECOVER = _query("recover_interrupted_jobs")
+_RUNNING = _query("running_jobs")
+_REQUEUE = _query("requeue_orphan")
+_FAIL_ORPHAN = _query("fail_orphan")
 _GET = _query("get_job")
 
 
@@ -53,6 +57,7 @@ def _fence(claim: Claim) -> dict[str, Any]:
 class SqliteStore:
     def __init__(self, connections: Connections) -> None:
         self._db = connections
+        self._liveness = LivenessLocks(connections.path)
         self.applied_at_open: list[str] = []
         """The migrations ``open`` applied (none when the schema was up to date)."""
 
@@ -127,10 +132,34 @@ class SqliteStore:
     def fail(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
         return self._fenced(_FAIL, claim, code=code, now=_stamp(now))
 
-    def recover_interrupted(self, *, code: str, now: datetime.datetime) -> int:
-        params = {"code": code, "now": _stamp(now)}
+    def hold_liveness(self, runner_id: str) -> None:
+        self._liveness.hold(runner_id)
+
+    def release_liveness(self, runner_id: str) -> None:
+        self._liveness.release(runner_id)
+
+    def recover_orphans(
+        self, *, code: str, max_attempts: Mapping[str, int], now: datetime.datetime
+    ) -> Recovered:
         with translated():
-            return self._db.write(lambda conn: conn.execute(_RECOVER, params).rowcount)
+            running = self._db.reader().execute(_RUNNING).fetchall()
+        orphans = [row for row in running if not self._liveness.is_alive(row[3])]
+        if not orphans:
+            return Recovered()
+        stamp = _stamp(now)
+
+        def settle(conn: sqlite3.Connection) -> Recovered:
+            failed = requeued = 0
+            for job_id, kind, attempt, owner in orphans:
+                fence = {"id": job_id, "owner": owner, "attempt": attempt, "now": stamp}
+                if attempt < max_attempts.get(kind, 1):
+                    requeued += conn.execute(_REQUEUE, fence).rowcount
+                else:
+                    failed += conn.execute(_FAIL_ORPHAN, {**fence, "code": code}).rowcount
+            return Recovered(failed=failed, requeued=requeued)
+
+        with translated():
+            return self._db.write(settle)
 
     def get(self, job_id: str) -> Job | None:
         with translated():
@@ -159,6 +188,7 @@ class SqliteStore:
             return int(conn.execute("PRAGMA data_version").fetchone()[0])
 
     def close(self) -> None:
+        self._liveness.release_all()
         self._db.close()
 
     def _fenced(self, sql: str, claim: Claim, **values: Any) -> bool:

@@ -122,7 +122,14 @@ def test_a_finished_job_cannot_be_changed_again(store):
     assert (job.status, job.result, job.error) == (Status.SUCCEEDED, '{"done":1}', None)
 
 
-def test_recovery_fails_only_running_jobs_and_keeps_their_partial_results(store):
+def claimed_by(store, runner_id: str, payload='{"steps":1}'):
+    queue(store, payload=payload)
+    return store.claim_next(runner_id=runner_id, now=T0).claim
+
+
+def test_recovery_settles_only_running_jobs_whose_owner_is_dead(store):
+    store.hold_liveness("runner-live")
+    live = claimed_by(store, "runner-live")
     done = running(store)
     store.succeed(done, result='{"done":3}', now=T0)
     interrupted = running(store)
@@ -130,8 +137,10 @@ def test_recovery_fails_only_running_jobs_and_keeps_their_partial_results(store)
     silent = running(store)
     queued = queue(store)
 
-    assert store.recover_interrupted(code="interrupted by restart", now=LATER) == 2
+    recovered = store.recover_orphans(code="interrupted by restart", max_attempts={}, now=LATER)
+    assert (recovered.failed, recovered.requeued) == (2, 0)
 
+    assert store.get(live.job_id).status is Status.RUNNING  # its owner is alive
     assert store.get(queued).status is Status.QUEUED
     assert store.get(done.job_id).status is Status.SUCCEEDED
     job = store.get(interrupted.job_id)
@@ -140,7 +149,36 @@ def test_recovery_fails_only_running_jobs_and_keeps_their_partial_results(store)
     )  # fmt: skip
     assert store.get(silent.job_id).result is None
     assert not store.succeed(interrupted, result='{"done":9}', now=LATER)
-    assert store.recover_interrupted(code="interrupted by restart", now=LATER) == 0
+    again = store.recover_orphans(code="interrupted by restart", max_attempts={}, now=LATER)
+    assert (again.failed, again.requeued) == (0, 0)
+    store.release_liveness("runner-live")
+
+
+def test_a_released_liveness_lock_makes_the_runners_jobs_orphans(store):
+    store.hold_liveness("runner-gone")
+    claim = claimed_by(store, "runner-gone")
+    assert store.recover_orphans(code="x", max_attempts={}, now=LATER).failed == 0
+    store.release_liveness("runner-gone")
+    store.release_liveness("runner-gone")  # idempotent
+    assert store.recover_orphans(code="x", max_attempts={}, now=LATER).failed == 1
+    assert store.get(claim.job_id).error == "x"
+
+
+def test_an_orphan_with_attempts_left_is_queued_again_keeping_its_partial_result(store):
+    claim = claimed_by(store, "runner-dead")
+    store.publish(claim, result='{"done":1}', now=T0)
+
+    recovered = store.recover_orphans(code="x", max_attempts={"count": 2}, now=LATER)
+    assert (recovered.failed, recovered.requeued) == (0, 1)
+    job = store.get(claim.job_id)
+    assert (job.status, job.result, job.error) == (Status.QUEUED, '{"done":1}', None)
+
+    second = store.claim_next(runner_id="runner-dead-too", now=LATER)
+    assert second.claim == Claim(job_id=claim.job_id, runner_id="runner-dead-too", attempt=2)
+    assert not store.succeed(claim, result="{}", now=LATER)  # the first claim is stale
+    recovered = store.recover_orphans(code="x", max_attempts={"count": 2}, now=LATER)
+    assert (recovered.failed, recovered.requeued) == (1, 0)
+    assert store.get(claim.job_id).status is Status.FAILED
 
 
 def test_get_of_an_unknown_id_returns_none(store):

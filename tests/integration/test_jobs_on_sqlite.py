@@ -1,4 +1,4 @@
-"""The reference's jobs tests (tests/unit/test_jobs.py) again, on a real SQLite file."""
+"""The reference's jobs tests and the liveness tests (tests/unit/) again, on a real SQLite file."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from adapters.sqlite import SqliteStore
 from tests.support.harness import JobSystem, system_factory
 from tests.support.observed import ObservedStore
 from tests.unit.test_jobs import *  # noqa: F403 - the same tests, with the fixtures below
+from tests.unit.test_liveness import *  # noqa: F403
 
 
 @pytest.fixture

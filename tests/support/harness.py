@@ -26,11 +26,26 @@ def finished(job: Job | None) -> bool:
 class JobSystem:
     """A runner over an observed store and a fake clock, stopped when the test ends."""
 
-    def __init__(self, store: JobStore, *, workers: int = 1, clock: FakeClock | None = None):
+    def __init__(
+        self,
+        store: JobStore,
+        *,
+        workers: int = 1,
+        clock: FakeClock | None = None,
+        sweep_interval: float | None = None,
+    ):
         self.store = store if isinstance(store, ObservedStore) else ObservedStore(store)
         self.clock = clock or FakeClock()
         self.logs = LogCapture()
-        self.runner = Runner(self.store, self.clock, workers=workers, logger=self.logs.logger)
+        # No periodic sweep unless a test asks: its sleeps on the fake clock
+        # would show among the sleepers other tests count.
+        self.runner = Runner(
+            self.store,
+            self.clock,
+            workers=workers,
+            logger=self.logs.logger,
+            sweep_interval=sweep_interval,
+        )
         self.kinds = self.runner.kinds
         self._started = False
 
@@ -69,8 +84,8 @@ def system_factory(store: JobStore) -> Iterator[Callable[..., JobSystem]]:
     """A pytest fixture body: makes runners over one shared store and stops them all after."""
     systems: list[JobSystem] = []
 
-    def make(workers: int = 1) -> JobSystem:
-        system = JobSystem(store, workers=workers)
+    def make(workers: int = 1, sweep_interval: float | None = None) -> JobSystem:
+        system = JobSystem(store, workers=workers, sweep_interval=sweep_interval)
         systems.append(system)
         return system
 

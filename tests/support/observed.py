@@ -73,8 +73,16 @@ class ObservedStore:
             lambda: self.inner.finish_and_claim_next(claim, outcome, runner_id=runner_id, now=now)
         )
 
-    def recover_interrupted(self, *, code: str, now: datetime.datetime) -> int:
-        return int(self._after(lambda: self.inner.recover_interrupted(code=code, now=now)))
+    def hold_liveness(self, runner_id: str) -> None:
+        self.inner.hold_liveness(runner_id)
+
+    def release_liveness(self, runner_id: str) -> None:
+        self._after(lambda: self.inner.release_liveness(runner_id))
+
+    def recover_orphans(self, *, code, max_attempts, now):
+        return self._after(
+            lambda: self.inner.recover_orphans(code=code, max_attempts=max_attempts, now=now)
+        )
 
     def get(self, job_id: str) -> Job | None:
         return self.inner.get(job_id)

@@ -175,7 +175,7 @@ def test_a_start_whose_recovery_fails_starts_nothing_and_may_be_retried(make_sys
     def locked(**_):
         raise StoreError("database locked")
 
-    monkeypatch.setattr(system.store.inner, "recover_interrupted", locked)
+    monkeypatch.setattr(system.store.inner, "recover_orphans", locked)
     with pytest.raises(StoreError):
         system.runner.start()
     assert system.store.claims == 0

@@ -1,0 +1,104 @@
+"""Liveness instead of "fail everything running at start": only dead runners' jobs are settled."""
+
+from __future__ import annotations
+
+import threading
+
+import attrs
+import pytest
+
+from core import INTERRUPTED, JobContext, Status
+from tests.unit.kinds_for_tests import CountPayload, CountResult
+
+
+@attrs.define
+class Gate:
+    """A handler that holds its job running until the test opens the gate."""
+
+    started: threading.Semaphore = attrs.Factory(lambda: threading.Semaphore(0))
+    release: threading.Event = attrs.Factory(threading.Event)
+
+    def handler(self, ctx: JobContext, payload: CountPayload) -> CountResult:
+        ctx.publish(CountResult(done=1))
+        self.started.release()
+        self.release.wait(30)
+        return CountResult(done=2)
+
+
+@pytest.fixture
+def gate():
+    made = Gate()
+    yield made
+    made.release.set()
+
+
+def test_a_second_runner_leaves_a_live_runners_running_jobs_alone(make_system, gate):
+    first = make_system()
+    kind = first.kinds.register("slow", gate.handler, payload=CountPayload)
+    first.start()
+    job_id = kind.enqueue(CountPayload())
+    assert gate.started.acquire(timeout=10)
+
+    second = make_system(sweep_interval=1.0)
+    second.kinds.register("slow", gate.handler, payload=CountPayload)
+    second.start()
+    for _ in range(3):  # several sweeps pass
+        second.clock.wait_for_sleepers(1)
+        second.clock.advance(1.0)
+    assert second.runner.get(job_id).status is Status.RUNNING
+
+    gate.release.set()
+    assert first.wait_for(job_id).status is Status.SUCCEEDED
+
+
+def test_a_dead_runners_job_is_marked_interrupted_by_the_next_sweep(make_system, gate):
+    first = make_system()
+    kind = first.kinds.register("slow", gate.handler, payload=CountPayload)
+    first.start()
+    job_id = kind.enqueue(CountPayload())
+    assert gate.started.acquire(timeout=10)
+
+    survivor = make_system(sweep_interval=1.0)
+    survivor.kinds.register("slow", gate.handler, payload=CountPayload)
+    survivor.start()
+    first.store.release_liveness(first.runner.id)  # as the kernel does when its process dies
+
+    survivor.clock.wait_for_sleepers(1)
+    survivor.clock.advance(1.0)
+    job = survivor.wait_for(job_id)
+    assert (job.status, job.error, job.result) == (Status.FAILED, INTERRUPTED, '{"done":1}')
+    gate.release.set()  # the dead runner's late outcome is refused by the fence
+    first.store.wait_until(lambda: "no longer held" in first.logs.text)
+    assert first.runner.get(job_id).status is Status.FAILED
+
+
+def test_a_dead_runners_job_with_attempts_left_is_queued_again_and_run(make_system, gate):
+    first = make_system()
+    kind = first.kinds.register("retry", gate.handler, payload=CountPayload, max_attempts=2)
+    first.start()
+    job_id = kind.enqueue(CountPayload())
+    assert gate.started.acquire(timeout=10)
+    first.store.release_liveness(first.runner.id)
+
+    second = make_system()
+    second.kinds.register(
+        "retry", lambda ctx, p: CountResult(done=7), payload=CountPayload, result=CountResult,
+        max_attempts=2,
+    )  # fmt: skip
+    second.start()
+    job = second.wait_for(job_id)
+    assert (job.status, job.result) == (Status.SUCCEEDED, '{"done":7}')
+    assert second.store.row(job_id)["attempt"] == 2
+    assert "requeued jobs of a dead runner count=1" in second.logs.text
+
+
+@pytest.mark.parametrize("value", [0, -1, 1.5, True, "2"])
+def test_max_attempts_must_be_a_whole_number_of_at_least_one(make_system, value):
+    from core import RegistrationError
+
+    with pytest.raises(RegistrationError, match="max_attempts"):
+        make_system().kinds.register("x", gate_handler, payload=CountPayload, max_attempts=value)
+
+
+def gate_handler(ctx: JobContext, payload: CountPayload) -> CountResult:
+    return CountResult(done=0)
