@@ -1,0 +1,160 @@
+"""Several jobtable processes on one SQLite file: no double runs, a dead worker's jobs settled."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+
+import pytest
+
+from adapters.sqlite import SqliteStore
+from adapters.system_clock import SystemClock
+from core import Runner
+from tests.e2e.conftest import JOBTABLE, REPO
+from tests.e2e.ledger_kinds import register
+
+pytestmark = pytest.mark.e2e
+JOBS = int(os.environ.get("JOBTABLE_E2E_JOBS", "20000"))
+
+
+def start_worker(database, tmp_path, name: str, workers: int = 2) -> subprocess.Popen:
+    return subprocess.Popen(
+        [JOBTABLE, "worker", "--workers", str(workers), "--kinds", "tests.e2e.ledger_kinds",
+         "--sqlite-synchronous", "normal"],
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "JOBTABLE_DATABASE": str(database)},
+        stdout=subprocess.DEVNULL,
+        stderr=(tmp_path / f"{name}.log").open("w"),
+    )  # fmt: skip
+
+
+def stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        process.wait(30)
+
+
+def enqueue_many(database, kind: str, count: int) -> list[str]:
+    store = SqliteStore.open(database, now=SystemClock().now(), synchronous="normal")
+    try:
+        runner = Runner(store, SystemClock())
+        register(runner.kinds)
+        return [runner.enqueue(kind, {"n": n}) for n in range(count)]
+    finally:
+        store.close()
+
+
+def query(database, sql: str, *params):
+    conn = sqlite3.connect(database, timeout=30)
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()
+
+
+def wait_until(condition, within: float, what: str) -> float:
+    started = time.monotonic()
+    while time.monotonic() - started < within:
+        if condition():
+            return time.monotonic() - started
+        time.sleep(0.02)
+    raise AssertionError(f"{what} not within {within}s")
+
+
+def test_four_worker_processes_run_every_job_exactly_once(tmp_path):
+    database = tmp_path / "jobs.db"
+    ids = enqueue_many(database, "ledger", JOBS)
+    workers = [start_worker(database, tmp_path, f"w{n}") for n in range(4)]
+    try:
+        wait_until(
+            lambda: (
+                query(database, "SELECT COUNT(*) FROM jobs WHERE status = 'succeeded'")[0][0]
+                == JOBS
+            ),
+            within=300,
+            what="every job succeeding",
+        )
+    finally:
+        for worker in workers:
+            stop(worker)
+    assert query(database, "SELECT COUNT(*) FROM jobs WHERE status != 'succeeded'") == [(0,)]
+    runs = dict(query(database, "SELECT job_id, COUNT(*) FROM ledger GROUP BY job_id"))
+    assert len(runs) == len(ids)
+    assert set(runs.values()) == {1}
+    assert len(dict(query(database, "SELECT pid, 1 FROM ledger GROUP BY pid"))) > 1
+
+
+def test_a_killed_workers_jobs_are_settled_within_two_seconds_and_the_rest_drains(tmp_path):
+    database = tmp_path / "jobs.db"
+    enqueue_many(database, "hold", 2)
+    enqueue_many(database, "hold_retry", 1)
+    victim = start_worker(database, tmp_path, "victim", workers=3)
+    survivor = None
+    try:
+        wait_until(
+            lambda: (
+                query(database, "SELECT COUNT(*) FROM jobs WHERE status = 'running'")[0][0] == 3
+            ),
+            within=30,
+            what="the victim running its three jobs",
+        )
+        survivor = start_worker(database, tmp_path, "survivor")
+        later = enqueue_many(database, "ledger", 50)
+        victim.send_signal(signal.SIGKILL)
+        victim.wait(10)
+
+        def settled() -> bool:
+            rows = query(
+                database, "SELECT status, error, attempt FROM jobs WHERE kind LIKE 'hold%'"
+            )
+            return all(status != "running" or attempt == 2 for status, _, attempt in rows)
+
+        # The issue's bound is 2 s (a sweep runs every second); the test allows
+        # more so a loaded machine cannot make it flaky, and prints what it saw.
+        took = wait_until(settled, within=10, what="the dead worker's jobs being settled")
+        print(f"kill -9 to settled: {took:.2f}s")
+        failed = query(
+            database,
+            "SELECT COUNT(*) FROM jobs WHERE kind = 'hold' AND status = 'failed'"
+            " AND error = 'interrupted by restart' AND result IS NOT NULL",
+        )
+        assert failed == [(2,)]
+        retried = query(database, "SELECT attempt FROM jobs WHERE kind = 'hold_retry'")
+        assert retried == [(2,)]  # queued again, and claimed by the survivor
+        drained = "SELECT COUNT(*) FROM jobs WHERE kind = 'ledger' AND status = 'succeeded'"
+        wait_until(
+            lambda: query(database, drained)[0][0] == len(later),
+            within=60,
+            what="the rest of the queue draining",
+        )
+    finally:
+        stop(victim)
+        if survivor is not None:
+            stop(survivor)
+
+
+def test_a_second_worker_leaves_a_busy_first_ones_jobs_alone(tmp_path):
+    database = tmp_path / "jobs.db"
+    enqueue_many(database, "hold", 2)
+    first = start_worker(database, tmp_path, "first")
+    second = None
+    try:
+        wait_until(
+            lambda: (
+                query(database, "SELECT COUNT(*) FROM jobs WHERE status = 'running'")[0][0] == 2
+            ),
+            within=30,
+            what="the first worker running both jobs",
+        )
+        second = start_worker(database, tmp_path, "second")
+        wait_until(lambda: "worker started" in (tmp_path / "second.log").read_text(), 30, "start")
+        time_to_look = time.monotonic() + 2.5  # two sweeps of the second worker
+        while time.monotonic() < time_to_look:
+            assert query(database, "SELECT COUNT(*) FROM jobs WHERE status = 'running'") == [(2,)]
+            time.sleep(0.1)
+    finally:
+        for process in (first, second):
+            if process is not None:
+                stop(process)
