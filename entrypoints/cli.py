@@ -17,6 +17,7 @@ from core import StoreError
 from entrypoints import commands, config
 from entrypoints.config import SETTINGS, ConfigError, env_default
 from entrypoints.http.app import package_version
+from entrypoints.wiring import is_postgres_url, redact
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
@@ -102,11 +103,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"jobtable: {error}", file=sys.stderr)
         return error.exit_code
     except StoreError as error:
-        print(
-            f"jobtable: {error.category} at {args.database}: check that the path exists, "
-            "is a jobtable database and is writable",
-            file=sys.stderr,
+        where = redact(args.database)
+        fix = (
+            "check the URL, that the server is up and that the user may connect"
+            if is_postgres_url(args.database)
+            else "check that the path exists, is a jobtable database and is writable"
         )
+        print(f"jobtable: {error.category} at {where}: {fix}", file=sys.stderr)
         return EXIT_FAILURE
 
 

@@ -12,8 +12,6 @@ import threading
 import time
 from typing import Any
 
-from adapters.sqlite import SqliteStore
-from adapters.sqlite.watcher import DataVersionWatcher
 from adapters.system_clock import SystemClock
 from core import InvalidPayloadError, Runner, UnknownKindError
 from entrypoints import config
@@ -21,7 +19,15 @@ from entrypoints.config import ConfigError
 from entrypoints.follow import follow
 from entrypoints.http.app import create_app
 from entrypoints.http_server import HttpServer
-from entrypoints.wiring import load_kinds, open_store, resolve_api_token
+from entrypoints.wiring import (
+    Store,
+    Watcher,
+    is_postgres_url,
+    load_kinds,
+    open_store,
+    redact,
+    resolve_api_token,
+)
 
 log = logging.getLogger("jobtable")
 
@@ -37,11 +43,11 @@ class CommandError(Exception):
         self.exit_code = exit_code
 
 
-def _open(args: argparse.Namespace, *, must_exist: bool = False) -> SqliteStore:
+def _open(args: argparse.Namespace, *, must_exist: bool = False) -> Store:
     synchronous = config.parse_choice(
         "sqlite_synchronous", getattr(args, "sqlite_synchronous", "full"), ("full", "normal")
     )
-    if must_exist and not os.path.exists(args.database):
+    if must_exist and not is_postgres_url(args.database) and not os.path.exists(args.database):
         raise ConfigError(
             f"no database at {args.database}; check --database (or JOBTABLE_DATABASE), "
             "or create it with jobtable migrate"
@@ -49,7 +55,7 @@ def _open(args: argparse.Namespace, *, must_exist: bool = False) -> SqliteStore:
     return open_store(args.database, synchronous=synchronous, now=SystemClock().now())
 
 
-def _runner(args: argparse.Namespace, store: SqliteStore, workers: int = 1) -> Runner:
+def _runner(args: argparse.Namespace, store: Store, workers: int = 1) -> Runner:
     runner = Runner(
         store, SystemClock(), workers=workers, logger=logging.getLogger("jobtable.runner")
     )
@@ -79,13 +85,13 @@ def _stop_runner(runner: Runner, deadline: float) -> None:
         )
 
 
-def _start_runner(runner: Runner, store: SqliteStore) -> DataVersionWatcher:
+def _start_runner(runner: Runner, store: Store) -> Watcher:
     """Start the workers, and wake them when another process queues a job.
 
     The watcher starts first, so a job queued between the workers' first
-    (empty) claim and the watcher's first reading cannot go unnoticed.
+    (empty) claim and the watcher's first look cannot go unnoticed.
     """
-    watcher = DataVersionWatcher(store.data_version, runner.notice_jobs_from_elsewhere).start()
+    watcher = store.watch(runner.notice_jobs_from_elsewhere)
     runner.start()
     return watcher
 
@@ -128,7 +134,7 @@ def run_worker(args: argparse.Namespace) -> int:
     try:
         runner = _runner(args, store, workers)
         watcher = _start_runner(runner, store)
-        log.info("worker started with %d workers on %s", workers, args.database)
+        log.info("worker started with %d workers on %s", workers, redact(args.database))
         _wait_for_signal()
         watcher.stop()
         _stop_runner(runner, time.monotonic() + grace)
@@ -142,9 +148,9 @@ def run_migrate(args: argparse.Namespace) -> int:
     store = _open(args)  # opening applies every pending migration
     store.close()
     if store.applied_at_open:
-        print(f"{args.database}: applied {', '.join(store.applied_at_open)}")
+        print(f"{redact(args.database)}: applied {', '.join(store.applied_at_open)}")
     else:
-        print(f"{args.database}: already up to date")
+        print(f"{redact(args.database)}: already up to date")
     return 0
 
 
@@ -159,7 +165,9 @@ def run_get(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if job is None:
-        raise CommandError(f"no job {args.id!r} in {args.database}; check the id and --database")
+        raise CommandError(
+            f"no job {args.id!r} in {redact(args.database)}; check the id and --database"
+        )
     _print_job(job)
     return 0
 
@@ -202,9 +210,9 @@ def run_enqueue(args: argparse.Namespace) -> int:
         store.close()
 
 
-def _wait_for(store: SqliteStore, job_id: str) -> int:
+def _wait_for(store: Store, job_id: str) -> int:
     changed = threading.Event()
-    watcher = DataVersionWatcher(store.data_version, changed.set).start()
+    watcher = store.watch(changed.set)
     try:
         job = follow(lambda: store.get(job_id), changed)
     except KeyboardInterrupt:

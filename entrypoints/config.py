@@ -39,7 +39,7 @@ SETTINGS = {
         flag="--database",
         env="JOBTABLE_DATABASE",
         default=DEFAULT_DATABASE,
-        help="SQLite file path",
+        help="SQLite file path, or a postgresql:// URL",
     ),
     "listen": Setting(
         flag="--listen",

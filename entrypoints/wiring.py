@@ -9,25 +9,54 @@ import os
 import secrets
 import stat
 import traceback
+import urllib.parse
+from collections.abc import Callable
+from typing import Protocol
 
 from adapters.sqlite import SqliteStore
-from core import RegistrationError, Runner, RunnerStateError
+from core import JobStore, RegistrationError, Runner, RunnerStateError
 from entrypoints.config import ConfigError
 
 TOKEN_ENV = "JOBTABLE_API_TOKEN"  # noqa: S105 - the variable name, not a token
+
+
+class Watcher(Protocol):
+    def stop(self) -> None: ...
+
+
+class Store(JobStore, Protocol):
+    """A JobStore the commands can also migrate and watch for other processes' jobs."""
+
+    applied_at_open: list[str]
+
+    def watch(self, on_change: Callable[[], None]) -> Watcher: ...
 
 
 def is_postgres_url(database: str) -> bool:
     return database.startswith(("postgresql://", "postgres://"))
 
 
-def open_store(database: str, *, synchronous: str, now: datetime.datetime) -> SqliteStore:
+def redact(database: str) -> str:
+    """The database as it may be shown: a URL's password replaced by ``***``."""
+    if not is_postgres_url(database):
+        return database
+    parts = urllib.parse.urlsplit(database)
+    if parts.password is None:
+        return database
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+
+
+def open_store(database: str, *, synchronous: str, now: datetime.datetime) -> Store:
     """Open the database and bring its schema up to date. Raises StoreError or ConfigError."""
     if is_postgres_url(database):
-        raise ConfigError(
-            "PostgreSQL databases are not supported by this version; "
-            "give --database a SQLite file path"
-        )
+        try:
+            from adapters.postgres import PostgresStore
+        except ImportError:
+            raise ConfigError(
+                "PostgreSQL needs psycopg: pip install 'jobtable[postgres]'"
+            ) from None
+        return PostgresStore.open(database, now=now)
     if os.path.isdir(database):
         raise ConfigError(f"--database {database!r} is a directory; give a file path")
     return SqliteStore.open(database, now=now, synchronous=synchronous)
@@ -60,7 +89,8 @@ def load_kinds(runner: Runner, modules: tuple[str, ...]) -> None:
 
 
 def token_path(database: str) -> str:
-    return database + ".token"
+    """Beside a SQLite file; for PostgreSQL, ``jobtable.token`` in the working directory."""
+    return "jobtable.token" if is_postgres_url(database) else database + ".token"
 
 
 def resolve_api_token(database: str, logger: logging.Logger) -> str:

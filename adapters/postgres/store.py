@@ -10,13 +10,14 @@ from __future__ import annotations
 import datetime
 import importlib.resources
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import psycopg
 from psycopg_pool import ConnectionPool
 
 from adapters.postgres.errors import translated
+from adapters.postgres.listener import NotifyListener
 from adapters.postgres.migrate import migrate
 from core.jobs import Claim, ClaimedJob, Job, NewJob, Recovered
 from core.outcome import Fail, Succeed
@@ -47,6 +48,7 @@ _GET = _query("get_job")
 # server both when locking and when checking, so the two always agree.
 _KEY = "(hashtextextended(%(runner_id)s, 0) & 4611686018427387903)"
 _LOCK = f"SELECT pg_advisory_lock({_KEY})"
+_NOTIFY = "SELECT pg_notify(%(channel)s, '')"
 
 
 def _fence(claim: Claim) -> dict[str, Any]:
@@ -96,9 +98,12 @@ class PostgresStore:
         )
         store = cls(pool, url, options.get("options", ""))
         try:
+            # Migrate on a connection of its own first: an unreachable server
+            # fails here at once, not after the pool's retries.
+            with translated(), store._listen_connection() as conn:
+                store.applied_at_open = migrate(conn, now=now)
             with translated():
                 pool.open(wait=True, timeout=CONNECT_TIMEOUT)
-            store.applied_at_open = store.migrate(now=now)
         except BaseException:
             store.close()
             raise
@@ -116,6 +121,23 @@ class PostgresStore:
         params = {"id": job.id, "kind": job.kind, "payload": job.payload, "now": now}
         with translated(), self._pool.connection() as conn:
             conn.execute(_CREATE, params)
+            conn.execute(_NOTIFY, {"channel": self.channel})  # delivered at commit
+
+    @property
+    def channel(self) -> str:
+        """The NOTIFY channel of this store's jobs table (one per schema)."""
+        schema = self._options.removeprefix("-c search_path=") or "public"
+        return f"jobtable_jobs_{schema}"[:63]
+
+    def watch(self, on_change: Callable[[], None]) -> NotifyListener:
+        """Call ``on_change`` when any process enqueues here (and every few seconds anyway)."""
+        return NotifyListener(self._listen_connection, self.channel, on_change).start()
+
+    def _listen_connection(self) -> psycopg.Connection:
+        kwargs: dict[str, Any] = {"autocommit": True, "connect_timeout": int(CONNECT_TIMEOUT)}
+        if self._options:
+            kwargs["options"] = self._options
+        return psycopg.connect(self._conninfo, **kwargs)
 
     def claim_next(self, *, runner_id: str, now: datetime.datetime) -> ClaimedJob | None:
         with translated(), self._pool.connection() as conn:
@@ -145,11 +167,8 @@ class PostgresStore:
 
     def hold_liveness(self, runner_id: str) -> None:
         """A session advisory lock on a connection of its own, kept for the runner's life."""
-        kwargs: dict[str, Any] = {"autocommit": True, "connect_timeout": int(CONNECT_TIMEOUT)}
-        if self._options:
-            kwargs["options"] = self._options
         with translated():
-            conn = psycopg.connect(self._conninfo, **kwargs)
+            conn = self._listen_connection()
             try:
                 conn.execute(_LOCK, {"runner_id": runner_id})
             except BaseException:
@@ -175,6 +194,8 @@ class PostgresStore:
                     requeued += conn.execute(_REQUEUE, fence).rowcount
                 else:
                     failed += conn.execute(_FAIL_ORPHAN, {**fence, "code": code}).rowcount
+            if requeued:
+                conn.execute(_NOTIFY, {"channel": self.channel})
         return Recovered(failed=failed, requeued=requeued)
 
     def get(self, job_id: str) -> Job | None:

@@ -11,13 +11,14 @@ import datetime
 import importlib.resources
 import os
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from adapters.sqlite.connections import BUSY_TIMEOUT_MS, Connections
 from adapters.sqlite.errors import translated
 from adapters.sqlite.liveness import LivenessLocks
 from adapters.sqlite.migrate import migrate
+from adapters.sqlite.watcher import DataVersionWatcher
 from core.jobs import Claim, ClaimedJob, Job, NewJob, Recovered
 from core.outcome import Fail, Succeed
 from core.status import Status
@@ -186,6 +187,10 @@ class SqliteStore:
         """
         with translated(), self._db.writer() as conn:
             return int(conn.execute("PRAGMA data_version").fetchone()[0])
+
+    def watch(self, on_change: Callable[[], None]) -> DataVersionWatcher:
+        """Call ``on_change`` within 50 ms of another process committing to the database."""
+        return DataVersionWatcher(self.data_version, on_change).start()
 
     def close(self) -> None:
         self._liveness.release_all()

@@ -1,7 +1,7 @@
 """Kinds for the many-process tests; every execution is written to a ledger table.
 
 ``ledger`` records each time its handler runs (job id, process id) in the
-same SQLite file, through a connection of its own, so a test can count
+same database, through a connection of its own, so a test can count
 executions per job across processes. ``hold`` publishes, then waits on the
 stop signal for up to a minute: a job a test can kill a process under.
 """
@@ -20,16 +20,33 @@ from core import JobContext
 _local = threading.local()
 
 
-def _ledger() -> sqlite3.Connection:
-    conn = getattr(_local, "conn", None)
-    if conn is None:
-        conn = sqlite3.connect(os.environ["JOBTABLE_DATABASE"], timeout=30, isolation_level=None)
-        conn.execute("PRAGMA busy_timeout = 30000")
+def connect(database: str) -> Any:
+    if database.startswith("postgresql://"):
+        import psycopg
+
+        return psycopg.connect(database, autocommit=True)
+    conn = sqlite3.connect(database, timeout=30, isolation_level=None)
+    conn.execute("PRAGMA busy_timeout = 30000")
+    return conn
+
+
+def create_ledger(database: str) -> None:
+    """Made once by the test before any worker starts (concurrent DDL races on PostgreSQL)."""
+    conn = connect(database)
+    try:
         conn.execute(
             "CREATE TABLE IF NOT EXISTS ledger (job_id TEXT NOT NULL, pid INTEGER NOT NULL)"
         )
-        _local.conn = conn
-    return conn
+    finally:
+        conn.close()
+
+
+def _record(job_id: str) -> None:
+    conn = getattr(_local, "conn", None)
+    if conn is None:
+        conn = _local.conn = connect(os.environ["JOBTABLE_DATABASE"])
+    marker = "?" if isinstance(conn, sqlite3.Connection) else "%s"
+    conn.execute(f"INSERT INTO ledger VALUES ({marker}, {marker})", (job_id, os.getpid()))
 
 
 @attrs.frozen
@@ -46,7 +63,7 @@ class Done:
 
 
 def ledger(ctx: JobContext, payload: Entry) -> Done:
-    _ledger().execute("INSERT INTO ledger VALUES (?, ?)", (ctx.job_id, os.getpid()))
+    _record(ctx.job_id)
     return Done(pid=os.getpid())
 
 

@@ -1,4 +1,5 @@
-"""Several jobtable processes on one SQLite file: no double runs, a dead worker's jobs settled."""
+"""Several jobtable processes on one database (a SQLite file, PostgreSQL): no double runs,
+a dead worker's jobs settled, a live one's left alone."""
 
 from __future__ import annotations
 
@@ -10,14 +11,26 @@ import time
 
 import pytest
 
-from adapters.sqlite import SqliteStore
 from adapters.system_clock import SystemClock
 from core import Runner
+from entrypoints.wiring import open_store
 from tests.e2e.conftest import JOBTABLE, REPO
-from tests.e2e.ledger_kinds import register
+from tests.e2e.ledger_kinds import create_ledger, register
+from tests.support.postgres import fresh_schema
 
 pytestmark = pytest.mark.e2e
 JOBS = int(os.environ.get("JOBTABLE_E2E_JOBS", "20000"))
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def database(request, tmp_path):
+    """A SQLite path, or a PostgreSQL URL whose search_path is a fresh schema."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "jobs.db")
+        return
+    with fresh_schema() as (url, schema):
+        separator = "&" if "?" in url else "?"
+        yield f"{url}{separator}options=-csearch_path%3D{schema}"
 
 
 def start_worker(database, tmp_path, name: str, workers: int = 2) -> subprocess.Popen:
@@ -37,19 +50,26 @@ def stop(process: subprocess.Popen) -> None:
 
 
 def enqueue_many(database, kind: str, count: int) -> list[str]:
-    store = SqliteStore.open(database, now=SystemClock().now(), synchronous="normal")
+    store = open_store(str(database), synchronous="normal", now=SystemClock().now())
     try:
         runner = Runner(store, SystemClock())
         register(runner.kinds)
-        return [runner.enqueue(kind, {"n": n}) for n in range(count)]
+        ids = [runner.enqueue(kind, {"n": n}) for n in range(count)]
     finally:
         store.close()
+    create_ledger(str(database))
+    return ids
 
 
-def query(database, sql: str, *params):
+def query(database, sql: str):
+    if str(database).startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(str(database), autocommit=True) as conn:
+            return [tuple(row) for row in conn.execute(sql).fetchall()]
     conn = sqlite3.connect(database, timeout=30)
     try:
-        return conn.execute(sql, params).fetchall()
+        return conn.execute(sql).fetchall()
     finally:
         conn.close()
 
@@ -63,8 +83,7 @@ def wait_until(condition, within: float, what: str) -> float:
     raise AssertionError(f"{what} not within {within}s")
 
 
-def test_four_worker_processes_run_every_job_exactly_once(tmp_path):
-    database = tmp_path / "jobs.db"
+def test_four_worker_processes_run_every_job_exactly_once(database, tmp_path):
     ids = enqueue_many(database, "ledger", JOBS)
     workers = [start_worker(database, tmp_path, f"w{n}") for n in range(4)]
     try:
@@ -86,8 +105,9 @@ def test_four_worker_processes_run_every_job_exactly_once(tmp_path):
     assert len(dict(query(database, "SELECT pid, 1 FROM ledger GROUP BY pid"))) > 1
 
 
-def test_a_killed_workers_jobs_are_settled_within_two_seconds_and_the_rest_drains(tmp_path):
-    database = tmp_path / "jobs.db"
+def test_a_killed_workers_jobs_are_settled_within_two_seconds_and_the_rest_drains(
+    database, tmp_path
+):
     enqueue_many(database, "hold", 2)
     enqueue_many(database, "hold_retry", 1)
     victim = start_worker(database, tmp_path, "victim", workers=3)
@@ -135,8 +155,7 @@ def test_a_killed_workers_jobs_are_settled_within_two_seconds_and_the_rest_drain
             stop(survivor)
 
 
-def test_a_second_worker_leaves_a_busy_first_ones_jobs_alone(tmp_path):
-    database = tmp_path / "jobs.db"
+def test_a_second_worker_leaves_a_busy_first_ones_jobs_alone(database, tmp_path):
     enqueue_many(database, "hold", 2)
     first = start_worker(database, tmp_path, "first")
     second = None

@@ -46,7 +46,10 @@ def one_line(err: str) -> str:
         (["--kinds", "no_such_module_here"], "cannot import 'no_such_module_here'"),
         (["--kinds", "json"], "has no register(kinds)"),
         (["--kinds", "not a module"], "is not a module name"),
-        (["--database", "postgresql://app:hunter2@db/jobs"], "PostgreSQL"),
+        (
+            ["--database", "postgresql://app:hunter2@127.0.0.1:1/jobs"],
+            "database unavailable at postgresql://app:***@127.0.0.1:1/jobs: check the URL",
+        ),
         (["--bogus-flag"], "unrecognized arguments"),
     ],
 )

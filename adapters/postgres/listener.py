@@ -1,0 +1,91 @@
+"""Wake idle workers when any process enqueues on PostgreSQL: LISTEN/NOTIFY, with a fallback.
+
+Every enqueue (and every requeue) sends ``NOTIFY`` on the store's channel in
+its own transaction, so it is delivered at commit. One thread per process
+listens on a connection of its own and reconnects, with backoff, when that
+connection drops. A notification can still be lost in the gap before a
+reconnect, so the listener also calls ``on_notify`` every few seconds: one
+idle worker then looks once, and a lost notification costs at most that.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+
+from core.backoff import next_claim_retry_delay
+
+FALLBACK_INTERVAL = 5.0
+
+
+class NotifyListener:
+    def __init__(
+        self,
+        connect: Callable[[], psycopg.Connection],
+        channel: str,
+        on_notify: Callable[[], None],
+        *,
+        fallback_interval: float = FALLBACK_INTERVAL,
+        logger: logging.Logger | None = None,
+    ) -> None:
+        self._connect = connect
+        self._channel = channel
+        self._on_notify = on_notify
+        self._fallback = fallback_interval
+        self._log = logger or logging.getLogger("jobtable.postgres")
+        self._stop = threading.Event()
+        self._listening = threading.Event()
+        self._conn: Any = None
+        self._thread = threading.Thread(target=self._run, name="jobtable-listener", daemon=True)
+
+    def start(self) -> NotifyListener:
+        """Start listening; returns once LISTEN is in place (or the first try failed)."""
+        self._thread.start()
+        self._listening.wait(10.0)
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        conn = self._conn
+        if conn is not None:
+            with contextlib.suppress(psycopg.Error):
+                conn.cancel_safe()  # ends a notifies() wait at once
+        self._thread.join(5.0)
+
+    def _run(self) -> None:
+        delay: float | None = None
+        while not self._stop.is_set():
+            try:
+                self._listen()
+                delay = None
+            except Exception as error:
+                self._listening.set()
+                if self._stop.is_set():
+                    break
+                delay = next_claim_retry_delay(delay)
+                self._log.warning(
+                    "listening for new jobs failed (%s); reconnecting in %.2fs",
+                    type(error).__name__,
+                    delay,
+                )
+                self._on_notify()  # something may have been queued meanwhile
+                self._stop.wait(delay)
+
+    def _listen(self) -> None:
+        with self._connect() as conn:
+            self._conn = conn
+            try:
+                conn.execute(f'LISTEN "{self._channel}"')
+                self._listening.set()
+                while not self._stop.is_set():
+                    for _ in conn.notifies(timeout=self._fallback, stop_after=1):
+                        break
+                    # A notification, or the fallback interval passed: look either way.
+                    self._on_notify()
+            finally:
+                self._conn = None
