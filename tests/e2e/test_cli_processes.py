@@ -122,3 +122,37 @@ def test_a_worker_process_runs_what_another_process_enqueues(tmp_path):
     finally:
         worker.send_signal(signal.SIGTERM)
         assert worker.wait(30) == 0
+
+
+@pytest.fixture
+def schema_url():
+    from tests.support.postgres import fresh_schema
+
+    with fresh_schema() as (url, schema):
+        yield f"{url}?options=-csearch_path%3D{schema}"
+
+
+def test_a_database_password_never_reaches_help_logs_or_errors(schema_url):
+    # Trust auth here: the server ignores the password, so the URL still connects.
+    secret = "pw-sentinel-71c3"
+    with_password = schema_url.replace("postgresql://postgres@", f"postgresql://postgres:{secret}@")
+    assert secret in with_password
+    env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "JOBTABLE_DATABASE": with_password}
+
+    def run(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([JOBTABLE, *argv], capture_output=True, text=True, env=env,
+                              timeout=60, check=False)  # fmt: skip
+
+    outputs = [
+        run("serve", "--help"),
+        run("migrate"),
+        run("get", "01900000-0000-7000-8000-00000000dead"),
+        run("enqueue", "nope"),
+        run("migrate", "--database", with_password.replace("127.0.0.1:5432", "127.0.0.1:1")),
+    ]
+    assert outputs[1].returncode == 0
+    assert "***" in outputs[1].stdout
+    assert outputs[4].returncode == 1
+    assert "postgres:***@127.0.0.1:1" in outputs[4].stderr
+    for done in outputs:
+        assert secret not in done.stdout + done.stderr
