@@ -78,3 +78,39 @@ def test_an_unreachable_server_is_unavailable_and_its_password_never_shown():
     assert raised.value.category == "database unavailable"
     assert "hunter2" not in repr(raised.value)
     assert raised.value.__cause__ is None or "hunter2" not in str(raised.value.__cause__)
+
+
+def test_an_enqueue_anywhere_wakes_the_listener_and_it_reconnects_after_a_drop():
+    import psycopg
+
+    from core import NewJob
+
+    with fresh_schema() as (url, schema):
+        store = open_store(url, schema)
+        other = open_store(url, schema)
+        woken = threading.Event()
+        listener = store.watch(woken.set)
+        try:
+            other.create(NewJob(id="first", kind="noop", payload="{}"), now=NOW)
+            assert woken.wait(10)
+
+            with psycopg.connect(url, autocommit=True) as admin:
+                listening = (
+                    "SELECT pid FROM pg_stat_activity WHERE query LIKE 'LISTEN %%'"
+                    " AND pid <> pg_backend_pid()"
+                )
+                (dropped,) = admin.execute(listening).fetchone()
+                admin.execute("SELECT pg_terminate_backend(%s)", (dropped,))
+                for _ in range(200):  # until a new session listens again (backoff 50 ms)
+                    again = admin.execute(listening).fetchone()
+                    if again is not None and again[0] != dropped:
+                        break
+                    threading.Event().wait(0.05)
+                assert again is not None and again[0] != dropped
+            woken.clear()
+            other.create(NewJob(id="after", kind="noop", payload="{}"), now=NOW)
+            assert woken.wait(10)
+        finally:
+            listener.stop()
+            store.close()
+            other.close()
