@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from datetime import timedelta
 
 
 def _fresh_schema(url: str) -> tuple[str, str]:
@@ -66,9 +67,8 @@ def pgqueuer_drain(url: str, n: int) -> float:
             return None
 
         started = time.perf_counter()
-        await pgq.qm.run(
-            mode=QueueExecutionMode.drain
-        )  # pgq.run also runs a scheduler that never ends
+        # pgq.run also runs a scheduler that never ends; drain the queue manager alone.
+        await pgq.qm.run(mode=QueueExecutionMode.drain, dequeue_timeout=timedelta(seconds=0.2))
         rate = n / (time.perf_counter() - started)
         await conn.close()
         return rate

@@ -19,6 +19,7 @@ from psycopg_pool import ConnectionPool
 from adapters.postgres.errors import translated
 from adapters.postgres.listener import NotifyListener
 from adapters.postgres.migrate import migrate
+from adapters.sql_rows import claimed, fence, finish_parameters
 from core.jobs import Claim, ClaimedJob, Job, NewJob, Recovered
 from core.outcome import Fail, Succeed
 from core.status import Status
@@ -49,18 +50,6 @@ _GET = _query("get_job")
 _KEY = "(hashtextextended(%(runner_id)s, 0) & 4611686018427387903)"
 _LOCK = f"SELECT pg_advisory_lock({_KEY})"
 _NOTIFY = "SELECT pg_notify(%(channel)s, '')"
-
-
-def _fence(claim: Claim) -> dict[str, Any]:
-    return {"id": claim.job_id, "runner_id": claim.runner_id, "attempt": claim.attempt}
-
-
-def _claimed(row: Any, runner_id: str) -> ClaimedJob | None:
-    if row is None:
-        return None
-    job_id, kind, payload, attempt = row
-    claim = Claim(job_id=job_id, runner_id=runner_id, attempt=attempt)
-    return ClaimedJob(claim=claim, kind=kind, payload=payload)
 
 
 class PostgresStore:
@@ -142,19 +131,18 @@ class PostgresStore:
     def claim_next(self, *, runner_id: str, now: datetime.datetime) -> ClaimedJob | None:
         with translated(), self._pool.connection() as conn:
             row = conn.execute(_CLAIM, {"runner_id": runner_id, "now": now}).fetchone()
-        return _claimed(row, runner_id)
+        return claimed(row, runner_id)
 
     def finish_and_claim_next(
         self, claim: Claim, outcome: Succeed | Fail, *, runner_id: str, now: datetime.datetime
     ) -> tuple[bool, ClaimedJob | None]:
-        if isinstance(outcome, Succeed):
-            finish_sql, finish = _SUCCEED, {**_fence(claim), "result": outcome.result, "now": now}
-        else:
-            finish_sql, finish = _FAIL, {**_fence(claim), "code": outcome.code, "now": now}
+        finish_sql, finish = finish_parameters(
+            claim, outcome, now, succeed_sql=_SUCCEED, fail_sql=_FAIL
+        )
         with translated(), self._pool.connection() as conn:
             held = conn.execute(finish_sql, finish).rowcount == 1
             row = conn.execute(_CLAIM, {"runner_id": runner_id, "now": now}).fetchone()
-        return held, _claimed(row, runner_id)
+        return held, claimed(row, runner_id)
 
     def publish(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
         return self._fenced(_PUBLISH, claim, result=result, now=now)
@@ -223,4 +211,4 @@ class PostgresStore:
 
     def _fenced(self, sql: str, claim: Claim, **values: Any) -> bool:
         with translated(), self._pool.connection() as conn:
-            return bool(conn.execute(sql, {**_fence(claim), **values}).rowcount == 1)
+            return bool(conn.execute(sql, {**fence(claim), **values}).rowcount == 1)

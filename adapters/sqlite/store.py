@@ -14,6 +14,7 @@ import sqlite3
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from adapters.sql_rows import claimed, fence, finish_parameters
 from adapters.sqlite.connections import BUSY_TIMEOUT_MS, Connections
 from adapters.sqlite.errors import translated
 from adapters.sqlite.liveness import LivenessLocks
@@ -41,18 +42,6 @@ _GET = _query("get_job")
 
 def _stamp(now: datetime.datetime) -> str:
     return now.astimezone(datetime.UTC).isoformat(timespec="microseconds")
-
-
-def _claimed(row: Any, runner_id: str) -> ClaimedJob | None:
-    if row is None:
-        return None
-    job_id, kind, payload, attempt = row
-    claim = Claim(job_id=job_id, runner_id=runner_id, attempt=attempt)
-    return ClaimedJob(claim=claim, kind=kind, payload=payload)
-
-
-def _fence(claim: Claim) -> dict[str, Any]:
-    return {"id": claim.job_id, "runner_id": claim.runner_id, "attempt": claim.attempt}
 
 
 class SqliteStore:
@@ -104,16 +93,15 @@ class SqliteStore:
         params = {"runner_id": runner_id, "now": _stamp(now)}
         with translated():
             row = self._db.write(lambda conn: conn.execute(_CLAIM, params).fetchone())
-        return _claimed(row, runner_id)
+        return claimed(row, runner_id)
 
     def finish_and_claim_next(
         self, claim: Claim, outcome: Succeed | Fail, *, runner_id: str, now: datetime.datetime
     ) -> tuple[bool, ClaimedJob | None]:
         stamp = _stamp(now)
-        if isinstance(outcome, Succeed):
-            finish_sql, finish = _SUCCEED, {**_fence(claim), "result": outcome.result, "now": stamp}
-        else:
-            finish_sql, finish = _FAIL, {**_fence(claim), "code": outcome.code, "now": stamp}
+        finish_sql, finish = finish_parameters(
+            claim, outcome, stamp, succeed_sql=_SUCCEED, fail_sql=_FAIL
+        )
         next_claim = {"runner_id": runner_id, "now": stamp}
 
         def work(conn: sqlite3.Connection) -> tuple[bool, Any]:
@@ -122,7 +110,7 @@ class SqliteStore:
 
         with translated():
             held, row = self._db.write(work)
-        return held, _claimed(row, runner_id)
+        return held, claimed(row, runner_id)
 
     def publish(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
         return self._fenced(_PUBLISH, claim, result=result, now=_stamp(now))
@@ -144,7 +132,8 @@ class SqliteStore:
     ) -> Recovered:
         with translated():
             running = self._db.reader().execute(_RUNNING).fetchall()
-        orphans = [row for row in running if not self._liveness.is_alive(row[3])]
+        alive = {owner: self._liveness.is_alive(owner) for owner in {row[3] for row in running}}
+        orphans = [row for row in running if not alive[row[3]]]
         if not orphans:
             return Recovered()
         stamp = _stamp(now)
@@ -197,7 +186,7 @@ class SqliteStore:
         self._db.close()
 
     def _fenced(self, sql: str, claim: Claim, **values: Any) -> bool:
-        params = {**_fence(claim), **values}
+        params = {**fence(claim), **values}
         with translated():
             changed = self._db.write(lambda conn: conn.execute(sql, params).rowcount)
         return bool(changed == 1)
