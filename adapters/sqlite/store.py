@@ -178,8 +178,8 @@ class SqliteStore:
             return int(conn.execute("PRAGMA data_version").fetchone()[0])
 
     def watch(self, on_change: Callable[[], None]) -> DataVersionWatcher:
-        """Call ``on_change`` within 50 ms of another process committing to the database."""
-        return DataVersionWatcher(self.data_version, on_change).start()
+        """Call ``on_change`` soon after another process commits (a millisecond with inotify)."""
+        return DataVersionWatcher(self.data_version, on_change, database_path=self._db.path).start()
 
     def close(self) -> None:
         self._liveness.release_all()

@@ -1,10 +1,12 @@
 """Notice commits made by other processes to a SQLite file, to wake idle workers there.
 
-SQLite has no notifications across processes. ``PRAGMA data_version`` on a
-connection changes whenever another connection commits, and reading it
-costs microseconds, so one thread per process reads it every 50 ms on the
-store's writer connection (where this process's own commits do not count);
-the workers themselves never poll the jobs table.
+SQLite has no notifications across processes. A commit writes the
+database's files, which Linux reports through inotify (``file_events.py``);
+on such an event the watcher reads ``PRAGMA data_version`` on the store's
+writer connection, where this process's own commits do not count, and calls
+``on_change`` when another process committed. Without inotify it reads the
+version every 50 ms instead. Either way it also looks every second, and the
+workers themselves never poll the jobs table.
 """
 
 from __future__ import annotations
@@ -13,9 +15,15 @@ import logging
 import threading
 from collections.abc import Callable
 
+from adapters.sqlite.file_events import FileEvents
 from core import StoreError
 
-DEFAULT_INTERVAL = 0.05
+POLL_INTERVAL = 0.05
+"""Between readings when the kernel cannot tell us about writes."""
+FALLBACK_INTERVAL = 1.0
+"""Between readings when it can: should an event ever be missed."""
+COALESCE = 0.002
+"""Least time between two readings, so a burst of commits costs one reading per 2 ms."""
 
 
 class DataVersionWatcher:
@@ -24,13 +32,15 @@ class DataVersionWatcher:
         read_version: Callable[[], int],
         on_change: Callable[[], None],
         *,
-        interval: float = DEFAULT_INTERVAL,
+        database_path: str | None = None,
+        interval: float = POLL_INTERVAL,
         logger: logging.Logger | None = None,
     ) -> None:
         self._read_version = read_version
         self._on_change = on_change
-        self._interval = interval
         self._log = logger or logging.getLogger("jobtable.sqlite")
+        self._events = FileEvents.open(database_path) if database_path else None
+        self._interval = FALLBACK_INTERVAL if self._events else interval
         self._stop = threading.Event()
         self._seen: int | None = None
         self._thread = threading.Thread(target=self._watch, name="jobtable-watcher", daemon=True)
@@ -48,7 +58,11 @@ class DataVersionWatcher:
 
     def stop(self) -> None:
         self._stop.set()
+        if self._events is not None:
+            self._events.interrupt()
         self._thread.join(5.0)
+        if self._events is not None and not self._thread.is_alive():
+            self._events.close()
 
     def _read(self) -> int | None:
         try:
@@ -57,8 +71,18 @@ class DataVersionWatcher:
             self._log.warning("watching for other processes' jobs failed: %s", error.category)
             return None
 
+    def _sleep(self) -> None:
+        if self._events is None:
+            self._stop.wait(self._interval)
+        else:
+            self._events.wait(self._interval)
+            self._stop.wait(COALESCE)
+
     def _watch(self) -> None:
-        while not self._stop.wait(self._interval):
+        while True:
+            self._sleep()
+            if self._stop.is_set():
+                return
             version = self._read()
             if version is None:
                 continue

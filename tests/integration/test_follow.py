@@ -7,6 +7,8 @@ import json
 import sqlite3
 import threading
 
+import pytest
+
 from adapters.fake_clock import FakeClock
 from adapters.sqlite import SqliteStore
 from adapters.sqlite.watcher import DataVersionWatcher
@@ -103,4 +105,28 @@ def test_the_watcher_notices_a_commit_made_right_after_it_started(tmp_path):
         assert changed.wait(10)
     finally:
         watcher.stop()
+        store.close()
+
+
+def test_file_events_report_another_connections_commit(tmp_path):
+    from adapters.sqlite.file_events import FileEvents
+
+    store = SqliteStore.open(tmp_path / "jobs.db", now=FakeClock().now())
+    events = FileEvents.open(store.path)
+    if events is None:
+        pytest.skip("inotify is not available here: the watcher polls instead")
+    try:
+        assert events.wait(0) is False  # nothing written yet
+        other = sqlite3.connect(store.path)
+        other.execute(
+            "INSERT INTO jobs (id, kind, status, payload, created_at, updated_at)"
+            " VALUES ('theirs', 'noop', 'queued', '{}', 'c', 'u')"
+        )
+        other.commit()
+        other.close()
+        assert events.wait(10) is True  # woken by the kernel, not by the timeout
+        events.interrupt()
+        assert events.wait(10) is False  # interrupted: returns at once, no write seen
+    finally:
+        events.close()
         store.close()
