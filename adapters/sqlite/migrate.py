@@ -41,10 +41,18 @@ def migrate(
 ) -> list[str]:
     """Bring the database up to date on ``conn`` (autocommit mode); return the versions applied."""
     steps = load_migrations("sqlite") if migrations is None else migrations
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS jobtable_migrations ("
-        " version TEXT NOT NULL PRIMARY KEY, applied_at TEXT NOT NULL)"
-    )
+    # In a BEGIN IMMEDIATE too: a bare write that starts as a read cannot wait for
+    # the lock when another connection commits first (SQLITE_BUSY_SNAPSHOT).
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS jobtable_migrations ("
+            " version TEXT NOT NULL PRIMARY KEY, applied_at TEXT NOT NULL)"
+        )
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
     applied: list[str] = []
     for step in steps:
         conn.execute("BEGIN IMMEDIATE")

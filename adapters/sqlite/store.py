@@ -11,6 +11,7 @@ import datetime
 import importlib.resources
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -20,9 +21,12 @@ from adapters.sqlite.errors import translated
 from adapters.sqlite.liveness import LivenessLocks
 from adapters.sqlite.migrate import migrate
 from adapters.sqlite.watcher import DataVersionWatcher
+from core.errors import StoreUnavailableError
 from core.jobs import Claim, ClaimedJob, Job, NewJob, Recovered
 from core.outcome import Fail, Succeed
 from core.status import Status
+
+_OPEN_RETRY_DELAYS = (0.05, 0.1, 0.2, 0.4, 0.8)
 
 
 def _query(name: str) -> str:
@@ -69,11 +73,27 @@ class SqliteStore:
         )
         store = cls(connections)
         try:
-            store.applied_at_open = store.migrate(now=now)
+            store.applied_at_open = store._migrate_when_free(now)
         except BaseException:
             store.close()
             raise
         return store
+
+    def _migrate_when_free(self, now: datetime.datetime) -> list[str]:
+        """Migrate, retrying a few times when another process holds the database.
+
+        Processes that open a new file at the same moment can meet in SQLite's
+        deadlock guard (one switching it to WAL, another starting a write),
+        which answers "locked" at once instead of waiting: try again shortly.
+        """
+        for delay in _OPEN_RETRY_DELAYS:
+            try:
+                return self.migrate(now=now)
+            except StoreUnavailableError as error:
+                if error.category != "database locked":
+                    raise
+                time.sleep(delay)
+        return self.migrate(now=now)
 
     @property
     def path(self) -> str:
