@@ -102,3 +102,24 @@ def test_max_attempts_must_be_a_whole_number_of_at_least_one(make_system, value)
 
 def gate_handler(ctx: JobContext, payload: CountPayload) -> CountResult:
     return CountResult(done=0)
+
+
+def test_by_default_a_runner_sweeps_for_dead_runners_jobs_every_second(shared_store):
+    from adapters.fake_clock import FakeClock
+    from core import NewJob, Runner
+
+    clock = FakeClock()
+    runner = Runner(shared_store, clock)  # the default sweep_interval
+    runner.start()
+    try:
+        assert clock.wait_for_sleepers(1) == [pytest.approx(1.0)]
+        # Claimed by a runner that is already gone (it holds no liveness lock); stored
+        # directly, so no wake reaches this runner's idle workers.
+        shared_store.create(NewJob(id="orphan", kind="noop", payload="{}"), now=clock.now())
+        assert shared_store.claim_next(runner_id="gone", now=clock.now()).id == "orphan"
+        clock.advance(1.0)
+        shared_store.wait_until(lambda: shared_store.get("orphan").status is Status.FAILED)
+        assert shared_store.get("orphan").error == INTERRUPTED
+    finally:
+        runner.stop()
+        assert runner.join(timeout=None)
