@@ -8,6 +8,7 @@ one. Idle workers sleep until woken: a single process never polls.
 
 from __future__ import annotations
 
+import datetime
 import logging
 import threading
 from typing import Any
@@ -52,7 +53,7 @@ class Runner:
         self._sweep_interval = sweep_interval
         self._log = logger or logging.getLogger("jobtable.runner")
         self._ids = JobIdGenerator()
-        self.id = self._ids.next_id(self._unix_ms())
+        self.id = self._ids.next_id(_unix_ms(clock.now()))
         """This runner's id, recorded on every job it claims."""
         self._recorder = OutcomeRecorder(store, clock, self._log)
         self._converter = codec.make_converter()
@@ -147,10 +148,6 @@ class Runner:
             self._store.release_liveness(self.id)
         return finished
 
-    @property
-    def stopping(self) -> bool:
-        return self._stopping
-
     # -- jobs --------------------------------------------------------------
 
     def get(self, job_id: str) -> Job | None:
@@ -195,8 +192,9 @@ class Runner:
         return finished
 
     def _enqueue_encoded(self, kind: str, payload: str) -> str:
-        job_id = self._ids.next_id(self._unix_ms())
-        self._store.create(NewJob(id=job_id, kind=kind, payload=payload), now=self._clock.now())
+        now = self._clock.now()  # one reading: the id's time and the stored time agree
+        job_id = self._ids.next_id(_unix_ms(now))
+        self._store.create(NewJob(id=job_id, kind=kind, payload=payload), now=now)
         with self._wake:
             self._wake_tokens = min(self._wake_tokens + 1, self._workers)
             self._wake.notify()
@@ -299,5 +297,6 @@ class Runner:
             claimed, decision, runner_id=self.id, claim_next=not self._stopping
         )
 
-    def _unix_ms(self) -> int:
-        return int(self._clock.now().timestamp() * 1000)
+
+def _unix_ms(now: datetime.datetime) -> int:
+    return int(now.timestamp() * 1000)

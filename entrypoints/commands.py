@@ -154,10 +154,6 @@ def run_migrate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_job(job: Any) -> None:
-    print(json.dumps(job.to_public()))
-
-
 def run_get(args: argparse.Namespace) -> int:
     store = _open(args, must_exist=True)
     try:
@@ -168,7 +164,7 @@ def run_get(args: argparse.Namespace) -> int:
         raise CommandError(
             f"no job {args.id!r} in {redact(args.database)}; check the id and --database"
         )
-    _print_job(job)
+    print(json.dumps(job.to_public()))
     return 0
 
 

@@ -44,8 +44,3 @@ def migrate(
                 )
                 applied.append(step.version)
     return applied
-
-
-def applied_versions(conn: psycopg.Connection) -> list[str]:
-    rows = conn.execute("SELECT version FROM jobtable_migrations ORDER BY version").fetchall()
-    return [row[0] for row in rows]

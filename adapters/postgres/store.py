@@ -87,10 +87,9 @@ class PostgresStore:
         )
         store = cls(pool, url, options.get("options", ""))
         try:
-            # Migrate on a connection of its own first: an unreachable server
+            # Migrate first, on a connection of its own: an unreachable server
             # fails here at once, not after the pool's retries.
-            with translated(), store._listen_connection() as conn:
-                store.applied_at_open = migrate(conn, now=now)
+            store.applied_at_open = store.migrate(now=now)
             with translated():
                 pool.open(wait=True, timeout=CONNECT_TIMEOUT)
         except BaseException:
@@ -99,12 +98,9 @@ class PostgresStore:
         return store
 
     def migrate(self, *, now: datetime.datetime) -> list[str]:
-        with translated(), self._pool.connection() as conn:
-            conn.autocommit = True  # migrate opens its own transactions
-            try:
-                return migrate(conn, now=now)
-            finally:
-                conn.autocommit = False
+        """Apply pending migrations; returns the versions applied (none when up to date)."""
+        with translated(), self._own_connection() as conn:
+            return migrate(conn, now=now)
 
     def create(self, job: NewJob, *, now: datetime.datetime) -> None:
         params = {"id": job.id, "kind": job.kind, "payload": job.payload, "now": now}
@@ -120,9 +116,10 @@ class PostgresStore:
 
     def watch(self, on_change: Callable[[], None]) -> NotifyListener:
         """Call ``on_change`` when any process enqueues here (and every few seconds anyway)."""
-        return NotifyListener(self._listen_connection, self.channel, on_change).start()
+        return NotifyListener(self._own_connection, self.channel, on_change).start()
 
-    def _listen_connection(self) -> psycopg.Connection:
+    def _own_connection(self) -> psycopg.Connection:
+        """An autocommit connection outside the pool: for migrating, liveness and LISTEN."""
         kwargs: dict[str, Any] = {"autocommit": True, "connect_timeout": int(CONNECT_TIMEOUT)}
         if self._options:
             kwargs["options"] = self._options
@@ -156,7 +153,7 @@ class PostgresStore:
     def hold_liveness(self, runner_id: str) -> None:
         """A session advisory lock on a connection of its own, kept for the runner's life."""
         with translated():
-            conn = self._listen_connection()
+            conn = self._own_connection()
             try:
                 conn.execute(_LOCK, {"runner_id": runner_id})
             except BaseException:

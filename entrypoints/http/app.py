@@ -38,7 +38,6 @@ def create_app(
         media_type=falcon.MEDIA_JSON,
         middleware=[BearerAuth(api_token, public_paths=frozenset({OPENAPI_PATH}))],
     )
-    app.req_options.strip_url_path_trailing_slash = False
     install_error_handlers(app, log)
     version = version or package_version()
     app.add_route("/health", HealthResource(version))
