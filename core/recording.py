@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 
 from core.backoff import next_claim_retry_delay
 from core.clock import Clock
@@ -18,7 +19,10 @@ from core.outcome import Decision, Fail, LeaveRunning, Succeed
 from core.ports import JobStore
 
 RECORD_ATTEMPTS = 5
-"""How often a worker tries to record an outcome when the database errors."""
+"""Tries at recording an outcome once the runner is stopping (until then, it keeps trying)."""
+
+PUBLISH_ATTEMPTS = 3
+"""Tries at storing a partial result before it is dropped (the next publish supersedes it)."""
 
 _RUNNER_CODES = frozenset({INTERNAL_ERROR, UNKNOWN_KIND})
 
@@ -31,10 +35,18 @@ def loggable_category(error: Exception) -> str:
 
 
 class OutcomeRecorder:
-    def __init__(self, store: JobStore, clock: Clock, log: logging.Logger) -> None:
+    def __init__(
+        self,
+        store: JobStore,
+        clock: Clock,
+        log: logging.Logger,
+        *,
+        is_stopping: Callable[[], bool] = lambda: False,
+    ) -> None:
         self._store = store
         self._clock = clock
         self._log = log
+        self._is_stopping = is_stopping
         self._pause = threading.Condition()  # only for timed waits between retries
 
     def record(
@@ -76,8 +88,8 @@ class OutcomeRecorder:
         )
 
     def _log_write_error(self, job: str, error: Exception, *, attempt: int) -> None:
-        self._log.error(
-            "record job outcome failed %s category=%s attempt=%d",
+        self._log.warning(
+            "record job outcome failed; retrying %s category=%s attempt=%d",
             job,
             loggable_category(error),
             attempt,
@@ -92,15 +104,46 @@ class OutcomeRecorder:
     def _finish_with_retries(self, claim: Claim, decision: Succeed | Fail, job: str) -> bool | None:
         """Retry after a database error, with the claim-retry backoff; None if it never landed.
 
-        The waits do not end on stop: a finished job is worth recording
-        during shutdown, and the delays add up to under a second.
+        A finished job's outcome is the one thing a worker must not drop, so
+        it keeps trying for as long as the runner runs (the worker takes no
+        other job meanwhile). Once the runner is stopping it makes at most
+        RECORD_ATTEMPTS tries in all, a second or so, and then leaves the job
+        running: the next runner to sweep settles it as interrupted.
         """
         delay: float | None = None
-        for attempt in range(2, RECORD_ATTEMPTS + 1):
+        attempt = 1
+        while attempt < RECORD_ATTEMPTS or not self._is_stopping():
+            attempt += 1
             delay = next_claim_retry_delay(delay)
             self._clock.wait_for(self._pause, lambda: False, delay)
             try:
                 return self._finish(claim, decision)
             except Exception as error:
                 self._log_write_error(job, error, attempt=attempt)
+        self._log.error("job outcome not recorded; left running %s attempts=%d", job, attempt)
         return None
+
+    def publish(self, claim: Claim, result: str) -> bool:
+        """Store a partial result; False only when the job is no longer held.
+
+        A database error is retried PUBLISH_ATTEMPTS times, then the partial
+        result is dropped with a warning: it is progress, superseded by the
+        next publish and by the outcome, and not worth failing the job over.
+        """
+        delay: float | None = None
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return self._store.publish(claim, result=result, now=self._clock.now())
+            except Exception as error:
+                if attempt >= PUBLISH_ATTEMPTS:
+                    self._log.warning(
+                        "partial result dropped job_id=%s category=%s attempts=%d",
+                        claim.job_id,
+                        loggable_category(error),
+                        attempt,
+                    )
+                    return True
+            delay = next_claim_retry_delay(delay)
+            self._clock.wait_for(self._pause, lambda: False, delay)

@@ -14,7 +14,7 @@ import threading
 from typing import Any
 
 from core import codec
-from core.backoff import next_claim_retry_delay
+from core.backoff import CLAIM_RETRY_MAXIMUM, next_claim_retry_delay
 from core.builtins import Builtins, register_builtins
 from core.clock import Clock
 from core.codes import INTERRUPTED, UNKNOWN_KIND
@@ -55,7 +55,9 @@ class Runner:
         self._ids = JobIdGenerator()
         self.id = self._ids.next_id(_unix_ms(clock.now()))
         """This runner's id, recorded on every job it claims."""
-        self._recorder = OutcomeRecorder(store, clock, self._log)
+        self._recorder = OutcomeRecorder(
+            store, clock, self._log, is_stopping=lambda: self._stopping
+        )
         self._converter = codec.make_converter()
         self.kinds = KindRegistry(self._converter, self._enqueue_encoded)
         self.builtins: Builtins = register_builtins(self.kinds)
@@ -148,6 +150,12 @@ class Runner:
             self._store.release_liveness(self.id)
         return finished
 
+    @property
+    def live_workers(self) -> int:
+        """Worker threads running now: the pool size from start until stop, unless one died."""
+        with self._done:
+            return self._live_workers
+
     # -- jobs --------------------------------------------------------------
 
     def get(self, job_id: str) -> Job | None:
@@ -224,7 +232,11 @@ class Runner:
                 claimed = self._store.claim_next(runner_id=self.id, now=self._clock.now())
             except Exception as error:
                 retry_delay = next_claim_retry_delay(retry_delay)
-                self._log.error(
+                # A blip that the backoff rides out is a warning; an outage
+                # that has pushed the delay to its ceiling is an error.
+                level = logging.ERROR if retry_delay >= CLAIM_RETRY_MAXIMUM else logging.WARNING
+                self._log.log(
+                    level,
                     "claim job failed; retrying category=%s retry_in=%.3fs",
                     loggable_category(error),
                     retry_delay,
@@ -278,7 +290,7 @@ class Runner:
 
         def publish(partial: Any) -> None:
             result = codec.encode_public(partial)
-            if not self._store.publish(claim, result=result, now=self._clock.now()):
+            if not self._recorder.publish(claim, result):
                 raise JobNotHeldError("the job is no longer held by this runner")
 
         def wait(seconds: float) -> bool:

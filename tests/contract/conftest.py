@@ -7,26 +7,7 @@ from contextlib import ExitStack
 
 import pytest
 
-from adapters.fake_clock import FakeClock
-from adapters.memory import MemoryStore
-from adapters.sqlite import SqliteStore
-from tests.support.postgres import fresh_schema
-
-ENGINES = ["memory", "sqlite", "postgres"]
-
-
-def open_store(engine: str, tmp_path, stack: ExitStack) -> object:
-    now = FakeClock().now()
-    if engine == "memory":
-        return MemoryStore()
-    if engine == "sqlite":
-        return SqliteStore.open(tmp_path / "jobs.db", now=now)
-    if engine == "postgres":
-        from adapters.postgres import PostgresStore
-
-        url, schema = stack.enter_context(fresh_schema())
-        return PostgresStore.open(url, now=now, schema=schema)
-    raise ValueError(engine)
+from tests.support.stores import ENGINES, open_store
 
 
 @pytest.fixture(params=ENGINES)

@@ -152,21 +152,45 @@ def test_an_outcome_that_fails_to_record_is_retried_with_backoff(make_system):
     assert "attempt=2" in system.logs.text
 
 
-def test_an_outcome_that_never_records_leaves_the_job_running_for_recovery(make_system):
+def test_a_running_runner_keeps_retrying_an_outcome_past_record_attempts(make_system):
     from core.recording import RECORD_ATTEMPTS
 
     system = make_system()
     kind = system.kinds.register("count", count, payload=CountPayload)
-    system.store.finish_faults += [StoreError("database unavailable")] * RECORD_ATTEMPTS
+    faults = RECORD_ATTEMPTS + 2
+    system.store.finish_faults += [StoreError("database unavailable")] * faults
     system.start()
     job_id = kind.enqueue(CountPayload(steps=5))
+    delays = []
+    for _ in range(faults):
+        (delay,) = system.clock.wait_for_sleepers(1)
+        delays.append(delay)
+        system.clock.advance(delay)
+    job = system.wait_for(job_id)
+    assert (job.status, job.result) == (Status.SUCCEEDED, '{"done":5}')
+    assert delays == [pytest.approx(0.05 * 2**n) for n in range(faults)]
+    assert system.logs.text.count("record job outcome failed") == faults
+    assert "not recorded" not in system.logs.text
+
+
+def test_a_stopping_runner_gives_up_recording_and_leaves_the_job_running(make_system):
+    from core.recording import RECORD_ATTEMPTS
+
+    system = make_system()
+    kind = system.kinds.register("count", count, payload=CountPayload)
+    system.store.finish_faults += [StoreError("database unavailable")] * (RECORD_ATTEMPTS * 2)
+    system.start()
+    job_id = kind.enqueue(CountPayload(steps=5))
+    system.clock.wait_for_sleepers(1)
+    system.runner.stop()
     for _ in range(RECORD_ATTEMPTS - 1):
         (delay,) = system.clock.wait_for_sleepers(1)
         system.clock.advance(delay)
-    system.store.wait_until(lambda: not system.store.finish_faults)
-    system.stop()
+    assert system.runner.join(timeout=None)
     assert system.runner.get(job_id).status is Status.RUNNING
+    assert len(system.store.finish_faults) == RECORD_ATTEMPTS
     assert system.logs.text.count("record job outcome failed") == RECORD_ATTEMPTS
+    assert "job outcome not recorded; left running" in system.logs.text
 
 
 def test_a_start_whose_recovery_fails_starts_nothing_and_may_be_retried(make_system, monkeypatch):
@@ -183,3 +207,41 @@ def test_a_start_whose_recovery_fails_starts_nothing_and_may_be_retried(make_sys
     system.start()
     job = system.wait_for(system.runner.builtins.noop.enqueue(NoopPayload()))
     assert job.status is Status.SUCCEEDED
+
+
+def test_a_partial_result_the_database_refuses_is_retried_then_dropped_and_the_job_goes_on():
+    from adapters.faulty import FaultyStore
+    from adapters.memory import MemoryStore
+    from core.recording import PUBLISH_ATTEMPTS
+    from tests.support.harness import JobSystem
+
+    faulty = FaultyStore(MemoryStore(), rate=1.0, operations=["publish"])
+    system = JobSystem(faulty)
+
+    def publishes_then_counts(ctx: JobContext, payload: CountPayload) -> CountResult:
+        ctx.publish(CountResult(done=0))
+        return CountResult(done=payload.steps)
+
+    kind = system.kinds.register("count", publishes_then_counts, payload=CountPayload)
+    system.start()
+    try:
+        job_id = kind.enqueue(CountPayload(steps=3))
+        for expected_delay in (0.05, 0.1)[: PUBLISH_ATTEMPTS - 1]:
+            assert system.clock.wait_for_sleepers(1) == [pytest.approx(expected_delay)]
+            system.clock.advance(expected_delay)
+        job = system.wait_for(job_id)
+    finally:
+        system.stop()
+    assert (job.status, job.result) == (Status.SUCCEEDED, '{"done":3}')
+    assert faulty.faults["publish"] == PUBLISH_ATTEMPTS
+    assert f"partial result dropped job_id={job_id}" in system.logs.text
+
+
+def test_a_faulty_store_refuses_unknown_operations_and_rates():
+    from adapters.faulty import FaultyStore
+    from adapters.memory import MemoryStore
+
+    with pytest.raises(ValueError, match="unknown operations"):
+        FaultyStore(MemoryStore(), rate=0.5, operations=["claim", "vacuum"])
+    with pytest.raises(ValueError, match="rate"):
+        FaultyStore(MemoryStore(), rate=1.5)

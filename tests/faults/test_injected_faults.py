@@ -1,0 +1,112 @@
+"""A sick database: 20% of claims, publishes and outcome writes raise, over 2,000 jobs.
+
+No worker thread may die, claims must back off as specified, and every job
+must end succeeded or failed with a code the kind declared (or the runner's
+own): none may stay queued or running. Runs on every store.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from contextlib import ExitStack
+
+import attrs
+import pytest
+
+from adapters.faulty import FaultyStore
+from adapters.system_clock import SystemClock
+from core import Failure, JobContext, Runner
+from core.backoff import CLAIM_RETRY_INITIAL, CLAIM_RETRY_MAXIMUM
+from core.jobs import Status
+from tests.support.logs import LogCapture
+from tests.support.stores import ENGINES, open_store
+
+JOBS = 2000
+FAULT_RATE = 0.2
+WORKERS = 4
+
+
+class FastClock(SystemClock):
+    """Real time, but every timed wait lasts a tenth as long: backoff delays keep their shape."""
+
+    def wait_for(self, condition, predicate, timeout):
+        return super().wait_for(condition, predicate, None if timeout is None else timeout / 10)
+
+
+@attrs.frozen
+class Work:
+    n: int
+
+
+@attrs.frozen
+class Done:
+    n: int
+
+    def public(self) -> dict:
+        return {"n": self.n}
+
+
+def work(ctx: JobContext, payload: Work) -> Done:
+    ctx.publish(Done(-payload.n))
+    if payload.n % 5 == 0:
+        raise Failure("declined")
+    if payload.n % 7 == 0:
+        raise RuntimeError("a handler bug")
+    return Done(payload.n)
+
+
+def expected(n: int) -> tuple[Status, str | None, str | None]:
+    if n % 5 == 0:
+        return Status.FAILED, "declined", None
+    if n % 7 == 0:
+        return Status.FAILED, "internal_error", None
+    return Status.SUCCEEDED, None, f'{{"n":{n}}}'
+
+
+def wait_until_finished(store, job_ids: list[str], *, within: float) -> list:
+    """Every job once none is queued or running; polls with a deadline, shrinking what it reads."""
+    deadline = time.monotonic() + within
+    pending = list(job_ids)
+    while pending and time.monotonic() < deadline:
+        pending = [job_id for job_id in pending if not store.get(job_id).status.finished]
+        if pending:
+            threading.Event().wait(0.05)
+    assert not pending, f"{len(pending)} jobs still unfinished, e.g. {store.get(pending[0])}"
+    return [store.get(job_id) for job_id in job_ids]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_twenty_percent_of_store_calls_failing_loses_no_job_and_kills_no_worker(engine, tmp_path):
+    with ExitStack() as stack:
+        inner = open_store(engine, tmp_path, stack)
+        stack.callback(inner.close)
+        store = FaultyStore(inner, rate=FAULT_RATE, seed=5)
+        logs = LogCapture()
+        runner = Runner(store, FastClock(), workers=WORKERS, logger=logs.logger)
+        kind = runner.kinds.register("work", work, payload=Work, failure_codes=["declined"])
+        runner.start()
+        stack.callback(lambda: (runner.stop(), runner.join(timeout=10)))
+        job_ids = [kind.enqueue(Work(n)) for n in range(JOBS)]
+
+        jobs = wait_until_finished(inner, job_ids, within=180)
+
+        assert runner.live_workers == WORKERS
+        for n, job in enumerate(jobs):
+            final_result = job.result if job.status is Status.SUCCEEDED else None
+            assert (job.status, job.error, final_result) == expected(n), job
+        for operation in ("claim", "publish", "succeed", "fail"):
+            assert store.faults[operation] > 0, f"no {operation} fault was injected"
+        assert (
+            sum(store.faults.values()) > JOBS * FAULT_RATE
+        )  # at least one call a job, a fifth failing
+
+        allowed = {CLAIM_RETRY_INITIAL * 2**k for k in range(8)} | {CLAIM_RETRY_MAXIMUM}
+        delays = [float(d) for d in re.findall(r"retry_in=([0-9.]+)s", logs.text)]
+        assert delays, "no claim was retried"
+        assert {min(delay, CLAIM_RETRY_MAXIMUM) for delay in delays} <= {
+            round(a, 3) for a in allowed
+        }
+        assert "not recorded" not in logs.text
+        assert "Traceback" not in logs.text
