@@ -8,7 +8,6 @@ connections do not hold the stop up.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -19,6 +18,7 @@ from waitress.channel import HTTPChannel
 from waitress.server import create_server
 from waitress.task import ErrorTask
 
+from entrypoints.http import json_text
 from entrypoints.http.body import MAX_BODY_BYTES
 from entrypoints.http.errors import envelope_for_status
 
@@ -30,9 +30,10 @@ class _JsonErrorTask(ErrorTask):  # type: ignore[misc]
 
     def execute(self) -> None:
         error = self.request.error
-        body = json.dumps(envelope_for_status(int(error.code))).encode("utf-8")
+        body = json_text.dumps(envelope_for_status(int(error.code))).encode("utf-8")
         self.status = f"{error.code} {error.reason}"
         self.response_headers.append(("Content-Type", "application/json"))
+        self.response_headers.append(("X-Content-Type-Options", "nosniff"))
         self.set_close_on_finish()
         self.content_length = len(body)
         self.write(body)

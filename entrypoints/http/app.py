@@ -8,6 +8,7 @@ import logging
 import falcon
 
 from core import Runner
+from entrypoints.http import json_text
 from entrypoints.http.auth import BearerAuth
 from entrypoints.http.errors import install_error_handlers
 from entrypoints.http.openapi import openapi_document
@@ -36,8 +37,13 @@ def create_app(
     log = logger or logging.getLogger("jobtable.http")
     app = falcon.App(
         media_type=falcon.MEDIA_JSON,
-        middleware=[BearerAuth(api_token, public_paths=frozenset({OPENAPI_PATH}))],
+        middleware=[
+            BearerAuth(api_token, public_paths=frozenset({OPENAPI_PATH})),
+            DataOnlyHeaders(),
+        ],
     )
+    json_handler = falcon.media.JSONHandler(dumps=json_text.dumps)
+    app.resp_options.media_handlers[falcon.MEDIA_JSON] = json_handler
     install_error_handlers(app, log)
     version = version or package_version()
     app.add_route("/health", HealthResource(version))
@@ -45,3 +51,18 @@ def create_app(
     app.add_route("/api/v1/jobs", JobsResource(runner))
     app.add_route("/api/v1/jobs/{job_id}", JobResource(runner))
     return app
+
+
+class DataOnlyHeaders:
+    """Falcon middleware: every answer is data to be parsed, never a page to render or cache.
+
+    ``nosniff`` stops a browser guessing HTML from a body that holds markup;
+    ``no-store`` keeps a job's changing state (and anything behind the token)
+    out of shared caches.
+    """
+
+    def process_response(
+        self, req: falcon.Request, resp: falcon.Response, resource: object, req_succeeded: bool
+    ) -> None:
+        resp.set_header("X-Content-Type-Options", "nosniff")
+        resp.set_header("Cache-Control", "no-store")

@@ -7,7 +7,6 @@ log line names only the exception's type: its text may quote a secret.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 import falcon
 
 from core import StoreError, StoreUnavailableError
+from entrypoints.http import json_text
 
 _DEFAULTS: dict[int, tuple[str, str]] = {
     400: ("invalid_request", "the request is not valid"),
@@ -59,7 +59,7 @@ def envelope(status: int, exc: falcon.HTTPError) -> dict[str, Any]:
 
 def serialize_error(req: falcon.Request, resp: falcon.Response, exc: falcon.HTTPError) -> None:
     resp.content_type = falcon.MEDIA_JSON
-    resp.text = json.dumps(envelope(exc.status_code, exc))
+    resp.text = json_text.dumps(envelope(exc.status_code, exc))
 
 
 def install_error_handlers(app: falcon.App, logger: logging.Logger) -> None:

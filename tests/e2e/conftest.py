@@ -38,7 +38,8 @@ class ServeProcess:
         self.log: list[str] = []
         threading.Thread(target=self._read, daemon=True).start()
         self.base_url = self._wait_for_listening()
-        self.token = Path(str(database) + ".token").read_text().strip()
+        given = (env or {}).get("JOBTABLE_API_TOKEN")
+        self.token = given or Path(str(database) + ".token").read_text().strip()
 
     def _read(self) -> None:
         assert self.process.stderr is not None

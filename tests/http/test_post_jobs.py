@@ -193,3 +193,29 @@ def test_a_payload_is_stored_as_the_typed_handle_would_store_it(draft_system, cl
     result = post(client, '{"kind":"order","payload":{"quantity":2}}')
     assert result.status_code == 202
     assert draft_system.store.row(result.json["id"])["payload"] == '{"quantity":2,"note":""}'
+
+
+@pytest.mark.parametrize(
+    "kind",
+    ["os.system", "core.builtins.noop", "__import__", "builtins.eval", "noop ", "NOOP", "noop\x00",
+     "countdown", "subprocess:run", "../noop", ""],
+)  # fmt: skip
+def test_post_runs_only_registered_kinds(system, client, kind):
+    result = client.simulate_post(
+        "/api/v1/jobs",
+        headers={**AUTH, "Content-Type": "application/json"},
+        json={"kind": kind, "payload": {}},
+    )
+    assert result.status_code in (400, 422), result.text
+    assert result.json["error"]["code"] in ("unknown_kind", "invalid_request")
+    assert system.runner.drain() == []
+
+
+def test_post_of_a_registered_kind_runs_it(system, client):
+    result = client.simulate_post(
+        "/api/v1/jobs",
+        headers={**AUTH, "Content-Type": "application/json"},
+        json={"kind": "noop", "payload": {}},
+    )
+    assert result.status_code == 202
+    assert [job.kind for job in system.runner.drain()] == ["noop"]

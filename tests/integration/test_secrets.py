@@ -92,3 +92,36 @@ def test_a_sentinel_secret_never_reaches_a_row_a_body_or_the_log(system):
         "encoding-error": ("failed", "internal_error"),
     }
     assert "exception_type=ConnectionError" in system.logs.text
+
+
+MARKUP = "<script>alert('x')</script> & <img src=x onerror=alert(1)> \u2028"
+
+
+def test_markup_in_a_payload_or_result_comes_back_as_escaped_json_data(system):
+    from tests.e2e.leaky_kinds import Note, echo
+
+    system.kinds.register("echo", echo, payload=Note)
+    client = falcon.testing.TestClient(
+        create_app(system.runner, api_token=TOKEN, logger=system.logs.logger)
+    )
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    system.start()
+
+    posted = client.simulate_post(
+        "/api/v1/jobs", headers=auth, json={"kind": "echo", "payload": {"text": MARKUP}}
+    )
+    assert posted.status_code == 202
+    job_id = posted.json["id"]
+    system.wait_for(job_id)
+    refused = client.simulate_post(
+        "/api/v1/jobs", headers=auth, json={"kind": "echo", "payload": {"<b>": MARKUP}}
+    )
+    got = client.simulate_get(f"/api/v1/jobs/{job_id}", headers=auth)
+
+    assert got.json["result"] == {"text": MARKUP}  # the value is intact as data
+    for response in (posted, refused, got):
+        assert response.headers["Content-Type"] == "application/json"
+        assert response.headers["X-Content-Type-Options"] == "nosniff"
+        for raw in ("<", ">", "&", "\u2028"):
+            assert raw not in response.text, (raw, response.text)
+    assert "\\u003cscript\\u003e" in got.text

@@ -1,0 +1,112 @@
+"""Every route, every method, with no, malformed, wrong and correct tokens.
+
+Only /health and the OpenAPI document are public; everything else answers
+401 in the envelope unless the token is exactly right, and a refused POST
+stores nothing. Routes are read off the app, so a new one is covered too.
+"""
+
+from __future__ import annotations
+
+import falcon.inspect
+import falcon.testing
+import pytest
+
+from core import NoopPayload
+from tests.http.conftest import TOKEN
+
+PUBLIC = {"/health", "/api/v1/openapi.json"}
+METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+JOB_BODY = b'{"kind": "noop", "payload": {}}'
+
+REFUSED_AUTHORIZATIONS = {
+    "none": None,
+    "empty": "",
+    "scheme only": "Bearer",
+    "scheme and space": "Bearer ",
+    "other scheme": f"Basic {TOKEN}",
+    "no space": f"Bearer{TOKEN}",
+    "token twice": f"Bearer {TOKEN} {TOKEN}",
+    "token and more": f"Bearer {TOKEN}x",
+    "token prefix": f"Bearer {TOKEN[:-1]}",
+    "wrong, same length": "Bearer " + "x" * len(TOKEN),
+    "wrong case": f"Bearer {TOKEN.upper()}",
+    "non-ascii": "Bearer t\u00f6k\u00e9n",
+    "very long": "Bearer " + "a" * 10_000,
+    "token quoted": f'Bearer "{TOKEN}"',
+}
+ACCEPTED_AUTHORIZATIONS = {"exact": f"Bearer {TOKEN}", "lower-case scheme": f"bearer {TOKEN}"}
+
+
+def routes(client: falcon.testing.TestClient) -> list[str]:
+    return [route.path for route in falcon.inspect.inspect_routes(client.app)]
+
+
+def concrete(path: str, job_id: str) -> str:
+    return path.replace("{job_id}", job_id)
+
+
+def call(client, method: str, path: str, authorization: str | None):
+    headers = {"Content-Type": "application/json"}
+    if authorization is not None:
+        headers["Authorization"] = authorization
+    body = JOB_BODY if method in ("POST", "PUT", "PATCH") else None
+    return client.simulate_request(method, path, headers=headers, body=body)
+
+
+def test_the_app_has_the_routes_this_matrix_expects(client):
+    assert set(routes(client)) == PUBLIC | {"/api/v1/jobs", "/api/v1/jobs/{job_id}"}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED_AUTHORIZATIONS))
+def test_every_private_route_and_method_refuses_a_bad_token_and_stores_nothing(
+    system, client, case
+):
+    job_id = system.runner.builtins.noop.enqueue(NoopPayload())
+    authorization = REFUSED_AUTHORIZATIONS[case]
+    for path in routes(client):
+        for method in METHODS:
+            result = call(client, method, concrete(path, job_id), authorization)
+            if path in PUBLIC:
+                assert result.status_code != 401, (method, path)
+                continue
+            assert result.status_code == 401, (case, method, path, result.status_code)
+            assert result.headers["WWW-Authenticate"] == "Bearer"
+            if method == "HEAD":
+                assert result.content == b""  # a HEAD answer has no body
+                continue
+            assert result.json == {
+                "error": {"code": "unauthenticated", "message": "a valid bearer token is required"}
+            }
+            assert job_id not in result.text
+    assert [job.id for job in system.runner.drain()] == [job_id]  # no refused POST stored a job
+
+
+@pytest.mark.parametrize("case", sorted(ACCEPTED_AUTHORIZATIONS))
+def test_the_correct_token_opens_every_route(system, client, case):
+    job_id = system.runner.builtins.noop.enqueue(NoopPayload())
+    authorization = ACCEPTED_AUTHORIZATIONS[case]
+    expected = {
+        ("GET", "/health"): 200,
+        ("GET", "/api/v1/openapi.json"): 200,
+        ("POST", "/api/v1/jobs"): 202,
+        ("GET", "/api/v1/jobs/{job_id}"): 200,
+    }
+    for path in routes(client):
+        for method in METHODS:
+            result = call(client, method, concrete(path, job_id), authorization)
+            # OPTIONS is Falcon's own answer listing the allowed methods.
+            want = 200 if method == "OPTIONS" else expected.get((method, path), 405)
+            assert result.status_code == want, (case, method, path, result.text)
+            if want == 405 and method != "HEAD":
+                assert result.json["error"]["code"] == "method_not_allowed"
+
+
+@pytest.mark.parametrize("path", sorted(PUBLIC))
+def test_public_routes_answer_the_same_with_any_token_or_none(client, path):
+    bodies = {
+        case: client.simulate_get(
+            path, headers={} if value is None else {"Authorization": value}
+        ).json
+        for case, value in {**REFUSED_AUTHORIZATIONS, **ACCEPTED_AUTHORIZATIONS}.items()
+    }
+    assert len({repr(body) for body in bodies.values()}) == 1
