@@ -9,6 +9,7 @@ a result holds is ever encoded.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import cattrs
@@ -52,6 +53,9 @@ def _strict(expected: type, name: str, *, accept: tuple[type, ...] = ()) -> Any:
         if isinstance(value, int) and not INT64_MIN <= value <= INT64_MAX:
             # Beyond 64 bits a number does not survive most JSON readers.
             raise _Expected(f"expected {name} between -2^63 and 2^63-1")
+        if isinstance(value, float) and not math.isfinite(value):
+            # NaN and infinity have no JSON form: they could never be stored.
+            raise _Expected(f"expected {name}, not NaN or infinity")
         return expected(value)
 
     return structure

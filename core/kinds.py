@@ -18,7 +18,7 @@ import cattrs
 from core import codec
 from core.codes import InvalidFailureCodeError, validate_declared_codes
 from core.context import JobContext
-from core.errors import RegistrationError, RunnerStateError
+from core.errors import InvalidPayloadError, RegistrationError, RunnerStateError
 
 P = TypeVar("P")
 
@@ -58,7 +58,14 @@ class Kind(Generic[P]):
             raise TypeError(
                 f"{self._spec.name}: payload must be a {self._spec.payload_type.__name__}"
             )
-        return self._enqueuer(self._spec.name, codec.encode_payload(self._converter, payload))
+        try:
+            encoded = codec.encode_payload(self._converter, payload)
+        except (TypeError, ValueError):
+            raise InvalidPayloadError(self._spec.name, (_NOT_JSON,)) from None
+        return self._enqueuer(self._spec.name, encoded)
+
+
+_NOT_JSON = "expected JSON values only, no NaN, infinity or other types @ $"
 
 
 class KindRegistry:

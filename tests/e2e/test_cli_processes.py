@@ -100,6 +100,16 @@ def test_waitress_own_refusals_use_the_envelope(tmp_path, serve_processes):
     status, body = raw_exchange(server, b"GARBAGE\r\n\r\n")
     assert status == 400
     assert body["error"]["code"] == "invalid_request"
+    for length in (b":", b"-1", b"1e3", b"12, 12"):
+        malformed = (
+            b"POST /api/v1/jobs HTTP/1.1\r\nHost: t\r\n"
+            + auth
+            + b"Content-Length: "
+            + length
+            + b"\r\n\r\n{}"
+        )
+        status, body = raw_exchange(server, malformed)
+        assert (status, body["error"]["code"]) == (400, "invalid_request"), length
     assert server.stop() == 0
 
 

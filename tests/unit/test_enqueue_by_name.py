@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import attrs
 import pytest
 
 from core import InvalidPayloadError, Status, UnknownKindError
-from tests.unit.kinds_for_tests import CountPayload, count
+from tests.unit.kinds_for_tests import CountPayload, CountResult, count
 
 
 def test_enqueue_by_kind_name_validates_and_stores_nothing_on_refusal(make_system):
@@ -33,3 +34,23 @@ def test_an_enqueue_by_name_is_stored_exactly_as_the_handle_stores_it(make_syste
     by_name = system.runner.enqueue("count", {})
     by_handle = handle.enqueue(CountPayload())
     assert system.store.row(by_name)["payload"] == system.store.row(by_handle)["payload"]
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan")])
+def test_a_number_json_cannot_carry_is_refused_by_name_and_by_handle(value):
+    from adapters.fake_clock import FakeClock
+    from adapters.memory import MemoryStore
+    from core import InvalidPayloadError, Runner
+
+    @attrs.frozen
+    class Measured:
+        level: float
+
+    runner = Runner(MemoryStore(), FakeClock())
+    kind = runner.kinds.register("measure", count, payload=Measured, result=CountResult)
+    with pytest.raises(InvalidPayloadError) as by_name:
+        runner.enqueue("measure", {"level": value})
+    assert by_name.value.problems == ("expected a number, not NaN or infinity @ $.level",)
+    with pytest.raises(InvalidPayloadError, match="payload does not match"):
+        kind.enqueue(Measured(level=value))
+    assert runner.drain() == []
