@@ -67,7 +67,9 @@ class JobStore(Protocol):
 
         While it is held, no store in any process treats the runner's
         running jobs as orphaned. The lock dies with the process (an OS file
-        lock, a database session), so a crash releases it.
+        lock, a database session), so a crash releases it. Idempotent: called
+        again, it confirms the lock is still held and takes it again if it
+        was lost (a database session ended by a server restart).
         """
         ...
 

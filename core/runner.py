@@ -124,6 +124,9 @@ class Runner:
         interval = self._sweep_interval
         while not self._clock.wait_for(self._stop, lambda: self._stopping, interval):
             try:
+                # Confirm our own lock first: a runner that lost it (its database
+                # session ended) would otherwise settle its own running jobs.
+                self._store.hold_liveness(self.id)
                 self._sweep()
             except Exception as error:
                 self._log.error(

@@ -50,11 +50,20 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
 
     serve = sub.add_parser("serve", help="run the HTTP API and workers in one process")
-    _add(serve, *COMMON, "listen", "workers", "grace", "sqlite_synchronous", "http_threads")
+    _add(
+        serve,
+        *COMMON,
+        "listen",
+        "workers",
+        "grace",
+        "sqlite_synchronous",
+        "sqlite_busy_timeout",
+        "http_threads",
+    )
     serve.set_defaults(run=commands.run_serve)
 
     worker = sub.add_parser("worker", help="run workers only")
-    _add(worker, *COMMON, "workers", "grace", "sqlite_synchronous")
+    _add(worker, *COMMON, "workers", "grace", "sqlite_synchronous", "sqlite_busy_timeout")
     worker.set_defaults(run=commands.run_worker)
 
     enqueue = sub.add_parser("enqueue", help="enqueue a job and print its id")

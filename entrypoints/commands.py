@@ -52,7 +52,16 @@ def _open(args: argparse.Namespace, *, must_exist: bool = False) -> Store:
             f"no database at {args.database}; check --database (or JOBTABLE_DATABASE), "
             "or create it with jobtable migrate"
         )
-    return open_store(args.database, synchronous=synchronous, now=SystemClock().now())
+    busy_timeout = config.parse_seconds(
+        "sqlite_busy_timeout",
+        getattr(args, "sqlite_busy_timeout", str(config.DEFAULT_SQLITE_BUSY_TIMEOUT)),
+    )
+    return open_store(
+        args.database,
+        synchronous=synchronous,
+        busy_timeout_ms=max(1, round(busy_timeout * 1000)),
+        now=SystemClock().now(),
+    )
 
 
 def _runner(args: argparse.Namespace, store: Store, workers: int = 1) -> Runner:

@@ -16,6 +16,7 @@ DEFAULT_LISTEN = "127.0.0.1:8080"
 DEFAULT_WORKERS = 2
 DEFAULT_GRACE = 10.0
 DEFAULT_HTTP_THREADS = 4
+DEFAULT_SQLITE_BUSY_TIMEOUT = 5.0
 
 
 class ConfigError(ValueError):
@@ -70,6 +71,13 @@ SETTINGS = {
         env="JOBTABLE_SQLITE_SYNCHRONOUS",
         default="full",
         help="SQLite durability: full survives power loss, normal only a crash",
+    ),
+    "sqlite_busy_timeout": Setting(
+        flag="--sqlite-busy-timeout",
+        env="JOBTABLE_SQLITE_BUSY_TIMEOUT",
+        default=str(DEFAULT_SQLITE_BUSY_TIMEOUT),
+        help="seconds a write waits while another process holds SQLite's write lock; "
+        "past it, POST answers 503 and workers retry",
     ),
     "http_threads": Setting(
         flag="--http-threads",

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from adapters.sqlite import SqliteStore
+from adapters.sqlite.connections import BUSY_TIMEOUT_MS
 from core import JobStore, RegistrationError, Runner, RunnerStateError
 from entrypoints.config import ConfigError
 
@@ -47,7 +48,13 @@ def redact(database: str) -> str:
     return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
 
 
-def open_store(database: str, *, synchronous: str, now: datetime.datetime) -> Store:
+def open_store(
+    database: str,
+    *,
+    synchronous: str,
+    now: datetime.datetime,
+    busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+) -> Store:
     """Open the database and bring its schema up to date. Raises StoreError or ConfigError."""
     if is_postgres_url(database):
         try:
@@ -59,7 +66,9 @@ def open_store(database: str, *, synchronous: str, now: datetime.datetime) -> St
         return PostgresStore.open(database, now=now)
     if os.path.isdir(database):
         raise ConfigError(f"--database {database!r} is a directory; give a file path")
-    return SqliteStore.open(database, now=now, synchronous=synchronous)
+    return SqliteStore.open(
+        database, now=now, synchronous=synchronous, busy_timeout_ms=busy_timeout_ms
+    )
 
 
 def load_kinds(runner: Runner, modules: tuple[str, ...]) -> None:

@@ -26,6 +26,10 @@ from core.status import Status
 
 DEFAULT_POOL_SIZE = 10
 CONNECT_TIMEOUT = 5.0
+POOL_WAIT = 2.0
+"""Seconds a call waits for a pooled connection: while the server is down, a POST answers
+503 after this long instead of hanging (every query takes milliseconds, so a healthy pool
+never makes a caller wait this long)."""
 
 
 def _query(name: str) -> str:
@@ -81,7 +85,7 @@ class PostgresStore:
             min_size=1,
             max_size=pool_size,
             kwargs={"connect_timeout": int(CONNECT_TIMEOUT), **options},
-            timeout=CONNECT_TIMEOUT,
+            timeout=POOL_WAIT,
             open=False,
             name="jobtable",
         )
@@ -151,7 +155,22 @@ class PostgresStore:
         return self._fenced(_FAIL, claim, code=code, now=now)
 
     def hold_liveness(self, runner_id: str) -> None:
-        """A session advisory lock on a connection of its own, kept for the runner's life."""
+        """A session advisory lock on a connection of its own, kept for the runner's life.
+
+        Called again, it checks that session with a round trip and, when the
+        session is gone (the server restarted, the session was killed), takes
+        the lock again on a new one.
+        """
+        with self._liveness_guard:
+            held = self._liveness.get(runner_id)
+        if held is not None:
+            try:
+                held.execute("SELECT 1")
+                return
+            except psycopg.Error:
+                with self._liveness_guard:
+                    self._liveness.pop(runner_id, None)
+                held.close()
         with translated():
             conn = self._own_connection()
             try:

@@ -13,12 +13,17 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
 
+from core.errors import StoreUnavailableError
+
 SYNCHRONOUS_MODES = ("full", "normal")
 BUSY_TIMEOUT_MS = 5000
+_SHORTENED_AFTER_MS = 50
+"""A wait for the process's lock longer than this shortens SQLite's own wait after it."""
 
 _inherited_across_fork: list[sqlite3.Connection] = []
 
@@ -71,15 +76,35 @@ class Connections:
 
     @contextmanager
     def writer(self) -> Iterator[sqlite3.Connection]:
-        """The writer connection, held under the process's write lock (no transaction)."""
+        """The writer connection, held under the process's write lock (no transaction).
+
+        Waiting for the process's lock and then for SQLite's together last at
+        most ``busy_timeout``: when another process holds the database's
+        write lock, every thread here gives up within that bound, instead of
+        one after the other, each after a full timeout of its own.
+        """
         self._check_open()
-        with self._write_lock:
+        budget = self.busy_timeout_ms / 1000
+        started = time.monotonic()
+        if not self._write_lock.acquire(timeout=budget):
+            raise StoreUnavailableError("database locked")
+        try:
             if self._writer is None:
                 self._writer = self._connect()
                 mode = self._writer.execute("PRAGMA journal_mode = WAL").fetchone()[0]
                 if mode != "wal":
                     raise sqlite3.OperationalError(f"cannot use WAL here (journal_mode {mode})")
-            yield self._writer
+            left_ms = int((budget - (time.monotonic() - started)) * 1000)
+            if left_ms < self.busy_timeout_ms - _SHORTENED_AFTER_MS:
+                self._writer.execute(f"PRAGMA busy_timeout = {max(left_ms, 1)}")
+                try:
+                    yield self._writer
+                finally:
+                    self._writer.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
+            else:
+                yield self._writer
+        finally:
+            self._write_lock.release()
 
     def write(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``work`` in one ``BEGIN IMMEDIATE`` transaction on the writer; commit or roll back."""

@@ -33,6 +33,8 @@ class LivenessLocks:
         path = self._path(runner_id)
         if path is None:
             raise ValueError("a runner id is letters, digits, '-' and '_'")
+        if self._still_held(runner_id, path):
+            return
         os.makedirs(self._folder, mode=0o700, exist_ok=True)
         descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
@@ -42,6 +44,24 @@ class LivenessLocks:
             raise
         with self._guard:
             self._held[runner_id] = descriptor
+
+    def _still_held(self, runner_id: str, path: str) -> bool:
+        """True when our locked descriptor is still the file at ``path`` (not removed since)."""
+        with self._guard:
+            descriptor = self._held.get(runner_id)
+        if descriptor is None:
+            return False
+        try:
+            on_disk = os.stat(path)
+        except FileNotFoundError:
+            on_disk = None
+        mine = os.fstat(descriptor)
+        if on_disk is not None and (on_disk.st_dev, on_disk.st_ino) == (mine.st_dev, mine.st_ino):
+            return True
+        with self._guard:
+            self._held.pop(runner_id, None)
+        os.close(descriptor)  # the file was removed: lock a new one in its place
+        return False
 
     def release(self, runner_id: str) -> None:
         with self._guard:

@@ -242,3 +242,13 @@ def test_finish_and_claim_next_with_a_stale_claim_records_nothing_but_still_clai
     assert held is False
     assert claimed.id == waiting
     assert store.get(claim.job_id).status is Status.RUNNING
+
+
+def test_holding_liveness_again_keeps_it_and_one_release_lets_go(store):
+    store.hold_liveness("runner-twice")
+    claim = claimed_by(store, "runner-twice")
+    store.hold_liveness("runner-twice")  # a sweep confirms its own lock like this
+    assert store.recover_orphans(code="x", max_attempts={}, now=LATER).failed == 0
+    store.release_liveness("runner-twice")
+    assert store.recover_orphans(code="x", max_attempts={}, now=LATER).failed == 1
+    assert store.get(claim.job_id).error == "x"

@@ -114,3 +114,34 @@ def test_an_enqueue_anywhere_wakes_the_listener_and_it_reconnects_after_a_drop()
             listener.stop()
             store.close()
             other.close()
+
+
+def test_a_runner_whose_liveness_session_died_takes_its_lock_again():
+    import psycopg
+
+    from core import NewJob, Status
+
+    with fresh_schema() as (url, schema):
+        store = open_store(url, schema)
+        try:
+            store.hold_liveness("runner-a")
+            store.create(NewJob(id="job-a", kind="noop", payload="{}"), now=NOW)
+            store.claim_next(runner_id="runner-a", now=NOW)
+            with psycopg.connect(url, autocommit=True) as admin:
+                holder = "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted"
+                (session,) = admin.execute(holder).fetchone()
+                admin.execute("SELECT pg_terminate_backend(%s)", (session,))
+                for _ in range(200):  # until the server has ended the session
+                    if admin.execute(holder).fetchone() is None:
+                        break
+                    threading.Event().wait(0.02)
+
+                store.hold_liveness("runner-a")  # what the runner's next sweep does
+
+                (renewed,) = admin.execute(holder).fetchone()
+            assert renewed != session
+            assert store.recover_orphans(code="x", max_attempts={}, now=NOW).failed == 0
+            assert store.get("job-a").status is Status.RUNNING
+        finally:
+            store.release_liveness("runner-a")
+            store.close()

@@ -156,3 +156,20 @@ def test_closed_store_refuses_use(db_path):
     with pytest.raises(StoreError):
         store.create(new_job(), now=NOW)
     store.close()  # idempotent
+
+
+def test_a_removed_liveness_file_is_locked_again_when_the_runner_confirms_it(tmp_path):
+    from core import NewJob, Status
+
+    store = SqliteStore.open(tmp_path / "jobs.db", now=FakeClock().now())
+    try:
+        store.hold_liveness("runner-a")
+        store.create(NewJob(id="job-a", kind="noop", payload="{}"), now=FakeClock().now())
+        store.claim_next(runner_id="runner-a", now=FakeClock().now())
+        (tmp_path / "jobs.db.runners" / "runner-a.lock").unlink()
+        store.hold_liveness("runner-a")
+        assert (tmp_path / "jobs.db.runners" / "runner-a.lock").exists()
+        assert store.recover_orphans(code="x", max_attempts={}, now=FakeClock().now()).failed == 0
+        assert store.get("job-a").status is Status.RUNNING
+    finally:
+        store.close()

@@ -123,3 +123,25 @@ def test_by_default_a_runner_sweeps_for_dead_runners_jobs_every_second(shared_st
     finally:
         runner.stop()
         assert runner.join(timeout=None)
+
+
+def test_a_runner_that_lost_its_lock_takes_it_again_before_it_sweeps(make_system, gate):
+    system = make_system(sweep_interval=1.0)
+    kind = system.kinds.register("slow", gate.handler, payload=CountPayload)
+    system.start()
+    job_id = kind.enqueue(CountPayload())
+    assert gate.started.acquire(timeout=10)
+    system.store.release_liveness(system.runner.id)  # as a database restart ends its session
+
+    for _ in range(2):  # its own sweeps must not settle its own running job
+        system.clock.wait_for_sleepers(1)
+        system.clock.advance(1.0)
+    system.clock.wait_for_sleepers(1)
+    assert system.runner.get(job_id).status is Status.RUNNING
+    other = make_system()
+    assert (
+        other.store.inner.recover_orphans(code="x", max_attempts={}, now=other.clock.now()).failed
+        == 0
+    )
+    gate.release.set()
+    assert system.wait_for(job_id).status is Status.SUCCEEDED

@@ -1,0 +1,186 @@
+"""Database outages under ``jobtable serve``: SQLite's write lock held by another process for
+twice the busy timeout, and PostgreSQL stopped for 10 s.
+
+During the outage POST answers 503 ``unavailable`` promptly and GET answers
+where the engine can (SQLite readers are not blocked by a writer); after
+it, the workers resume by themselves and every job accepted before, during
+a long run and after completes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from tests.e2e.conftest import ServeProcess
+from tests.e2e.test_many_processes import query, wait_until
+from tests.support.postgres import fresh_schema, postgres_url
+
+pytestmark = pytest.mark.e2e
+BUSY_TIMEOUT = 1.0
+PROMPT = 5.0
+"""Seconds within which every request must be answered during an outage."""
+POSTGRES_DOWN_FOR = 10.0
+
+
+def post(server: ServeProcess, body: dict) -> tuple[int, dict, float]:
+    request = urllib.request.Request(
+        server.base_url + "/api/v1/jobs",
+        data=json.dumps(body).encode(),
+        headers={"Authorization": f"Bearer {server.token}", "Content-Type": "application/json"},
+    )
+    started = time.monotonic()
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read()), time.monotonic() - started
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read()), time.monotonic() - started
+
+
+def get(server: ServeProcess, job_id: str) -> tuple[int, dict, float]:
+    started = time.monotonic()
+    status, body = server.request(f"/api/v1/jobs/{job_id}")
+    return status, body, time.monotonic() - started
+
+
+def accept(server: ServeProcess, body: dict, within: float = 30.0) -> str:
+    """POST until a 202 (the server may still be reconnecting); the job's id."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        status, answer, _ = post(server, body)
+        if status == 202:
+            return answer["id"]
+        assert (status, answer["error"]["code"]) == (503, "unavailable"), answer
+        time.sleep(0.1)
+    raise AssertionError("POST never accepted after the outage")
+
+
+def assert_unavailable(answers: list[tuple[int, dict, float]]) -> None:
+    assert answers
+    for status, body, elapsed in answers:
+        assert status == 503, body
+        assert body == {
+            "error": {
+                "code": "unavailable",
+                "message": "the database cannot be reached now; try again later",
+            }
+        }
+        assert elapsed < PROMPT, f"answered after {elapsed:.1f}s"
+
+
+def concurrently(call, count: int) -> list:
+    answers: list = [None] * count
+    threads = [
+        threading.Thread(target=lambda i=i: answers.__setitem__(i, call())) for i in range(count)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    return answers
+
+
+def test_sqlite_write_lock_held_by_another_process(tmp_path, serve_processes):
+    database = str(tmp_path / "jobs.db")
+    server = serve_processes(
+        database, "--kinds", "core.demo", "--sqlite-busy-timeout", str(BUSY_TIMEOUT)
+    )
+    before = accept(server, {"kind": "noop", "payload": {}})
+    server.poll_job(before, lambda job: job["status"] == "succeeded")
+    long_run = accept(server, {"kind": "countdown", "payload": {"seconds": 3}})
+
+    holder = subprocess.Popen(
+        [sys.executable, "-c", (
+            "import sqlite3, sys, time\n"
+            "conn = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+            "conn.execute('BEGIN IMMEDIATE')\n"
+            "print('locked', flush=True)\n"
+            "time.sleep(float(sys.argv[2]))\n"
+            "conn.execute('COMMIT')\n"
+        ), database, str(2 * BUSY_TIMEOUT)],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        during = concurrently(lambda: post(server, {"kind": "noop", "payload": {}}), 4)
+        reads = [get(server, before)]
+    finally:
+        assert holder.wait(30) == 0
+    assert_unavailable(during)
+    assert [(status, body["status"]) for status, body, _ in reads] == [(200, "succeeded")]
+
+    after = accept(server, {"kind": "noop", "payload": {}})
+    for job_id in (before, long_run, after):
+        server.poll_job(job_id, lambda job: job["status"] == "succeeded")
+    assert server.stop() == 0
+
+
+def pg_cluster(action: str) -> None:
+    version = sorted(os.listdir("/etc/postgresql"))[-1]
+    subprocess.run(
+        ["pg_ctlcluster", "--skip-systemctl-redirect", version, "main", action, *(["-m", "fast"] if action == "stop" else [])],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+
+
+def pg_ready() -> bool:
+    return (
+        subprocess.run(["pg_isready", "-h", "127.0.0.1", "-q"], check=False, timeout=30).returncode
+        == 0
+    )
+
+
+def test_postgres_stopped_for_ten_seconds(serve_processes):
+    postgres_url()  # skips (or fails in CI) without a server
+    if (
+        shutil.which("pg_ctlcluster") is None
+        or not os.path.isdir("/etc/postgresql")
+        or os.geteuid() != 0
+    ):
+        if os.environ.get("CI"):
+            pytest.fail("CI must be able to stop and start the local PostgreSQL cluster")
+        pytest.skip("needs root and pg_ctlcluster to stop the local PostgreSQL")
+    with fresh_schema() as (url, schema):
+        database = f"{url}?options=-csearch_path%3D{schema}"
+        server = serve_processes(
+            database, "--kinds", "core.demo", env={"JOBTABLE_API_TOKEN": "outage-token"}
+        )
+        before = accept(server, {"kind": "noop", "payload": {}})
+        server.poll_job(before, lambda job: job["status"] == "succeeded")
+        long_run = accept(server, {"kind": "countdown", "payload": {"seconds": 4}})
+        server.poll_job(long_run, lambda job: job["status"] == "running")
+
+        pg_cluster("stop")
+        try:
+            stopped = time.monotonic()
+            during, reads = [], []
+            while time.monotonic() - stopped < POSTGRES_DOWN_FOR:
+                during += concurrently(lambda: post(server, {"kind": "noop", "payload": {}}), 2)
+                reads.append(get(server, before))
+        finally:
+            pg_cluster("start")
+            wait_until(pg_ready, within=60, what="PostgreSQL accepting connections again")
+        assert_unavailable(during)
+        assert_unavailable(reads)  # PostgreSQL down: no engine left to read from
+        print(f"{len(during)} POSTs and {len(reads)} GETs answered 503 during the outage, "
+              f"slowest {max(elapsed for *_, elapsed in during + reads):.2f}s")  # fmt: skip
+
+        after = accept(server, {"kind": "noop", "payload": {}})
+        for job_id in (before, long_run, after):
+            server.poll_job(job_id, lambda job: job["status"] == "succeeded", within=60)
+        assert server.stop() == 0
+        # Later tests expect dead runners' jobs to be settled at once: let the grace after
+        # a server start (nothing is an orphan in its first 5 s) pass before handing over.
+        wait_until(
+            lambda: query(database, "SELECT pg_postmaster_start_time() < now() - interval '6 seconds'") == [(True,)],
+            within=30, what="the restarted server's grace passing",
+        )  # fmt: skip

@@ -1,0 +1,293 @@
+"""Crash soak: worker processes killed with SIGKILL and restarted while jobs stream in.
+
+    python -m tests.soak.crash_soak --engine sqlite --seconds 300      # full size, by hand
+    python -m tests.soak.crash_soak --engine postgres --seconds 300    # needs JOBTABLE_TEST_POSTGRES
+
+Full size: 5 minutes, 20,000 jobs of 0-300 ms, 4 processes x 4 workers on
+SQLite or 3 x 8 on PostgreSQL, a random worker process killed every 5-10 s
+and started again. Jobs are enqueued evenly over the run (20,000 per five
+minutes, scaled to --seconds). Verdict at the end, and exit 1 if any fails:
+
+- jobs lost: acknowledged by enqueue but missing, or not finished (must be 0);
+- duplicate completions: a job whose outcome was recorded twice (must be 0);
+- re-executions: runs past a job's first (at most the jobs running in killed
+  processes at their kill);
+- recovery: from each kill until no job the killed process ran is still
+  running (each must be under 2 s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import attrs
+
+from adapters.system_clock import SystemClock
+from core import Runner
+from entrypoints.wiring import open_store
+from tests.soak.soak_kinds import register
+
+REPO = Path(__file__).resolve().parents[2]
+JOBTABLE = str(Path(sys.executable).with_name("jobtable"))
+SHAPES = {"sqlite": (4, 4), "postgres": (3, 8)}  # (processes, workers each)
+JOBS_PER_FIVE_MINUTES = 20_000
+RECOVERY_LIMIT = 2.0
+MAX_NAP_MS = 300
+"""Jobs last 0-300 ms: at 67 a second, about ten run at any moment, so most kills cut some short."""
+
+
+@attrs.define
+class Verdict:
+    engine: str
+    seconds: float
+    acknowledged: int = 0
+    statuses: dict[str, int] = attrs.Factory(dict)
+    lost: int = 0
+    duplicate_completions: int = 0
+    re_executions: int = 0
+    running_at_kills: int = 0
+    kills: int = 0
+    recoveries: list[float] = attrs.Factory(list)
+
+    @property
+    def passed(self) -> bool:
+        return (
+            self.lost == 0
+            and self.duplicate_completions == 0
+            and self.re_executions <= self.running_at_kills
+            and all(recovery < RECOVERY_LIMIT for recovery in self.recoveries)
+        )
+
+    def lines(self) -> list[str]:
+        recoveries = sorted(self.recoveries)
+        shown = (
+            f"max {recoveries[-1]:.2f}s, median {statistics.median(recoveries):.2f}s"
+            if recoveries else "none"
+        )  # fmt: skip
+        return [
+            f"crash soak on {self.engine}, {self.seconds:.0f} s: {'PASS' if self.passed else 'FAIL'}",
+            f"  jobs acknowledged      {self.acknowledged}  ({json.dumps(self.statuses)})",
+            f"  jobs lost              {self.lost}  (must be 0)",
+            f"  duplicate completions  {self.duplicate_completions}  (must be 0)",
+            f"  re-executions          {self.re_executions}  (at most {self.running_at_kills}, "
+            "the jobs running in killed processes)",
+            f"  kills                  {self.kills}, {len(recoveries)} of them with jobs running",
+            f"  recovery after a kill  {shown} (each under {RECOVERY_LIMIT:.0f}s)",
+        ]
+
+
+def query(database: str, sql: str, parameters: tuple = ()) -> list[tuple]:
+    from tests.e2e.ledger_kinds import connect
+
+    conn = connect(database)
+    try:
+        if not database.startswith("postgresql://"):
+            sql = sql.replace("%s", "?")
+        return [tuple(row) for row in conn.execute(sql, parameters).fetchall()]
+    finally:
+        conn.close()
+
+
+def create_ledger(database: str) -> None:
+    """``executions`` (written by handlers) and ``completions`` (a trigger on every outcome)."""
+    from tests.e2e.ledger_kinds import connect
+
+    conn = connect(database)
+    try:
+        conn.execute(
+            "CREATE TABLE executions (job_id TEXT NOT NULL, attempt INTEGER NOT NULL, pid INTEGER NOT NULL)"
+        )
+        conn.execute(
+            "CREATE TABLE completions (job_id TEXT NOT NULL, status TEXT NOT NULL, attempt INTEGER NOT NULL)"
+        )
+        if database.startswith("postgresql://"):
+            conn.execute(
+                "CREATE FUNCTION record_completion() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                "IF NEW.status IN ('succeeded', 'failed') THEN "
+                "INSERT INTO completions VALUES (NEW.id, NEW.status, NEW.attempt); END IF; "
+                "RETURN NEW; END $$"
+            )
+            conn.execute(
+                "CREATE TRIGGER completion AFTER UPDATE OF status ON jobs "
+                "FOR EACH ROW EXECUTE FUNCTION record_completion()"
+            )
+        else:
+            conn.execute(
+                "CREATE TRIGGER completion AFTER UPDATE OF status ON jobs "
+                "WHEN NEW.status IN ('succeeded', 'failed') "
+                "BEGIN INSERT INTO completions VALUES (NEW.id, NEW.status, NEW.attempt); END"
+            )
+    finally:
+        conn.close()
+
+
+class Fleet:
+    """Worker processes, each a real ``jobtable worker``; one can be killed and replaced."""
+
+    def __init__(self, database: str, workdir: Path, processes: int, workers: int) -> None:
+        self._database = database
+        self._workdir = workdir
+        self._workers = workers
+        self._started = 0
+        self.processes = [self._start() for _ in range(processes)]
+
+    def _start(self) -> subprocess.Popen:
+        self._started += 1
+        log = (self._workdir / f"worker-{self._started}.log").open("w")
+        return subprocess.Popen(
+            [JOBTABLE, "worker", "--workers", str(self._workers), "--kinds", "tests.soak.soak_kinds"],
+            env={"PYTHONPATH": str(REPO), "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                 "JOBTABLE_DATABASE": self._database},
+            stdout=subprocess.DEVNULL, stderr=log,
+        )  # fmt: skip
+
+    def kill(self, index: int) -> int:
+        process = self.processes[index]
+        process.send_signal(signal.SIGKILL)
+        process.wait(30)
+        return process.pid
+
+    def replace(self, index: int) -> None:
+        self.processes[index] = self._start()
+
+    def stop(self) -> list[int]:
+        for process in self.processes:
+            process.send_signal(signal.SIGTERM)
+        return [process.wait(60) for process in self.processes]
+
+
+_RUNNING_FOR_PID = (
+    "SELECT j.id FROM jobs j JOIN executions e ON e.job_id = j.id AND e.attempt = j.attempt "
+    "WHERE j.status = 'running' AND e.pid = %s"
+)
+
+
+def wait_for(condition, within: float) -> float | None:
+    """Seconds until ``condition()`` held, polling every 10 ms; None past ``within``."""
+    started = time.monotonic()
+    while time.monotonic() - started < within:
+        if condition():
+            return time.monotonic() - started
+        time.sleep(0.01)
+    return None
+
+
+def soak(
+    database: str, engine: str, seconds: float, workdir: Path, seed: int | None = None
+) -> Verdict:
+    chance = random.Random(seed)  # durations and kill moments, not secrets
+    verdict = Verdict(engine=engine, seconds=seconds)
+    store = open_store(database, synchronous="full", now=SystemClock().now())
+    create_ledger(database)
+    enqueuer = Runner(store, SystemClock())
+    register(enqueuer.kinds)
+    processes, workers = SHAPES[engine]
+    fleet = Fleet(database, workdir, processes, workers)
+    total = max(1, round(JOBS_PER_FIVE_MINUTES * seconds / 300))
+    acknowledged: list[str] = []
+
+    def enqueue_up_to(count: int) -> None:
+        while len(acknowledged) < count:
+            acknowledged.append(
+                enqueuer.enqueue("soak", {"milliseconds": chance.randint(0, MAX_NAP_MS)})
+            )
+
+    try:
+        started = time.monotonic()
+        next_kill = started + chance.uniform(5, 10)
+        while (elapsed := time.monotonic() - started) < seconds:
+            enqueue_up_to(min(total, int(total * elapsed / seconds) + 1))
+            if time.monotonic() >= next_kill:
+                victim = chance.randrange(processes)
+                pid = fleet.kill(victim)
+                killed_at = time.monotonic()
+                running = len(query(database, _RUNNING_FOR_PID, (pid,)))
+                verdict.kills += 1
+                verdict.running_at_kills += running
+                if running:
+                    settled = wait_for(
+                        lambda pid=pid: not query(database, _RUNNING_FOR_PID, (pid,)), 30
+                    )
+                    recovery = time.monotonic() - killed_at if settled is not None else float("inf")
+                    verdict.recoveries.append(recovery)
+                fleet.replace(victim)
+                next_kill = time.monotonic() + chance.uniform(5, 10)
+            time.sleep(0.01)  # pacing the stream of enqueues
+        enqueue_up_to(total)
+        wait_for(
+            lambda: (
+                query(database, "SELECT COUNT(*) FROM jobs WHERE status IN ('queued', 'running')")
+                == [(0,)]
+            ),
+            120,
+        )
+    finally:
+        codes = fleet.stop()
+        store.close()
+    if codes != [0] * processes:
+        print(f"worker exit codes at the end: {codes}", file=sys.stderr)
+
+    verdict.acknowledged = len(acknowledged)
+    stored = dict(query(database, "SELECT id, status FROM jobs"))
+    verdict.lost = sum(
+        1 for job_id in acknowledged if stored.get(job_id) not in ("succeeded", "failed")
+    )
+    verdict.statuses = {
+        f"{status} {error or ''}".strip(): count
+        for status, error, count in query(database, "SELECT status, error, COUNT(*) FROM jobs GROUP BY status, error")
+    }  # fmt: skip
+    verdict.duplicate_completions = len(
+        query(database, "SELECT job_id FROM completions GROUP BY job_id HAVING COUNT(*) > 1")
+    )
+    ((runs, distinct),) = query(database, "SELECT COUNT(*), COUNT(DISTINCT job_id) FROM executions")
+    verdict.re_executions = runs - distinct
+    return verdict
+
+
+@contextmanager
+def database_for(engine: str, workdir: Path) -> Iterator[str]:
+    if engine == "sqlite":
+        yield str(workdir / "soak.db")
+        return
+    from tests.support.postgres import fresh_schema
+
+    with fresh_schema() as (url, schema):
+        separator = "&" if "?" in url else "?"
+        yield f"{url}{separator}options=-csearch_path%3D{schema}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Kill worker processes while jobs run; print a verdict."
+    )
+    parser.add_argument("--engine", choices=sorted(SHAPES), default="sqlite")
+    parser.add_argument("--seconds", type=float, default=300.0)
+    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument(
+        "--workdir", type=Path, default=None, help="where logs and the SQLite file go"
+    )
+    args = parser.parse_args(argv)
+    import tempfile
+
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="jobtable-soak-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    with database_for(args.engine, workdir) as database:
+        verdict = soak(database, args.engine, args.seconds, workdir, args.seed)
+    print("\n".join(verdict.lines()))
+    print(f"  logs in {workdir}")
+    return 0 if verdict.passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
