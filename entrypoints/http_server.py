@@ -16,7 +16,7 @@ from typing import Any
 from waitress import wasyncore
 from waitress.channel import HTTPChannel
 from waitress.server import create_server
-from waitress.task import ErrorTask
+from waitress.task import ErrorTask, WSGITask
 
 from entrypoints.http import json_text
 from entrypoints.http.body import MAX_BODY_BYTES
@@ -39,8 +39,23 @@ class _JsonErrorTask(ErrorTask):  # type: ignore[misc]
         self.write(body)
 
 
+class _ClosingWhenStoppingTask(WSGITask):  # type: ignore[misc]
+    """Once the server is stopping, every answer says ``Connection: close`` and closes.
+
+    Without it a keep-alive client under load keeps sending requests on its
+    open connection, and the graceful stop waits for it until the grace ends.
+    """
+
+    def build_response_header(self) -> bytes:
+        if getattr(self.channel.server, "jobtable_stopping", False):
+            self.set_close_on_finish()
+        header: bytes = super().build_response_header()
+        return header
+
+
 class _JsonErrorChannel(HTTPChannel):  # type: ignore[misc]
     error_task_class = _JsonErrorTask
+    task_class = _ClosingWhenStoppingTask
 
 
 class HttpServer:
@@ -74,6 +89,7 @@ class HttpServer:
 
     def stop(self, *, deadline: float) -> bool:
         """Stop by ``deadline`` (time.monotonic()); True if every request finished in time."""
+        self._server.jobtable_stopping = True
         self._in_loop(lambda: wasyncore.dispatcher.close(self._server))
         drained = self._wait_for_idle(deadline)
         if not drained:

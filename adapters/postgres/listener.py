@@ -10,17 +10,18 @@ idle worker then looks once, and a lost notification costs at most that.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
+import time
 from collections.abc import Callable
-from typing import Any
 
 import psycopg
 
 from core.backoff import next_claim_retry_delay
 
 FALLBACK_INTERVAL = 5.0
+STOP_CHECK_INTERVAL = 0.25
+"""The longest one wait for notifications lasts before the stop flag is checked again."""
 
 
 class NotifyListener:
@@ -40,7 +41,6 @@ class NotifyListener:
         self._log = logger or logging.getLogger("jobtable.postgres")
         self._stop = threading.Event()
         self._listening = threading.Event()
-        self._conn: Any = None
         self._thread = threading.Thread(target=self._run, name="jobtable-listener", daemon=True)
 
     def start(self) -> NotifyListener:
@@ -50,11 +50,13 @@ class NotifyListener:
         return self
 
     def stop(self) -> None:
+        """Stop listening; returns within about STOP_CHECK_INTERVAL.
+
+        A wait for notifications cannot be interrupted from another thread
+        (a cancel request finds no query to cancel), so the wait is cut into
+        short slices that check the stop flag.
+        """
         self._stop.set()
-        conn = self._conn
-        if conn is not None:
-            with contextlib.suppress(psycopg.Error):
-                conn.cancel_safe()  # ends a notifies() wait at once
         self._thread.join(5.0)
 
     def _run(self) -> None:
@@ -78,14 +80,12 @@ class NotifyListener:
 
     def _listen(self) -> None:
         with self._connect() as conn:
-            self._conn = conn
-            try:
-                conn.execute(f'LISTEN "{self._channel}"')
-                self._listening.set()
-                while not self._stop.is_set():
-                    for _ in conn.notifies(timeout=self._fallback, stop_after=1):
-                        break
+            conn.execute(f'LISTEN "{self._channel}"')
+            self._listening.set()
+            looked = time.monotonic()
+            while not self._stop.is_set():
+                notified = any(conn.notifies(timeout=STOP_CHECK_INTERVAL, stop_after=1))
+                if notified or time.monotonic() - looked >= self._fallback:
                     # A notification, or the fallback interval passed: look either way.
+                    looked = time.monotonic()
                     self._on_notify()
-            finally:
-                self._conn = None

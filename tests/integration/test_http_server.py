@@ -97,3 +97,32 @@ def test_an_idle_keep_alive_connection_does_not_hold_the_stop(slow_server):
     assert conn.getresponse().read() is not None
     assert server.stop(deadline=time.monotonic() + 20) is True  # False had it waited for it
     conn.close()
+
+
+def test_a_keep_alive_client_that_keeps_asking_is_told_to_close_once_stop_begins(slow_server):
+    server, _ = slow_server
+    conn = http.client.HTTPConnection(*server.address, timeout=30)
+    seen: list[str | None] = []
+    asking = threading.Event()
+
+    def keep_asking() -> None:
+        try:
+            while True:
+                conn.request("GET", "/fast")
+                response = conn.getresponse()
+                response.read()
+                seen.append(response.getheader("Connection"))
+                asking.set()
+                if response.will_close:
+                    return
+        except (OSError, http.client.HTTPException):
+            seen.append("dropped")
+
+    client = threading.Thread(target=keep_asking)
+    client.start()
+    assert asking.wait(10)
+    assert server.stop(deadline=time.monotonic() + 60)  # drained, long before the deadline
+    client.join(30)
+    assert not client.is_alive()
+    assert seen[-1] in ("close", "dropped")
+    assert seen[:-1] and set(seen[:-1]) == {None}  # kept alive until the stop
