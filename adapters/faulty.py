@@ -1,9 +1,12 @@
 """A JobStore wrapper that makes a chosen fraction of calls raise a database error.
 
 For tests only: it proves the runner survives a sick database (no worker
-thread dies, claims back off, every outcome is recorded in the end). A fault
-is raised before the call reaches the store, as a dropped connection or a
-lock timeout would be, so nothing was written by a call that failed.
+thread dies, claims back off, every outcome is recorded in the end). By
+default a fault is raised before the call reaches the store, as a dropped
+connection or a lock timeout would be, so nothing was written by a call that
+failed. With ``lose_replies`` the call reaches the store and commits, and
+then the fault is raised, as when a connection drops after COMMIT was sent:
+the caller cannot tell, and must cope with a write it was told failed.
 """
 
 from __future__ import annotations
@@ -12,12 +15,15 @@ import datetime
 import random
 import threading
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
+from typing import TypeVar
 
 from core.errors import StoreError, StoreUnavailableError
 from core.jobs import Claim, ClaimedJob, Job, NewJob, Recovered
 from core.outcome import Fail, Succeed
 from core.ports import JobStore
+
+T = TypeVar("T")
 
 OPERATIONS = frozenset({"create", "claim", "publish", "succeed", "fail", "get", "sweep"})
 """What can be made to fail; a finish that also claims the next job counts as succeed or fail."""
@@ -37,6 +43,7 @@ class FaultyStore:
         rate: float,
         operations: Iterable[str] = ("claim", "publish", "succeed", "fail"),
         seed: int = 0,
+        lose_replies: bool = False,
     ) -> None:
         chosen = frozenset(operations)
         if not chosen <= OPERATIONS:
@@ -45,6 +52,7 @@ class FaultyStore:
             raise ValueError(f"rate must be within 0..1, got {rate}")
         self.inner = inner
         self.rate = rate
+        self.lose_replies = lose_replies
         self._operations = chosen
         self._random = random.Random(seed)  # noqa: S311 -- chooses faults, not secrets
         self._lock = threading.Lock()
@@ -53,40 +61,45 @@ class FaultyStore:
         self.faults: Counter[str] = Counter()
         """Faults raised per operation."""
 
-    def _maybe_fail(self, operation: str) -> None:
+    def _fault(self, operation: str) -> StoreError | None:
         with self._lock:
             self.calls[operation] += 1
             if operation not in self._operations or self._random.random() >= self.rate:
-                return
+                return None
             self.faults[operation] += 1
-            error = self._random.choice(_ERRORS)()
-        raise error
+            error: StoreError = self._random.choice(_ERRORS)()
+            return error
+
+    def _call(self, operation: str, call: Callable[[], T]) -> T:
+        fault = self._fault(operation)
+        if fault is None:
+            return call()
+        if self.lose_replies:
+            call()
+        raise fault
 
     def create(self, job: NewJob, *, now: datetime.datetime) -> None:
-        self._maybe_fail("create")
-        self.inner.create(job, now=now)
+        self._call("create", lambda: self.inner.create(job, now=now))
 
     def claim_next(self, *, runner_id: str, now: datetime.datetime) -> ClaimedJob | None:
-        self._maybe_fail("claim")
-        return self.inner.claim_next(runner_id=runner_id, now=now)
+        return self._call("claim", lambda: self.inner.claim_next(runner_id=runner_id, now=now))
 
     def publish(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
-        self._maybe_fail("publish")
-        return self.inner.publish(claim, result=result, now=now)
+        return self._call("publish", lambda: self.inner.publish(claim, result=result, now=now))
 
     def succeed(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
-        self._maybe_fail("succeed")
-        return self.inner.succeed(claim, result=result, now=now)
+        return self._call("succeed", lambda: self.inner.succeed(claim, result=result, now=now))
 
     def fail(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
-        self._maybe_fail("fail")
-        return self.inner.fail(claim, code=code, now=now)
+        return self._call("fail", lambda: self.inner.fail(claim, code=code, now=now))
 
     def finish_and_claim_next(
         self, claim: Claim, outcome: Succeed | Fail, *, runner_id: str, now: datetime.datetime
     ) -> tuple[bool, ClaimedJob | None]:
-        self._maybe_fail("succeed" if isinstance(outcome, Succeed) else "fail")
-        return self.inner.finish_and_claim_next(claim, outcome, runner_id=runner_id, now=now)
+        return self._call(
+            "succeed" if isinstance(outcome, Succeed) else "fail",
+            lambda: self.inner.finish_and_claim_next(claim, outcome, runner_id=runner_id, now=now),
+        )
 
     def hold_liveness(self, runner_id: str) -> None:
         self.inner.hold_liveness(runner_id)
@@ -97,12 +110,19 @@ class FaultyStore:
     def recover_orphans(
         self, *, code: str, max_attempts: Mapping[str, int], now: datetime.datetime
     ) -> Recovered:
-        self._maybe_fail("sweep")
-        return self.inner.recover_orphans(code=code, max_attempts=max_attempts, now=now)
+        return self._call(
+            "sweep",
+            lambda: self.inner.recover_orphans(code=code, max_attempts=max_attempts, now=now),
+        )
+
+    def running_claims(self, runner_id: str) -> list[Claim]:
+        return self._call("sweep", lambda: self.inner.running_claims(runner_id))
+
+    def requeue_claims(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
+        return self._call("sweep", lambda: self.inner.requeue_claims(claims, now=now))
 
     def get(self, job_id: str) -> Job | None:
-        self._maybe_fail("get")
-        return self.inner.get(job_id)
+        return self._call("get", lambda: self.inner.get(job_id))
 
     def close(self) -> None:
         self.inner.close()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime
 import heapq
 import threading
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import attrs
@@ -142,6 +142,27 @@ class MemoryStore:
                     row.finished_at = stamp
                     failed += 1
         return Recovered(failed=failed, requeued=requeued)
+
+    def running_claims(self, runner_id: str) -> list[Claim]:
+        with self._lock:
+            return [
+                Claim(job_id=row.id, runner_id=runner_id, attempt=row.attempt)
+                for row in self._rows.values()
+                if row.status is Status.RUNNING and row.claimed_by == runner_id
+            ]
+
+    def requeue_claims(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
+        moved = 0
+        with self._lock:
+            for claim in claims:
+                row = self._held(claim)
+                if row is None:
+                    continue
+                row.status = Status.QUEUED
+                row.updated_at = _stamp(now)
+                heapq.heappush(self._queued, row.id)
+                moved += 1
+        return moved
 
     def get(self, job_id: str) -> Job | None:
         with self._lock:

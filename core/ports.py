@@ -9,7 +9,7 @@ reached); nothing else escapes a store.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Protocol
 
 from core.jobs import Claim, ClaimedJob, Job, NewJob, Recovered
@@ -85,6 +85,19 @@ class JobStore(Protocol):
         A job whose attempt number is below its kind's ``max_attempts``
         (default 1) goes back to queued; any other fails with ``code``. Both
         keep the last partial result.
+        """
+        ...
+
+    def running_claims(self, runner_id: str) -> list[Claim]:
+        """The claims of every job running under ``runner_id``."""
+        ...
+
+    def requeue_claims(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
+        """Put the jobs running under exactly these claims back in the queue; how many moved.
+
+        For a claim whose answer was lost (the database committed it, the
+        reply never came): no worker runs the job, yet its owner is alive.
+        Fenced like every write, so a job finished meanwhile is left alone.
         """
         ...
 

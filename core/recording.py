@@ -10,7 +10,7 @@ import logging
 import threading
 from collections.abc import Callable
 
-from core.backoff import next_claim_retry_delay
+from core.backoff import CLAIM_RETRY_MAXIMUM, next_claim_retry_delay
 from core.clock import Clock
 from core.codes import INTERNAL_ERROR, UNKNOWN_KIND
 from core.errors import StoreError
@@ -74,7 +74,7 @@ class OutcomeRecorder:
             else:
                 held = self._finish(claimed.claim, decision)
         except Exception as error:
-            self._log_write_error(job, error, attempt=1)
+            self._log_write_error(job, error, attempt=1, delay=None)
             held = self._finish_with_retries(claimed.claim, decision, job)
         if held is False:
             self._log.warning("job outcome not recorded: no longer held %s", job)
@@ -87,8 +87,16 @@ class OutcomeRecorder:
             level, "job failed %s code=%s reason=%s%s", job, decision.code, decision.reason, suffix
         )
 
-    def _log_write_error(self, job: str, error: Exception, *, attempt: int) -> None:
-        self._log.warning(
+    def _log_write_error(
+        self, job: str, error: Exception, *, attempt: int, delay: float | None
+    ) -> None:
+        # Warnings while the backoff rides a blip out; errors once an outage
+        # has pushed the delay to its ceiling.
+        level = (
+            logging.ERROR if delay is not None and delay >= CLAIM_RETRY_MAXIMUM else logging.WARNING
+        )
+        self._log.log(
+            level,
             "record job outcome failed; retrying %s category=%s attempt=%d",
             job,
             loggable_category(error),
@@ -119,7 +127,7 @@ class OutcomeRecorder:
             try:
                 return self._finish(claim, decision)
             except Exception as error:
-                self._log_write_error(job, error, attempt=attempt)
+                self._log_write_error(job, error, attempt=attempt, delay=delay)
         self._log.error("job outcome not recorded; left running %s attempts=%d", job, attempt)
         return None
 

@@ -21,7 +21,7 @@ from core.codes import INTERRUPTED, UNKNOWN_KIND
 from core.context import JobContext, JobNotHeldError
 from core.errors import InvalidPayloadError, RunnerStateError, UnknownKindError
 from core.ids import JobIdGenerator
-from core.jobs import ClaimedJob, Job, NewJob
+from core.jobs import Claim, ClaimedJob, Job, NewJob
 from core.kinds import KindRegistry
 from core.outcome import Decision, Fail, run_handler
 from core.ports import JobStore
@@ -71,6 +71,10 @@ class Runner:
         self._stopping = False
         self._started = False
         self._live_workers = 0
+        self._liveness_guard = threading.Lock()
+        self._flight_guard = threading.Lock()
+        self._in_flight: set[str] = set()  # ids of the jobs this runner's workers hold
+        self._suspects: set[Claim] = set()  # held here, run by no worker, at the last sweep
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -123,15 +127,41 @@ class Runner:
         """Settle dead runners' jobs at least once a second, until stop."""
         interval = self._sweep_interval
         while not self._clock.wait_for(self._stop, lambda: self._stopping, interval):
-            try:
-                # Confirm our own lock first: a runner that lost it (its database
-                # session ended) would otherwise settle its own running jobs.
-                self._store.hold_liveness(self.id)
-                self._sweep()
-            except Exception as error:
-                self._log.error(
-                    "sweep for orphaned jobs failed category=%s", loggable_category(error)
-                )
+            with self._liveness_guard:  # join releases the lock only between sweeps
+                if self._stopping:
+                    return
+                try:
+                    # Confirm our own lock first: a runner that lost it (its database
+                    # session ended) would otherwise settle its own running jobs.
+                    self._store.hold_liveness(self.id)
+                    self._sweep()
+                    self._requeue_lost_claims()
+                except Exception as error:
+                    self._log.error(
+                        "sweep for orphaned jobs failed category=%s", loggable_category(error)
+                    )
+
+    def _requeue_lost_claims(self) -> None:
+        """Queue again the jobs held in this runner's name that no worker of it runs.
+
+        A claim the database committed but whose reply was lost (a connection
+        dropped after COMMIT) leaves a job running under a live runner, which
+        no sweep for dead runners would ever touch. A job seen so in two
+        sweeps in a row is such a claim: a worker tracks a job microseconds
+        after its claim returns. Its handler never ran, so it is queued again.
+        """
+        with self._flight_guard:
+            running_here = set(self._in_flight)
+        lost = {claim for claim in self._suspects if claim.job_id not in running_here}
+        if lost:
+            moved = self._store.requeue_claims(lost, now=self._clock.now())
+            if moved:
+                self._log.warning("requeued jobs whose claim reply was lost count=%d", moved)
+                self._pass_the_wake()
+        held = self._store.running_claims(self.id)
+        with self._flight_guard:
+            running_here = set(self._in_flight)
+        self._suspects = {claim for claim in held if claim.job_id not in running_here} - lost
 
     def stop(self) -> None:
         """Signal every worker and handler to stop. Returns at once; ``join`` waits."""
@@ -149,8 +179,10 @@ class Runner:
         finished = self._clock.wait_for(self._done, lambda: self._live_workers == 0, timeout)
         if finished:
             # Every job this runner held is recorded or left running: let other
-            # runners settle what is left, as they would after a crash.
-            self._store.release_liveness(self.id)
+            # runners settle what is left, as they would after a crash. Under the
+            # guard, so a sweep in progress cannot take the lock back after this.
+            with self._liveness_guard:
+                self._store.release_liveness(self.id)
         return finished
 
     @property
@@ -217,7 +249,13 @@ class Runner:
         try:
             claimed: ClaimedJob | None = None
             while not self._stopping:
-                claimed = self._claim() if claimed is None else self._run(claimed)
+                following = self._claim() if claimed is None else self._run(claimed)
+                with self._flight_guard:
+                    if claimed is not None:
+                        self._in_flight.discard(claimed.id)
+                    if following is not None:
+                        self._in_flight.add(following.id)
+                claimed = following
         finally:
             with self._done:
                 self._live_workers -= 1

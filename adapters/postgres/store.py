@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime
 import importlib.resources
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import psycopg
@@ -47,6 +47,7 @@ _ORPHANS = _query("orphaned_jobs")
 _REQUEUE = _query("requeue_orphan")
 _FAIL_ORPHAN = _query("fail_orphan")
 _GET = _query("get_job")
+_RUNNING_CLAIMS = _query("running_claims")
 
 
 # A runner's advisory lock key: its id hashed into 62 bits, computed by the
@@ -201,6 +202,25 @@ class PostgresStore:
             if requeued:
                 conn.execute(_NOTIFY, {"channel": self.channel})
         return Recovered(failed=failed, requeued=requeued)
+
+    def running_claims(self, runner_id: str) -> list[Claim]:
+        with translated(), self._pool.connection() as conn:
+            rows = conn.execute(_RUNNING_CLAIMS, {"runner_id": runner_id}).fetchall()
+        return [
+            Claim(job_id=job_id, runner_id=runner_id, attempt=attempt) for job_id, attempt in rows
+        ]
+
+    def requeue_claims(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
+        if not claims:
+            return 0
+        moved = 0
+        with translated(), self._pool.connection() as conn:
+            for claim in claims:
+                fence = {"id": claim.job_id, "owner": claim.runner_id, "attempt": claim.attempt}
+                moved += conn.execute(_REQUEUE, {**fence, "now": now}).rowcount
+            if moved:
+                conn.execute(_NOTIFY, {"channel": self.channel})
+        return moved
 
     def get(self, job_id: str) -> Job | None:
         with translated(), self._pool.connection() as conn:

@@ -12,7 +12,7 @@ import importlib.resources
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from adapters.sql_rows import claimed, fence, finish_parameters
@@ -39,6 +39,7 @@ _PUBLISH = _query("publish_job_result")
 _SUCCEED = _query("succeed_job")
 _FAIL = _query("fail_job")
 _RUNNING = _query("running_jobs")
+_RUNNING_CLAIMS = _query("running_claims")
 _REQUEUE = _query("requeue_orphan")
 _FAIL_ORPHAN = _query("fail_orphan")
 _GET = _query("get_job")
@@ -170,6 +171,30 @@ class SqliteStore:
 
         with translated():
             return self._db.write(settle)
+
+    def running_claims(self, runner_id: str) -> list[Claim]:
+        with translated():
+            rows = self._db.reader().execute(_RUNNING_CLAIMS, {"runner_id": runner_id}).fetchall()
+        return [
+            Claim(job_id=job_id, runner_id=runner_id, attempt=attempt) for job_id, attempt in rows
+        ]
+
+    def requeue_claims(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
+        if not claims:
+            return 0
+        stamp = _stamp(now)
+
+        def requeue(conn: sqlite3.Connection) -> int:
+            return sum(
+                conn.execute(
+                    _REQUEUE,
+                    {"id": c.job_id, "owner": c.runner_id, "attempt": c.attempt, "now": stamp},
+                ).rowcount
+                for c in claims
+            )
+
+        with translated():
+            return self._db.write(requeue)
 
     def get(self, job_id: str) -> Job | None:
         with translated():

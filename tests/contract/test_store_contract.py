@@ -252,3 +252,34 @@ def test_holding_liveness_again_keeps_it_and_one_release_lets_go(store):
     store.release_liveness("runner-twice")
     assert store.recover_orphans(code="x", max_attempts={}, now=LATER).failed == 1
     assert store.get(claim.job_id).error == "x"
+
+
+def test_running_claims_are_exactly_the_jobs_running_under_a_runner(store):
+    mine = [claimed_by(store, "runner-me") for _ in range(2)]
+    claimed_by(store, "runner-other")
+    finished = claimed_by(store, "runner-me")
+    store.succeed(finished, result='{"done":1}', now=T0)
+    queue(store)
+    assert sorted(store.running_claims("runner-me"), key=lambda c: c.job_id) == sorted(
+        mine, key=lambda c: c.job_id
+    )
+    assert store.running_claims("runner-nobody") == []
+
+
+def test_requeue_claims_moves_only_jobs_still_running_under_those_claims(store):
+    lost = claimed_by(store, "runner-me")
+    store.publish(lost, result='{"done":1}', now=T0)
+    finished = claimed_by(store, "runner-me")
+    store.succeed(finished, result='{"done":2}', now=T0)
+    other = claimed_by(store, "runner-other")
+
+    moved = store.requeue_claims([lost, finished, *stale_claims(other)], now=LATER)
+
+    assert moved == 1
+    assert store.get(other.job_id).status is Status.RUNNING
+    assert store.get(finished.job_id).status is Status.SUCCEEDED
+    job = store.get(lost.job_id)
+    assert (job.status, job.result) == (Status.QUEUED, '{"done":1}')
+    again = store.claim_next(runner_id="runner-me", now=LATER)
+    assert (again.id, again.claim.attempt) == (lost.job_id, lost.attempt + 1)
+    assert store.requeue_claims([], now=LATER) == 0

@@ -2,7 +2,9 @@
 
 No worker thread may die, claims must back off as specified, and every job
 must end succeeded or failed with a code the kind declared (or the runner's
-own): none may stay queued or running. Runs on every store.
+own): none may stay queued or running. Runs on every store, with faults
+raised before the call reaches the database and after it committed (a lost
+reply: the worker is told its claim or outcome failed, yet it was written).
 """
 
 from __future__ import annotations
@@ -77,12 +79,15 @@ def wait_until_finished(store, job_ids: list[str], *, within: float) -> list:
     return [store.get(job_id) for job_id in job_ids]
 
 
+@pytest.mark.parametrize("lose_replies", [False, True], ids=["refused", "reply-lost"])
 @pytest.mark.parametrize("engine", ENGINES)
-def test_twenty_percent_of_store_calls_failing_loses_no_job_and_kills_no_worker(engine, tmp_path):
+def test_twenty_percent_of_store_calls_failing_loses_no_job_and_kills_no_worker(
+    engine, lose_replies, tmp_path
+):
     with ExitStack() as stack:
         inner = open_store(engine, tmp_path, stack)
         stack.callback(inner.close)
-        store = FaultyStore(inner, rate=FAULT_RATE, seed=5)
+        store = FaultyStore(inner, rate=FAULT_RATE, seed=5, lose_replies=lose_replies)
         logs = LogCapture()
         runner = Runner(store, FastClock(), workers=WORKERS, logger=logs.logger)
         kind = runner.kinds.register("work", work, payload=Work, failure_codes=["declined"])
@@ -108,5 +113,7 @@ def test_twenty_percent_of_store_calls_failing_loses_no_job_and_kills_no_worker(
         assert {min(delay, CLAIM_RETRY_MAXIMUM) for delay in delays} <= {
             round(a, 3) for a in allowed
         }
-        assert "not recorded" not in logs.text
+        assert "left running" not in logs.text
+        if lose_replies:  # claims that committed unbeknown to their worker were queued again
+            assert "requeued jobs whose claim reply was lost" in logs.text
         assert "Traceback" not in logs.text

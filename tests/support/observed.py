@@ -10,6 +10,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from core.errors import StoreUnavailableError
 from core.jobs import Claim, ClaimedJob, Job, NewJob
 from core.ports import JobStore
 
@@ -21,6 +22,8 @@ class ObservedStore:
         self.claim_faults: list[Exception] = []
         """Exceptions the next claims raise, one each, before reaching the store."""
         self.claims = 0
+        self.lost_claims = 0
+        """How many next claims reach the store and then raise, as a lost reply would."""
         self.finish_faults: list[Exception] = []
         """Exceptions the next outcome writes (succeed, fail, finish) raise, one each."""
 
@@ -47,6 +50,11 @@ class ObservedStore:
         claimed: ClaimedJob | None = self._after(
             lambda: self.inner.claim_next(runner_id=runner_id, now=now)
         )
+        with self.changed:
+            lose = claimed is not None and self.lost_claims > 0
+            self.lost_claims -= lose
+        if lose:
+            raise StoreUnavailableError("database unavailable")  # committed, but no reply
         return claimed
 
     def publish(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
@@ -83,6 +91,12 @@ class ObservedStore:
         return self._after(
             lambda: self.inner.recover_orphans(code=code, max_attempts=max_attempts, now=now)
         )
+
+    def running_claims(self, runner_id: str) -> list[Claim]:
+        return self.inner.running_claims(runner_id)
+
+    def requeue_claims(self, claims, *, now):
+        return self._after(lambda: self.inner.requeue_claims(claims, now=now))
 
     def get(self, job_id: str) -> Job | None:
         return self.inner.get(job_id)

@@ -8,7 +8,7 @@ import attrs
 import pytest
 
 from core import INTERRUPTED, JobContext, Status
-from tests.unit.kinds_for_tests import CountPayload, CountResult
+from tests.unit.kinds_for_tests import CountPayload, CountResult, count
 
 
 @attrs.define
@@ -145,3 +145,25 @@ def test_a_runner_that_lost_its_lock_takes_it_again_before_it_sweeps(make_system
     )
     gate.release.set()
     assert system.wait_for(job_id).status is Status.SUCCEEDED
+
+
+def test_a_claim_whose_reply_was_lost_is_queued_again_after_two_sweeps_and_runs(make_system):
+    system = make_system(sweep_interval=1.0)
+    kind = system.kinds.register("count", count, payload=CountPayload)
+    system.store.lost_claims = 1  # the claim commits; the worker is told it failed
+    system.start()
+    job_id = kind.enqueue(CountPayload(steps=2))
+    system.store.wait_until(lambda: system.store.lost_claims == 0)
+    assert system.runner.get(job_id).status is Status.RUNNING  # held, yet run by no worker
+
+    # The worker retries its claim after the backoff (and then idles: the queue is
+    # empty); the first sweep suspects the job, the second queues it again.
+    assert system.clock.wait_for_sleepers(2) == [pytest.approx(0.05), pytest.approx(1.0)]
+    system.clock.advance(1.0)
+    assert system.clock.wait_for_sleepers(1) == [pytest.approx(1.0)]
+    assert system.runner.get(job_id).status is Status.RUNNING  # suspected, not yet moved
+    system.clock.advance(1.0)
+    job = system.wait_for(job_id)
+    assert (job.status, job.result) == (Status.SUCCEEDED, '{"done":2}')
+    assert "requeued jobs whose claim reply was lost count=1" in system.logs.text
+    assert system.store.inner.row(job_id)["attempt"] == 2
