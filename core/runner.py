@@ -72,8 +72,7 @@ class Runner:
         self._started = False
         self._live_workers = 0
         self._liveness_guard = threading.Lock()
-        self._flight_guard = threading.Lock()
-        self._in_flight: set[str] = set()  # ids of the jobs this runner's workers hold
+        self._holding: list[str | None] = [None] * workers  # the job each worker runs
         self._suspects: set[Claim] = set()  # held here, run by no worker, at the last sweep
 
     # -- lifecycle ---------------------------------------------------------
@@ -105,7 +104,7 @@ class Runner:
             self._live_workers = self._workers
         for number in range(self._workers):
             thread = threading.Thread(
-                target=self._work, name=f"jobtable-worker-{number}", daemon=True
+                target=self._work, args=(number,), name=f"jobtable-worker-{number}", daemon=True
             )
             thread.start()
         if self._sweep_interval:
@@ -150,8 +149,7 @@ class Runner:
         sweeps in a row is such a claim: a worker tracks a job microseconds
         after its claim returns. Its handler never ran, so it is queued again.
         """
-        with self._flight_guard:
-            running_here = set(self._in_flight)
+        running_here = set(self._holding)
         lost = {claim for claim in self._suspects if claim.job_id not in running_here}
         if lost:
             moved = self._store.requeue_claims(lost, now=self._clock.now())
@@ -159,8 +157,7 @@ class Runner:
                 self._log.warning("requeued jobs whose claim reply was lost count=%d", moved)
                 self._pass_the_wake()
         held = self._store.running_claims(self.id)
-        with self._flight_guard:
-            running_here = set(self._in_flight)
+        running_here = set(self._holding)
         self._suspects = {claim for claim in held if claim.job_id not in running_here} - lost
 
     def stop(self) -> None:
@@ -245,17 +242,14 @@ class Runner:
 
     # -- workers -----------------------------------------------------------
 
-    def _work(self) -> None:
+    def _work(self, number: int) -> None:
         try:
             claimed: ClaimedJob | None = None
             while not self._stopping:
-                following = self._claim() if claimed is None else self._run(claimed)
-                with self._flight_guard:
-                    if claimed is not None:
-                        self._in_flight.discard(claimed.id)
-                    if following is not None:
-                        self._in_flight.add(following.id)
-                claimed = following
+                claimed = self._claim() if claimed is None else self._run(claimed)
+                # One slot per worker, written by it alone: no lock for two
+                # workers to contend on, and the sweeper reads a snapshot.
+                self._holding[number] = None if claimed is None else claimed.id
         finally:
             with self._done:
                 self._live_workers -= 1
