@@ -97,6 +97,9 @@ def test_twenty_percent_of_store_calls_failing_loses_no_job_and_kills_no_worker(
 
         jobs = wait_until_finished(inner, job_ids, within=180)
 
+        print(
+            f"{engine} lose_replies={lose_replies}: faults {dict(store.faults)} in {dict(store.calls)}"
+        )
         assert runner.live_workers == WORKERS
         for n, job in enumerate(jobs):
             final_result = job.result if job.status is Status.SUCCEEDED else None
