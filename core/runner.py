@@ -301,15 +301,22 @@ class Runner:
 
         A worker that finds a job wakes the next idle one, so a burst is
         spread over the pool without waking every worker for a single job.
-        Costs nothing when no worker is idle, so a watcher may call it freely.
+        Cheap enough for a watcher to call on every change it sees.
         """
         self._pass_the_wake()
 
     def _pass_the_wake(self) -> None:
+        """Make sure one worker looks: wake an idle one, or leave a token for the next to idle.
+
+        The token matters when no worker is idle yet: one that has just found
+        the queue empty and is about to sleep would otherwise miss a job that
+        arrived in between, and sleep until some later change.
+        """
         with self._wake:
-            if self._idle_workers and not self._wake_tokens:
+            if not self._wake_tokens:
                 self._wake_tokens = 1
-                self._wake.notify()
+                if self._idle_workers:
+                    self._wake.notify()
 
     def _run(self, claimed: ClaimedJob) -> ClaimedJob | None:
         """Run one job, record its outcome, and return the next job claimed with it, if any."""

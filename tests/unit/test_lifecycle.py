@@ -245,3 +245,30 @@ def test_a_faulty_store_refuses_unknown_operations_and_rates():
         FaultyStore(MemoryStore(), rate=0.5, operations=["claim", "vacuum"])
     with pytest.raises(ValueError, match="rate"):
         FaultyStore(MemoryStore(), rate=1.5)
+
+
+def test_a_job_from_elsewhere_noticed_while_the_worker_turns_idle_is_not_missed(make_system):
+    """Another process's job, noticed after a worker's empty claim but before it sleeps."""
+    from core import NewJob
+
+    system = make_system()
+    kind = system.kinds.register("count", count, payload=CountPayload)
+    store = system.store
+    real_claim = store.claim_next
+    armed = threading.Event()
+
+    def claim_then_another_process_enqueues(*, runner_id, now):
+        claimed = real_claim(runner_id=runner_id, now=now)
+        if claimed is None and armed.is_set():
+            armed.clear()
+            store.inner.create(NewJob(id="elsewhere", kind="count", payload="{}"), now=now)
+            system.runner.notice_jobs_from_elsewhere()  # what the watcher does on the commit
+        return claimed
+
+    store.claim_next = claim_then_another_process_enqueues
+    system.start()
+    system.wait_for(kind.enqueue(CountPayload()))  # the worker is through one job, then idle
+    armed.set()
+    system.runner.notice_jobs_from_elsewhere()  # a first notice: the worker looks, finds none
+    job = system.wait_for("elsewhere")
+    assert job.status is Status.SUCCEEDED
