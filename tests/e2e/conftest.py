@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.databases import ENGINES, database_for
+
 REPO = Path(__file__).resolve().parents[2]
 JOBTABLE = str(Path(sys.executable).with_name("jobtable"))
 
@@ -60,11 +62,18 @@ class ServeProcess:
         self.process.kill()
         raise AssertionError("jobtable serve never said it was listening:\n" + "".join(self.log))
 
-    def request(self, path: str, *, token: str | None = None) -> tuple[int, dict]:
+    def request(
+        self, path: str, *, token: str | None = None, body: dict | None = None, timeout: float = 10
+    ) -> tuple[int, dict]:
+        """GET ``path``, or POST ``body`` as JSON to it; the status and the decoded answer."""
         headers = {"Authorization": f"Bearer {token or self.token}"}
-        req = urllib.request.Request(self.base_url + path, headers=headers)
+        data = None
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+            data = json.dumps(body).encode()
+        req = urllib.request.Request(self.base_url + path, data=data, headers=headers)
         try:
-            with urllib.request.urlopen(req, timeout=10) as response:
+            with urllib.request.urlopen(req, timeout=timeout) as response:
                 return response.status, json.loads(response.read())
         except urllib.error.HTTPError as error:
             return error.code, json.loads(error.read())
@@ -87,6 +96,23 @@ class ServeProcess:
         except subprocess.TimeoutExpired:
             self.process.kill()
             raise
+
+
+@pytest.fixture(params=ENGINES)
+def database(request, tmp_path):
+    """A new database of each engine: a SQLite path, or a URL naming a fresh PostgreSQL schema."""
+    with database_for(request.param, tmp_path) as named:
+        yield named
+
+
+def wait_until(condition, within: float, what: str) -> float:
+    """Seconds until ``condition()`` held, polling every 20 ms; AssertionError past ``within``."""
+    started = time.monotonic()
+    while time.monotonic() - started < within:
+        if condition():
+            return time.monotonic() - started
+        time.sleep(0.02)
+    raise AssertionError(f"{what} not within {within}s")
 
 
 @pytest.fixture

@@ -16,18 +16,9 @@ from typing import Any
 import attrs
 
 from core import JobContext
+from tests.support.databases import connect
 
 _local = threading.local()
-
-
-def connect(database: str) -> Any:
-    if database.startswith("postgresql://"):
-        import psycopg
-
-        return psycopg.connect(database, autocommit=True)
-    conn = sqlite3.connect(database, timeout=30, isolation_level=None)
-    conn.execute("PRAGMA busy_timeout = 30000")
-    return conn
 
 
 def create_ledger(database: str) -> None:

@@ -9,6 +9,7 @@ import urllib.request
 import pytest
 
 from tests.e2e.conftest import JOBTABLE, REPO
+from tests.support.databases import database_for
 
 pytestmark = pytest.mark.e2e
 
@@ -135,11 +136,9 @@ def test_a_worker_process_runs_what_another_process_enqueues(tmp_path):
 
 
 @pytest.fixture
-def schema_url():
-    from tests.support.postgres import fresh_schema
-
-    with fresh_schema() as (url, schema):
-        yield f"{url}?options=-csearch_path%3D{schema}"
+def schema_url(tmp_path):
+    with database_for("postgres", tmp_path) as url:
+        yield url
 
 
 def test_a_database_password_never_reaches_help_logs_or_errors(schema_url):

@@ -12,22 +12,11 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.e2e.test_many_processes import query
+from tests.support.databases import query
 
 pytestmark = pytest.mark.e2e
 ROUNDS = 3
 CLIENTS = 4
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def database(request, tmp_path):
-    if request.param == "sqlite":
-        yield str(tmp_path / "jobs.db")
-        return
-    from tests.support.postgres import fresh_schema
-
-    with fresh_schema() as (url, schema):
-        yield f"{url}?options=-csearch_path%3D{schema}"
 
 
 def post_until_refused(base_url: str, token: str, accepted: list[str], stop: threading.Event):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
 import time
 
@@ -14,23 +13,12 @@ import pytest
 from adapters.system_clock import SystemClock
 from core import Runner
 from entrypoints.wiring import open_store
-from tests.e2e.conftest import JOBTABLE, REPO
+from tests.e2e.conftest import JOBTABLE, REPO, wait_until
 from tests.e2e.ledger_kinds import create_ledger, register
-from tests.support.postgres import fresh_schema
+from tests.support.databases import query
 
 pytestmark = pytest.mark.e2e
 JOBS = int(os.environ.get("JOBTABLE_E2E_JOBS", "20000"))
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def database(request, tmp_path):
-    """A SQLite path, or a PostgreSQL URL whose search_path is a fresh schema."""
-    if request.param == "sqlite":
-        yield str(tmp_path / "jobs.db")
-        return
-    with fresh_schema() as (url, schema):
-        separator = "&" if "?" in url else "?"
-        yield f"{url}{separator}options=-csearch_path%3D{schema}"
 
 
 def start_worker(database, tmp_path, name: str, workers: int = 2) -> subprocess.Popen:
@@ -59,28 +47,6 @@ def enqueue_many(database, kind: str, count: int) -> list[str]:
         store.close()
     create_ledger(str(database))
     return ids
-
-
-def query(database, sql: str):
-    if str(database).startswith("postgresql://"):
-        import psycopg
-
-        with psycopg.connect(str(database), autocommit=True) as conn:
-            return [tuple(row) for row in conn.execute(sql).fetchall()]
-    conn = sqlite3.connect(database, timeout=30)
-    try:
-        return conn.execute(sql).fetchall()
-    finally:
-        conn.close()
-
-
-def wait_until(condition, within: float, what: str) -> float:
-    started = time.monotonic()
-    while time.monotonic() - started < within:
-        if condition():
-            return time.monotonic() - started
-        time.sleep(0.02)
-    raise AssertionError(f"{what} not within {within}s")
 
 
 def test_four_worker_processes_run_every_job_exactly_once(database, tmp_path):

@@ -9,21 +9,18 @@ a long run and after completes.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 
 import pytest
 
-from tests.e2e.conftest import ServeProcess
-from tests.e2e.test_many_processes import query, wait_until
-from tests.support.postgres import fresh_schema, postgres_url
+from tests.e2e.conftest import ServeProcess, wait_until
+from tests.support.databases import database_for, query
+from tests.support.postgres import postgres_url
 
 pytestmark = pytest.mark.e2e
 BUSY_TIMEOUT = 1.0
@@ -33,17 +30,9 @@ POSTGRES_DOWN_FOR = 10.0
 
 
 def post(server: ServeProcess, body: dict) -> tuple[int, dict, float]:
-    request = urllib.request.Request(
-        server.base_url + "/api/v1/jobs",
-        data=json.dumps(body).encode(),
-        headers={"Authorization": f"Bearer {server.token}", "Content-Type": "application/json"},
-    )
     started = time.monotonic()
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, json.loads(response.read()), time.monotonic() - started
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read()), time.monotonic() - started
+    status, answer = server.request("/api/v1/jobs", body=body, timeout=30)
+    return status, answer, time.monotonic() - started
 
 
 def get(server: ServeProcess, job_id: str) -> tuple[int, dict, float]:
@@ -139,7 +128,7 @@ def pg_ready() -> bool:
     )
 
 
-def test_postgres_stopped_for_ten_seconds(serve_processes):
+def test_postgres_stopped_for_ten_seconds(serve_processes, tmp_path):
     postgres_url()  # skips (or fails in CI) without a server
     if (
         shutil.which("pg_ctlcluster") is None
@@ -149,8 +138,7 @@ def test_postgres_stopped_for_ten_seconds(serve_processes):
         if os.environ.get("CI"):
             pytest.fail("CI must be able to stop and start the local PostgreSQL cluster")
         pytest.skip("needs root and pg_ctlcluster to stop the local PostgreSQL")
-    with fresh_schema() as (url, schema):
-        database = f"{url}?options=-csearch_path%3D{schema}"
+    with database_for("postgres", tmp_path) as database:
         server = serve_processes(
             database, "--kinds", "core.demo", env={"JOBTABLE_API_TOKEN": "outage-token"}
         )

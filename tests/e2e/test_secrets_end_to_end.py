@@ -7,14 +7,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import urllib.request
 
 import pytest
 
 from tests.e2e.conftest import JOBTABLE, REPO, ServeProcess
 from tests.e2e.leaky_kinds import HANDLER_SECRET
-from tests.e2e.test_many_processes import query
-from tests.support.postgres import fresh_schema
+from tests.support.databases import query
 
 pytestmark = pytest.mark.e2e
 
@@ -23,18 +21,14 @@ PASSWORD_SECRET = "pw-sentinel-0d4f62"
 SENTINELS = (HANDLER_SECRET, TOKEN_SECRET, PASSWORD_SECRET)
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def database(request, tmp_path):
-    if request.param == "sqlite":
-        yield str(tmp_path / "jobs.db")
-        return
-    with fresh_schema() as (url, schema):
-        # Trust auth here: the server ignores the password, so the URL still connects.
-        with_password = url.replace(
-            "postgresql://postgres@", f"postgresql://postgres:{PASSWORD_SECRET}@"
-        )
-        assert PASSWORD_SECRET in with_password
-        yield f"{with_password}?options=-csearch_path%3D{schema}"
+@pytest.fixture
+def with_password(database):
+    """The database, its PostgreSQL URL given a password (trust auth here ignores it)."""
+    if not database.startswith("postgresql://"):
+        return database
+    url = database.replace("postgresql://postgres@", f"postgresql://postgres:{PASSWORD_SECRET}@")
+    assert PASSWORD_SECRET in url
+    return url
 
 
 def all_rows(database: str) -> str:
@@ -56,26 +50,17 @@ def all_rows(database: str) -> str:
     )
 
 
-def post(server: ServeProcess, body: dict) -> tuple[int, str]:
-    request = urllib.request.Request(
-        server.base_url + "/api/v1/jobs",
-        data=json.dumps(body).encode(),
-        headers={"Authorization": f"Bearer {TOKEN_SECRET}", "Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return response.status, response.read().decode()
-
-
-def test_no_sentinel_reaches_logs_rows_bodies_or_cli_output(database, tmp_path):
+def test_no_sentinel_reaches_logs_rows_bodies_or_cli_output(with_password, tmp_path):
+    database = with_password
     env = {"JOBTABLE_API_TOKEN": TOKEN_SECRET, "JOBTABLE_KINDS": "tests.e2e.leaky_kinds"}
     server = ServeProcess(database, "--log-level", "debug", env=env)
     try:
         assert server.token == TOKEN_SECRET
         bodies = []
-        status, text = post(server, {"kind": "leaky", "payload": {}})
+        status, accepted = server.request("/api/v1/jobs", body={"kind": "leaky", "payload": {}})
         assert status == 202
-        bodies.append(text)
-        job_id = json.loads(text)["id"]
+        bodies.append(json.dumps(accepted))
+        job_id = accepted["id"]
         failed = server.poll_job(job_id, lambda job: job["status"] == "failed")
         assert (failed["error"], failed["result"]) == ("internal_error", {"text": "working"})
         bodies.append(json.dumps(failed))

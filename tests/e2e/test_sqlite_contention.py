@@ -14,9 +14,9 @@ import sys
 
 import pytest
 
-from tests.e2e.conftest import REPO
+from tests.e2e.conftest import REPO, wait_until
 from tests.e2e.ledger_kinds import create_ledger
-from tests.e2e.test_many_processes import query, wait_until
+from tests.support.databases import query
 
 pytestmark = pytest.mark.e2e
 SECONDS = float(os.environ.get("JOBTABLE_CONTENTION_SECONDS", "30"))

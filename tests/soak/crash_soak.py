@@ -29,8 +29,6 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import attrs
@@ -39,6 +37,7 @@ from adapters.system_clock import SystemClock
 from core import Runner
 from entrypoints.wiring import open_store
 from tests.soak.soak_kinds import register
+from tests.support.databases import connect, database_for, query
 
 REPO = Path(__file__).resolve().parents[2]
 JOBTABLE = str(Path(sys.executable).with_name("jobtable"))
@@ -90,22 +89,8 @@ class Verdict:
         ]
 
 
-def query(database: str, sql: str, parameters: tuple = ()) -> list[tuple]:
-    from tests.e2e.ledger_kinds import connect
-
-    conn = connect(database)
-    try:
-        if not database.startswith("postgresql://"):
-            sql = sql.replace("%s", "?")
-        return [tuple(row) for row in conn.execute(sql, parameters).fetchall()]
-    finally:
-        conn.close()
-
-
 def create_ledger(database: str) -> None:
     """``executions`` (written by handlers) and ``completions`` (a trigger on every outcome)."""
-    from tests.e2e.ledger_kinds import connect
-
     conn = connect(database)
     try:
         conn.execute(
@@ -266,18 +251,6 @@ def soak(
             tuple(killed),
         )
     return verdict
-
-
-@contextmanager
-def database_for(engine: str, workdir: Path) -> Iterator[str]:
-    if engine == "sqlite":
-        yield str(workdir / "soak.db")
-        return
-    from tests.support.postgres import fresh_schema
-
-    with fresh_schema() as (url, schema):
-        separator = "&" if "?" in url else "?"
-        yield f"{url}{separator}options=-csearch_path%3D{schema}"
 
 
 def main(argv: list[str] | None = None) -> int:

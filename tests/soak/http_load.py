@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from tests.e2e.conftest import ServeProcess
-from tests.soak.crash_soak import database_for, query
+from tests.support.databases import database_for, query
 
 GRACE = 10.0
 TOKEN = "load-test-token"

@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 
 from core import JobContext
-from tests.e2e.ledger_kinds import connect
+from tests.support.databases import connect
 
 _local = threading.local()
 

@@ -9,7 +9,8 @@ import os
 
 import pytest
 
-from tests.soak.crash_soak import database_for, soak
+from tests.soak.crash_soak import soak
+from tests.support.databases import database_for
 
 pytestmark = pytest.mark.e2e
 SECONDS = float(os.environ.get("JOBTABLE_SOAK_SECONDS", "30"))

@@ -9,8 +9,8 @@ import os
 
 import pytest
 
-from tests.soak.crash_soak import database_for
 from tests.soak.http_load import load
+from tests.support.databases import database_for
 
 pytestmark = pytest.mark.e2e
 SECONDS = float(os.environ.get("JOBTABLE_LOAD_SECONDS", "10"))
