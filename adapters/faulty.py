@@ -18,10 +18,10 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import TypeVar
 
-from core.errors import StoreError, StoreUnavailableError
-from core.jobs import Claim, ClaimedJob, Job, NewJob, Recovered
-from core.outcome import Fail, Succeed
-from core.ports import JobStore
+from jobtable.core.errors import StoreError, StoreUnavailableError
+from jobtable.core.jobs import Claim, ClaimedJob, Job, NewJob, Recovered
+from jobtable.core.outcome import Fail, Succeed
+from jobtable.core.ports import JobStore
 
 T = TypeVar("T")
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import attrs
 
-from core.jobs import Claim, ClaimedJob, Job, NewJob, Recovered
-from core.outcome import Fail, Succeed
-from core.status import Status
+from jobtable.core.jobs import Claim, ClaimedJob, Job, NewJob, Recovered
+from jobtable.core.outcome import Fail, Succeed
+from jobtable.core.status import Status
 
 
 @attrs.define(kw_only=True)

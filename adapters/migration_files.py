@@ -22,7 +22,7 @@ class Migration:
 
 def load_migrations(engine: str) -> list[Migration]:
     """Every migration file of ``engine``, in version order."""
-    folder = importlib.resources.files("migrations").joinpath(engine)
+    folder = importlib.resources.files("jobtable.migrations").joinpath(engine)
     found = [
         Migration(version=entry.name.removesuffix(".sql"), sql=entry.read_text("utf-8"))
         for entry in folder.iterdir()

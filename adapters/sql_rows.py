@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.jobs import Claim, ClaimedJob
-from core.outcome import Fail, Succeed
+from jobtable.core.jobs import Claim, ClaimedJob
+from jobtable.core.outcome import Fail, Succeed
 
 
 def fence(claim: Claim) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """A test mode for an application's own feature tests: in memory, deterministic, no threads.
 
-    from adapters.testkit import JobTestKit
+    from jobtable.adapters.testkit import JobTestKit
 
     def test_a_countdown_counts_down():
         kit = JobTestKit()
@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import logging
 
-from adapters.fake_clock import FakeClock
-from adapters.memory import MemoryStore
-from core import Job, KindRegistry, Runner
+from jobtable.adapters.fake_clock import FakeClock
+from jobtable.adapters.memory import MemoryStore
+from jobtable.core import Job, KindRegistry, Runner
 
 
 class JobTestKit:

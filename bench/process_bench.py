@@ -20,9 +20,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from adapters.system_clock import SystemClock
-from core import JobContext, NoopPayload, NoopResult, Runner
-from entrypoints.wiring import open_store
+from jobtable.adapters.system_clock import SystemClock
+from jobtable.core import JobContext, NoopPayload, NoopResult, Runner
+from jobtable.entrypoints.wiring import open_store
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent

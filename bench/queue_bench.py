@@ -17,11 +17,11 @@ import threading
 import time
 from typing import Any
 
-from adapters.memory import MemoryStore
-from adapters.sqlite import SqliteStore
-from adapters.system_clock import SystemClock
-from core import JobContext, NewJob, NoopPayload, NoopResult, Runner
-from core.ids import JobIdGenerator
+from jobtable.adapters.memory import MemoryStore
+from jobtable.adapters.sqlite import SqliteStore
+from jobtable.adapters.system_clock import SystemClock
+from jobtable.core import JobContext, NewJob, NoopPayload, NoopResult, Runner
+from jobtable.core.ids import JobIdGenerator
 
 CLOCK = SystemClock()
 

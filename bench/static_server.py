@@ -9,7 +9,7 @@ import threading
 
 import falcon
 
-from entrypoints.http_server import HttpServer
+from jobtable.entrypoints.http_server import HttpServer
 
 
 class Static:

@@ -4,11 +4,11 @@ Nothing here does I/O; the database and the clock come in through the
 ``JobStore`` and ``Clock`` ports.
 """
 
-from core.builtins import NOOP, NoopPayload, NoopResult
-from core.clock import Clock
-from core.codes import INTERNAL_ERROR, INTERRUPTED, UNKNOWN_KIND
-from core.context import JobContext, JobNotHeldError
-from core.errors import (
+from jobtable.core.builtins import NOOP, NoopPayload, NoopResult
+from jobtable.core.clock import Clock
+from jobtable.core.codes import INTERNAL_ERROR, INTERRUPTED, UNKNOWN_KIND
+from jobtable.core.context import JobContext, JobNotHeldError
+from jobtable.core.errors import (
     Failure,
     InvalidPayloadError,
     RegistrationError,
@@ -17,11 +17,11 @@ from core.errors import (
     StoreUnavailableError,
     UnknownKindError,
 )
-from core.jobs import Claim, ClaimedJob, Job, NewJob
-from core.kinds import Kind, KindRegistry
-from core.ports import JobStore
-from core.runner import Runner
-from core.status import Status
+from jobtable.core.jobs import Claim, ClaimedJob, Job, NewJob
+from jobtable.core.kinds import Kind, KindRegistry
+from jobtable.core.ports import JobStore
+from jobtable.core.runner import Runner
+from jobtable.core.status import Status
 
 __all__ = [
     "INTERNAL_ERROR",

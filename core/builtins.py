@@ -10,8 +10,8 @@ from typing import Any
 
 import attrs
 
-from core.context import JobContext
-from core.kinds import Kind, KindRegistry
+from jobtable.core.context import JobContext
+from jobtable.core.kinds import Kind, KindRegistry
 
 NOOP = "noop"
 

@@ -1,6 +1,6 @@
 """The demo kind ``countdown``: progress, a result and a failure code within a minute.
 
-Load it with ``jobtable serve --kinds core.demo``. A job with payload
+Load it with ``jobtable serve --kinds jobtable.core.demo``. A job with payload
 ``{"seconds": N}`` publishes ``{"remaining": n}`` each second and succeeds
 with ``{"remaining": 0, "counted": N}``; a negative N fails it with the
 declared code ``negative_seconds``, and more than an hour with ``too_long``.
@@ -12,9 +12,9 @@ from typing import Any
 
 import attrs
 
-from core.context import JobContext
-from core.errors import Failure
-from core.kinds import Kind, KindRegistry
+from jobtable.core.context import JobContext
+from jobtable.core.errors import Failure
+from jobtable.core.kinds import Kind, KindRegistry
 
 COUNTDOWN = "countdown"
 MAX_SECONDS = 3600

@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from core.status import Status
+from jobtable.core.status import Status
 
 
 @attrs.frozen(kw_only=True)

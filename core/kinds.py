@@ -15,10 +15,10 @@ from typing import Any, Generic, TypeVar
 import attrs
 import cattrs
 
-from core import codec
-from core.codes import InvalidFailureCodeError, validate_declared_codes
-from core.context import JobContext
-from core.errors import InvalidPayloadError, RegistrationError, RunnerStateError
+from jobtable.core import codec
+from jobtable.core.codes import InvalidFailureCodeError, validate_declared_codes
+from jobtable.core.context import JobContext
+from jobtable.core.errors import InvalidPayloadError, RegistrationError, RunnerStateError
 
 P = TypeVar("P")
 

@@ -11,11 +11,11 @@ from typing import Any
 
 import attrs
 
-from core import codec
-from core.codes import INTERNAL_ERROR, stored_code
-from core.context import JobContext
-from core.errors import Failure
-from core.kinds import KindSpec
+from jobtable.core import codec
+from jobtable.core.codes import INTERNAL_ERROR, stored_code
+from jobtable.core.context import JobContext
+from jobtable.core.errors import Failure
+from jobtable.core.kinds import KindSpec
 
 
 @attrs.frozen(kw_only=True)

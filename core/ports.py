@@ -12,8 +12,8 @@ import datetime
 from collections.abc import Collection, Mapping
 from typing import Protocol
 
-from core.jobs import Claim, ClaimedJob, Job, NewJob, Recovered
-from core.outcome import Fail, Succeed
+from jobtable.core.jobs import Claim, ClaimedJob, Job, NewJob, Recovered
+from jobtable.core.outcome import Fail, Succeed
 
 
 class JobStore(Protocol):

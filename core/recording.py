@@ -10,13 +10,13 @@ import logging
 import threading
 from collections.abc import Callable
 
-from core.backoff import CLAIM_RETRY_MAXIMUM, next_claim_retry_delay
-from core.clock import Clock
-from core.codes import INTERNAL_ERROR, UNKNOWN_KIND
-from core.errors import StoreError
-from core.jobs import Claim, ClaimedJob
-from core.outcome import Decision, Fail, LeaveRunning, Succeed
-from core.ports import JobStore
+from jobtable.core.backoff import CLAIM_RETRY_MAXIMUM, next_claim_retry_delay
+from jobtable.core.clock import Clock
+from jobtable.core.codes import INTERNAL_ERROR, UNKNOWN_KIND
+from jobtable.core.errors import StoreError
+from jobtable.core.jobs import Claim, ClaimedJob
+from jobtable.core.outcome import Decision, Fail, LeaveRunning, Succeed
+from jobtable.core.ports import JobStore
 
 RECORD_ATTEMPTS = 5
 """Tries at recording an outcome once the runner is stopping (until then, it keeps trying)."""

@@ -13,19 +13,19 @@ import logging
 import threading
 from typing import Any
 
-from core import codec
-from core.backoff import CLAIM_RETRY_MAXIMUM, next_claim_retry_delay
-from core.builtins import Builtins, register_builtins
-from core.clock import Clock
-from core.codes import INTERRUPTED, UNKNOWN_KIND
-from core.context import JobContext, JobNotHeldError
-from core.errors import InvalidPayloadError, RunnerStateError, UnknownKindError
-from core.ids import JobIdGenerator
-from core.jobs import Claim, ClaimedJob, Job, NewJob
-from core.kinds import KindRegistry
-from core.outcome import Decision, Fail, run_handler
-from core.ports import JobStore
-from core.recording import OutcomeRecorder, loggable_category
+from jobtable.core import codec
+from jobtable.core.backoff import CLAIM_RETRY_MAXIMUM, next_claim_retry_delay
+from jobtable.core.builtins import Builtins, register_builtins
+from jobtable.core.clock import Clock
+from jobtable.core.codes import INTERRUPTED, UNKNOWN_KIND
+from jobtable.core.context import JobContext, JobNotHeldError
+from jobtable.core.errors import InvalidPayloadError, RunnerStateError, UnknownKindError
+from jobtable.core.ids import JobIdGenerator
+from jobtable.core.jobs import Claim, ClaimedJob, Job, NewJob
+from jobtable.core.kinds import KindRegistry
+from jobtable.core.outcome import Decision, Fail, run_handler
+from jobtable.core.ports import JobStore
+from jobtable.core.recording import OutcomeRecorder, loggable_category
 
 SWEEP_INTERVAL = 1.0
 """Seconds between sweeps for jobs whose runner died."""

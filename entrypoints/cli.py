@@ -13,11 +13,11 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from core import StoreError
-from entrypoints import commands, config
-from entrypoints.config import SETTINGS, ConfigError, env_default
-from entrypoints.http.app import package_version
-from entrypoints.wiring import is_postgres_url, redact
+from jobtable.core import StoreError
+from jobtable.entrypoints import commands, config
+from jobtable.entrypoints.config import SETTINGS, ConfigError, env_default
+from jobtable.entrypoints.http.app import package_version
+from jobtable.entrypoints.wiring import is_postgres_url, redact
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2

@@ -12,14 +12,14 @@ import threading
 import time
 from typing import Any
 
-from adapters.system_clock import SystemClock
-from core import InvalidPayloadError, Runner, UnknownKindError
-from entrypoints import config
-from entrypoints.config import ConfigError
-from entrypoints.follow import follow
-from entrypoints.http.app import create_app
-from entrypoints.http_server import HttpServer
-from entrypoints.wiring import (
+from jobtable.adapters.system_clock import SystemClock
+from jobtable.core import InvalidPayloadError, Runner, UnknownKindError
+from jobtable.entrypoints import config
+from jobtable.entrypoints.config import ConfigError
+from jobtable.entrypoints.follow import follow
+from jobtable.entrypoints.http.app import create_app
+from jobtable.entrypoints.http_server import HttpServer
+from jobtable.entrypoints.wiring import (
     Store,
     Watcher,
     is_postgres_url,

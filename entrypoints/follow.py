@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable
 from typing import IO
 
-from core import Job
+from jobtable.core import Job
 
 FALLBACK_INTERVAL = 0.5
 """Re-read the job at least this often, should a change notice be missed."""

@@ -18,9 +18,9 @@ from waitress.channel import HTTPChannel
 from waitress.server import create_server
 from waitress.task import ErrorTask, WSGITask
 
-from entrypoints.http import json_text
-from entrypoints.http.body import MAX_BODY_BYTES
-from entrypoints.http.errors import envelope_for_status
+from jobtable.entrypoints.http import json_text
+from jobtable.entrypoints.http.body import MAX_BODY_BYTES
+from jobtable.entrypoints.http.errors import envelope_for_status
 
 _POLL_INTERVAL = 0.01
 

@@ -13,10 +13,10 @@ import urllib.parse
 from collections.abc import Callable
 from typing import Protocol
 
-from adapters.sqlite import SqliteStore
-from adapters.sqlite.connections import BUSY_TIMEOUT_MS
-from core import JobStore, RegistrationError, Runner, RunnerStateError
-from entrypoints.config import ConfigError
+from jobtable.adapters.sqlite import SqliteStore
+from jobtable.adapters.sqlite.connections import BUSY_TIMEOUT_MS
+from jobtable.core import JobStore, RegistrationError, Runner, RunnerStateError
+from jobtable.entrypoints.config import ConfigError
 
 TOKEN_ENV = "JOBTABLE_API_TOKEN"  # noqa: S105 - the variable name, not a token
 
@@ -58,7 +58,7 @@ def open_store(
     """Open the database and bring its schema up to date. Raises StoreError or ConfigError."""
     if is_postgres_url(database):
         try:
-            from adapters.postgres import PostgresStore
+            from jobtable.adapters.postgres import PostgresStore
         except ImportError:
             raise ConfigError(
                 "PostgreSQL needs psycopg: pip install 'jobtable[postgres]'"

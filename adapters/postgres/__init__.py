@@ -1,5 +1,5 @@
 """The PostgreSQL adapter (install with ``pip install jobtable[postgres]``)."""
 
-from adapters.postgres.store import PostgresStore
+from jobtable.adapters.postgres.store import PostgresStore
 
 __all__ = ["PostgresStore"]

@@ -9,7 +9,7 @@ import psycopg
 from psycopg import errors as pg_errors
 from psycopg_pool import PoolTimeout
 
-from core.errors import StoreError, StoreUnavailableError
+from jobtable.core.errors import StoreError, StoreUnavailableError
 
 _LOCKED = (pg_errors.LockNotAvailable, pg_errors.SerializationFailure, pg_errors.DeadlockDetected)
 

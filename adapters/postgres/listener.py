@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import psycopg
 
-from core.backoff import next_claim_retry_delay
+from jobtable.core.backoff import next_claim_retry_delay
 
 FALLBACK_INTERVAL = 5.0
 STOP_CHECK_INTERVAL = 0.25

@@ -10,7 +10,7 @@ import datetime
 
 import psycopg
 
-from adapters.migration_files import Migration, load_migrations
+from jobtable.adapters.migration_files import Migration, load_migrations
 
 MIGRATION_LOCK = 0x6A6F62746162  # "jobtab": one advisory lock id for every migrator
 

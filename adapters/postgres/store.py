@@ -16,13 +16,13 @@ from typing import Any
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from adapters.postgres.errors import translated
-from adapters.postgres.listener import NotifyListener
-from adapters.postgres.migrate import migrate
-from adapters.sql_rows import claimed, fence, finish_parameters
-from core.jobs import Claim, ClaimedJob, Job, NewJob, Recovered
-from core.outcome import Fail, Succeed
-from core.status import Status
+from jobtable.adapters.postgres.errors import translated
+from jobtable.adapters.postgres.listener import NotifyListener
+from jobtable.adapters.postgres.migrate import migrate
+from jobtable.adapters.sql_rows import claimed, fence, finish_parameters
+from jobtable.core.jobs import Claim, ClaimedJob, Job, NewJob, Recovered
+from jobtable.core.outcome import Fail, Succeed
+from jobtable.core.status import Status
 
 DEFAULT_POOL_SIZE = 10
 CONNECT_TIMEOUT = 5.0
@@ -34,7 +34,9 @@ never makes a caller wait this long)."""
 
 def _query(name: str) -> str:
     return (
-        importlib.resources.files("adapters.postgres").joinpath(f"queries/{name}.sql").read_text()
+        importlib.resources.files("jobtable.adapters.postgres")
+        .joinpath(f"queries/{name}.sql")
+        .read_text()
     )
 
 

@@ -1,5 +1,5 @@
 """The SQLite adapter: the embedded default store."""
 
-from adapters.sqlite.store import SqliteStore
+from jobtable.adapters.sqlite.store import SqliteStore
 
 __all__ = ["SqliteStore"]

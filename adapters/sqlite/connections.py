@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
 
-from core.errors import StoreUnavailableError
+from jobtable.core.errors import StoreUnavailableError
 
 SYNCHRONOUS_MODES = ("full", "normal")
 BUSY_TIMEOUT_MS = 5000

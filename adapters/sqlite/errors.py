@@ -6,7 +6,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from core.errors import StoreError, StoreUnavailableError
+from jobtable.core.errors import StoreError, StoreUnavailableError
 
 _UNAVAILABLE_CODES = frozenset(
     {

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime
 import sqlite3
 
-from adapters.migration_files import Migration, load_migrations
+from jobtable.adapters.migration_files import Migration, load_migrations
 
 
 def split_statements(sql: str) -> list[str]:

@@ -15,22 +15,26 @@ import time
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-from adapters.sql_rows import claimed, fence, finish_parameters
-from adapters.sqlite.connections import BUSY_TIMEOUT_MS, Connections
-from adapters.sqlite.errors import translated
-from adapters.sqlite.liveness import LivenessLocks
-from adapters.sqlite.migrate import migrate
-from adapters.sqlite.watcher import DataVersionWatcher
-from core.errors import StoreUnavailableError
-from core.jobs import Claim, ClaimedJob, Job, NewJob, Recovered
-from core.outcome import Fail, Succeed
-from core.status import Status
+from jobtable.adapters.sql_rows import claimed, fence, finish_parameters
+from jobtable.adapters.sqlite.connections import BUSY_TIMEOUT_MS, Connections
+from jobtable.adapters.sqlite.errors import translated
+from jobtable.adapters.sqlite.liveness import LivenessLocks
+from jobtable.adapters.sqlite.migrate import migrate
+from jobtable.adapters.sqlite.watcher import DataVersionWatcher
+from jobtable.core.errors import StoreUnavailableError
+from jobtable.core.jobs import Claim, ClaimedJob, Job, NewJob, Recovered
+from jobtable.core.outcome import Fail, Succeed
+from jobtable.core.status import Status
 
 _OPEN_RETRY_DELAYS = (0.05, 0.1, 0.2, 0.4, 0.8)
 
 
 def _query(name: str) -> str:
-    return importlib.resources.files("adapters.sqlite").joinpath(f"queries/{name}.sql").read_text()
+    return (
+        importlib.resources.files("jobtable.adapters.sqlite")
+        .joinpath(f"queries/{name}.sql")
+        .read_text()
+    )
 
 
 _CREATE = _query("create_job")

@@ -15,8 +15,8 @@ import logging
 import threading
 from collections.abc import Callable
 
-from adapters.sqlite.file_events import FileEvents
-from core import StoreError
+from jobtable.adapters.sqlite.file_events import FileEvents
+from jobtable.core import StoreError
 
 POLL_INTERVAL = 0.05
 """Between readings when the kernel cannot tell us about writes."""

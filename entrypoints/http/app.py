@@ -7,12 +7,17 @@ import logging
 
 import falcon
 
-from core import Runner
-from entrypoints.http import json_text
-from entrypoints.http.auth import BearerAuth
-from entrypoints.http.errors import install_error_handlers
-from entrypoints.http.openapi import openapi_document
-from entrypoints.http.resources import HealthResource, JobResource, JobsResource, OpenApiResource
+from jobtable.core import Runner
+from jobtable.entrypoints.http import json_text
+from jobtable.entrypoints.http.auth import BearerAuth
+from jobtable.entrypoints.http.errors import install_error_handlers
+from jobtable.entrypoints.http.openapi import openapi_document
+from jobtable.entrypoints.http.resources import (
+    HealthResource,
+    JobResource,
+    JobsResource,
+    OpenApiResource,
+)
 
 OPENAPI_PATH = "/api/v1/openapi.json"
 

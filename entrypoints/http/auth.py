@@ -8,7 +8,7 @@ from typing import Any
 
 import falcon
 
-from entrypoints.http.errors import api_error
+from jobtable.entrypoints.http.errors import api_error
 
 API_PREFIX = "/api/v1"
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import falcon
 
-from entrypoints.http.errors import api_error
+from jobtable.entrypoints.http.errors import api_error
 
 MAX_BODY_BYTES = 64 * 1024
 MAX_DEPTH = 64

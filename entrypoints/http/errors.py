@@ -13,8 +13,8 @@ from typing import Any
 
 import falcon
 
-from core import StoreError, StoreUnavailableError
-from entrypoints.http import json_text
+from jobtable.core import StoreError, StoreUnavailableError
+from jobtable.entrypoints.http import json_text
 
 _DEFAULTS: dict[int, tuple[str, str]] = {
     400: ("invalid_request", "the request is not valid"),

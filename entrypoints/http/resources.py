@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import falcon
 
-from core import InvalidPayloadError, Runner, UnknownKindError
-from entrypoints.http.body import parse_job_request, read_body
-from entrypoints.http.errors import api_error
+from jobtable.core import InvalidPayloadError, Runner, UnknownKindError
+from jobtable.entrypoints.http.body import parse_job_request, read_body
+from jobtable.entrypoints.http.errors import api_error
 
 
 class HealthResource:

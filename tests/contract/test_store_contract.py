@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from core import Claim, NewJob, Status
-from core.ids import JobIdGenerator
+from jobtable.core import Claim, NewJob, Status
+from jobtable.core.ids import JobIdGenerator
 from tests.support.harness import as_datetime
 
 T0 = datetime.datetime(2026, 3, 1, 12, 0, tzinfo=datetime.UTC)
@@ -209,7 +209,7 @@ def test_concurrent_claimers_never_claim_one_job_twice(store):
 
 
 def test_finish_and_claim_next_records_the_outcome_and_claims_the_next_job(store):
-    from core.outcome import Fail, Succeed
+    from jobtable.core.outcome import Fail, Succeed
 
     first = running(store)
     waiting = queue(store)
@@ -231,7 +231,7 @@ def test_finish_and_claim_next_records_the_outcome_and_claims_the_next_job(store
 
 
 def test_finish_and_claim_next_with_a_stale_claim_records_nothing_but_still_claims(store):
-    from core.outcome import Succeed
+    from jobtable.core.outcome import Succeed
 
     claim = running(store)
     waiting = queue(store)

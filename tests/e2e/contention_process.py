@@ -17,8 +17,8 @@ import sys
 import threading
 import time
 
-from adapters.system_clock import SystemClock
-from core import Runner
+from jobtable.adapters.system_clock import SystemClock
+from jobtable.core import Runner
 from tests.e2e.ledger_kinds import register
 
 PACE = 200
@@ -26,7 +26,7 @@ PACE = 200
 
 
 def main(database: str, seconds: float, ids_path: str) -> int:
-    from adapters.sqlite import SqliteStore
+    from jobtable.adapters.sqlite import SqliteStore
 
     logging.basicConfig(
         stream=sys.stderr, level=logging.INFO, format="%(levelname)s %(name)s %(message)s"

@@ -6,7 +6,7 @@ from typing import Any
 
 import attrs
 
-from core import JobContext
+from jobtable.core import JobContext
 
 HANDLER_SECRET = "handler-sentinel-4be1d0"
 

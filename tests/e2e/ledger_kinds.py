@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from core import JobContext
+from jobtable.core import JobContext
 from tests.support.databases import connect
 
 _local = threading.local()

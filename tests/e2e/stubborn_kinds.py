@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from core import JobContext
+from jobtable.core import JobContext
 
 
 @attrs.frozen

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.e2e
 
 def cli(*argv: str, database) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [JOBTABLE, *argv, "--database", str(database), "--kinds", "core.demo"],
+        [JOBTABLE, *argv, "--database", str(database), "--kinds", "jobtable.core.demo"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -27,7 +27,7 @@ def cli(*argv: str, database) -> subprocess.CompletedProcess[str]:
 
 def test_enqueue_wait_follows_a_countdown_run_by_serve(tmp_path, serve_processes):
     database = tmp_path / "jobs.db"
-    server = serve_processes(database, "--kinds", "core.demo")
+    server = serve_processes(database, "--kinds", "jobtable.core.demo")
 
     done = cli("enqueue", "countdown", '{"seconds": 2}', "--wait", database=database)
     assert done.returncode == 0, done.stderr
@@ -45,7 +45,7 @@ def test_enqueue_wait_follows_a_countdown_run_by_serve(tmp_path, serve_processes
 
 def test_post_then_get_over_real_http(tmp_path, serve_processes):
     database = tmp_path / "jobs.db"
-    server = serve_processes(database, "--kinds", "core.demo")
+    server = serve_processes(database, "--kinds", "jobtable.core.demo")
     request = urllib.request.Request(
         server.base_url + "/api/v1/jobs",
         data=json.dumps({"kind": "countdown", "payload": {"seconds": 1}}).encode(),
@@ -121,7 +121,7 @@ def test_a_worker_process_runs_what_another_process_enqueues(tmp_path):
     subprocess.run([JOBTABLE, "migrate", "--database", str(database)], check=True,
                    capture_output=True, timeout=60)  # fmt: skip
     worker = subprocess.Popen(
-        [JOBTABLE, "worker", "--database", str(database), "--kinds", "core.demo"],
+        [JOBTABLE, "worker", "--database", str(database), "--kinds", "jobtable.core.demo"],
         env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
         stdout=subprocess.DEVNULL,
         stderr=(tmp_path / "worker.log").open("w"),

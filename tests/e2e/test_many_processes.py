@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from adapters.system_clock import SystemClock
-from core import Runner
-from entrypoints.wiring import open_store
+from jobtable.adapters.system_clock import SystemClock
+from jobtable.core import Runner
+from jobtable.entrypoints.wiring import open_store
 from tests.e2e.conftest import JOBTABLE, REPO, wait_until
 from tests.e2e.ledger_kinds import create_ledger, register
 from tests.support.databases import query

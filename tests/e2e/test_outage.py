@@ -81,7 +81,7 @@ def concurrently(call, count: int) -> list:
 def test_sqlite_write_lock_held_by_another_process(tmp_path, serve_processes):
     database = str(tmp_path / "jobs.db")
     server = serve_processes(
-        database, "--kinds", "core.demo", "--sqlite-busy-timeout", str(BUSY_TIMEOUT)
+        database, "--kinds", "jobtable.core.demo", "--sqlite-busy-timeout", str(BUSY_TIMEOUT)
     )
     before = accept(server, {"kind": "noop", "payload": {}})
     server.poll_job(before, lambda job: job["status"] == "succeeded")
@@ -140,7 +140,7 @@ def test_postgres_stopped_for_ten_seconds(serve_processes, tmp_path):
         pytest.skip("needs root and pg_ctlcluster to stop the local PostgreSQL")
     with database_for("postgres", tmp_path) as database:
         server = serve_processes(
-            database, "--kinds", "core.demo", env={"JOBTABLE_API_TOKEN": "outage-token"}
+            database, "--kinds", "jobtable.core.demo", env={"JOBTABLE_API_TOKEN": "outage-token"}
         )
         before = accept(server, {"kind": "noop", "payload": {}})
         server.poll_job(before, lambda job: job["status"] == "succeeded")

@@ -8,9 +8,9 @@ import stat
 
 import pytest
 
-from adapters.sqlite import SqliteStore
-from adapters.system_clock import SystemClock
-from core import INTERRUPTED, NoopPayload, Runner, Status
+from jobtable.adapters.sqlite import SqliteStore
+from jobtable.adapters.system_clock import SystemClock
+from jobtable.core import INTERRUPTED, NoopPayload, Runner, Status
 from tests.e2e.stubborn_kinds import Empty
 from tests.e2e.stubborn_kinds import register as register_stubborn
 

@@ -25,8 +25,8 @@ PROCESSES = 4
 
 def test_four_processes_enqueue_and_drain_one_file_with_no_lock_error_and_no_loss(tmp_path):
     database = str(tmp_path / "jobs.db")
-    from adapters.sqlite import SqliteStore
-    from adapters.system_clock import SystemClock
+    from jobtable.adapters.sqlite import SqliteStore
+    from jobtable.adapters.system_clock import SystemClock
 
     SqliteStore.open(database, now=SystemClock().now()).close()
     create_ledger(database)

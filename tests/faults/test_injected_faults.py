@@ -17,11 +17,11 @@ from contextlib import ExitStack
 import attrs
 import pytest
 
-from adapters.faulty import FaultyStore
-from adapters.system_clock import SystemClock
-from core import Failure, JobContext, Runner
-from core.backoff import CLAIM_RETRY_INITIAL, CLAIM_RETRY_MAXIMUM
-from core.jobs import Status
+from jobtable.adapters.faulty import FaultyStore
+from jobtable.adapters.system_clock import SystemClock
+from jobtable.core import Failure, JobContext, Runner
+from jobtable.core.backoff import CLAIM_RETRY_INITIAL, CLAIM_RETRY_MAXIMUM
+from jobtable.core.jobs import Status
 from tests.support.logs import LogCapture
 from tests.support.stores import ENGINES, open_store
 

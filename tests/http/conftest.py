@@ -5,8 +5,8 @@ from collections.abc import Iterator
 import falcon.testing
 import pytest
 
-from adapters.memory import MemoryStore
-from entrypoints.http.app import create_app
+from jobtable.adapters.memory import MemoryStore
+from jobtable.entrypoints.http.app import create_app
 from tests.support.harness import JobSystem
 
 TOKEN = "test-token-7d1e"

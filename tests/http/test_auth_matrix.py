@@ -11,7 +11,7 @@ import falcon.inspect
 import falcon.testing
 import pytest
 
-from core import NoopPayload
+from jobtable.core import NoopPayload
 from tests.http.conftest import TOKEN
 
 PUBLIC = {"/health", "/api/v1/openapi.json"}

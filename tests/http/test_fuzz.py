@@ -16,11 +16,11 @@ import falcon.testing
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapters.fake_clock import FakeClock
-from adapters.faulty import FaultyStore
-from adapters.memory import MemoryStore
-from core import InvalidPayloadError, JobContext, Runner
-from entrypoints.http.app import create_app
+from jobtable.adapters.fake_clock import FakeClock
+from jobtable.adapters.faulty import FaultyStore
+from jobtable.adapters.memory import MemoryStore
+from jobtable.core import InvalidPayloadError, JobContext, Runner
+from jobtable.entrypoints.http.app import create_app
 
 TOKEN = "fuzz-token-2b8e"
 MARKER = "\u2603marker"

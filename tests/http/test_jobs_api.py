@@ -8,8 +8,8 @@ import attrs
 import falcon.testing
 import pytest
 
-from core import Failure, JobContext, NoopPayload, StoreError, StoreUnavailableError
-from entrypoints.http.app import create_app
+from jobtable.core import Failure, JobContext, NoopPayload, StoreError, StoreUnavailableError
+from jobtable.entrypoints.http.app import create_app
 from tests.http.conftest import AUTH, TOKEN
 
 UNKNOWN_ID = "01900000-0000-7000-8000-0000000000ff"

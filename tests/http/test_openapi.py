@@ -14,10 +14,10 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from adapters.fake_clock import FakeClock
-from adapters.memory import MemoryStore
-from core import Runner, demo
-from entrypoints.http.app import create_app
+from jobtable.adapters.fake_clock import FakeClock
+from jobtable.adapters.memory import MemoryStore
+from jobtable.core import Runner, demo
+from jobtable.entrypoints.http.app import create_app
 
 TOKEN = "openapi-test-token"
 

@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from entrypoints.cli import main
+from jobtable.entrypoints.cli import main
 
 
 @pytest.fixture(autouse=True)
@@ -132,7 +132,7 @@ def out_and_err(capsys, *argv):
 def test_enqueue_prints_the_id_and_get_prints_the_job(database, capsys):
     capsys.readouterr()
     code, out, _ = out_and_err(
-        capsys, "enqueue", "countdown", '{"seconds": 2}', "--kinds", "core.demo",
+        capsys, "enqueue", "countdown", '{"seconds": 2}', "--kinds", "jobtable.core.demo",
         "--database", database,
     )  # fmt: skip
     assert code == 0
@@ -155,9 +155,9 @@ def test_enqueue_without_a_payload_sends_an_empty_object(database, capsys):
     [
         (["enqueue", "nope"], "unknown job kind 'nope'; known kinds: noop", 2),
         (["enqueue", "noop", "{not json"], "PAYLOAD_JSON is not valid JSON", 2),
-        (["enqueue", "countdown", '{"seconds": "3"}', "--kinds", "core.demo"],
+        (["enqueue", "countdown", '{"seconds": "3"}', "--kinds", "jobtable.core.demo"],
          "payload does not match kind 'countdown': expected an integer @ $.seconds", 2),
-        (["enqueue", "countdown", "[]", "--kinds", "core.demo"], "expected an object @ $", 2),
+        (["enqueue", "countdown", "[]", "--kinds", "jobtable.core.demo"], "expected an object @ $", 2),
         (["get", "01900000-0000-7000-8000-00000000dead"], "no job '01900000", 1),
     ],
 )  # fmt: skip

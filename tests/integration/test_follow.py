@@ -9,11 +9,11 @@ import threading
 
 import pytest
 
-from adapters.fake_clock import FakeClock
-from adapters.sqlite import SqliteStore
-from adapters.sqlite.watcher import DataVersionWatcher
-from core import Job, Status
-from entrypoints.follow import follow
+from jobtable.adapters.fake_clock import FakeClock
+from jobtable.adapters.sqlite import SqliteStore
+from jobtable.adapters.sqlite.watcher import DataVersionWatcher
+from jobtable.core import Job, Status
+from jobtable.entrypoints.follow import follow
 
 
 def job(status: Status, result: str | None = None, error: str | None = None) -> Job:
@@ -73,7 +73,7 @@ def test_a_terminal_gets_one_live_line_and_the_final_job_on_stdout():
 
 
 def test_the_store_version_ignores_its_own_commits_and_sees_another_process(tmp_path):
-    from core import NewJob
+    from jobtable.core import NewJob
 
     store = SqliteStore.open(tmp_path / "jobs.db", now=FakeClock().now())
     before = store.data_version()
@@ -109,7 +109,7 @@ def test_the_watcher_notices_a_commit_made_right_after_it_started(tmp_path):
 
 
 def test_file_events_report_another_connections_commit(tmp_path):
-    from adapters.sqlite.file_events import FileEvents
+    from jobtable.adapters.sqlite.file_events import FileEvents
 
     store = SqliteStore.open(tmp_path / "jobs.db", now=FakeClock().now())
     events = FileEvents.open(store.path)

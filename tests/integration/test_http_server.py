@@ -10,7 +10,7 @@ import time
 import falcon
 import pytest
 
-from entrypoints.http_server import HttpServer
+from jobtable.entrypoints.http_server import HttpServer
 
 
 class Slow:

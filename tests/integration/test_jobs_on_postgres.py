@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from adapters.fake_clock import FakeClock
+from jobtable.adapters.fake_clock import FakeClock
 from tests.support.harness import JobSystem, system_factory
 from tests.support.observed import ObservedStore
 from tests.support.postgres import fresh_schema
@@ -17,7 +17,7 @@ from tests.unit.test_liveness import *  # noqa: F403
 @pytest.fixture
 def shared_store() -> Iterator[ObservedStore]:
     with fresh_schema() as (url, schema):
-        from adapters.postgres import PostgresStore
+        from jobtable.adapters.postgres import PostgresStore
 
         store = ObservedStore(PostgresStore.open(url, now=FakeClock().now(), schema=schema))
         yield store

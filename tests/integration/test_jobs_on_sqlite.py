@@ -6,8 +6,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from adapters.fake_clock import FakeClock
-from adapters.sqlite import SqliteStore
+from jobtable.adapters.fake_clock import FakeClock
+from jobtable.adapters.sqlite import SqliteStore
 from tests.support.harness import JobSystem, system_factory
 from tests.support.observed import ObservedStore
 from tests.unit.test_jobs import *  # noqa: F403 - the same tests, with the fixtures below

@@ -6,15 +6,15 @@ import threading
 
 import pytest
 
-from adapters.fake_clock import FakeClock
-from core import StoreError
+from jobtable.adapters.fake_clock import FakeClock
+from jobtable.core import StoreError
 from tests.support.postgres import fresh_schema, postgres_url
 
 NOW = FakeClock().now()
 
 
 def open_store(url, schema):
-    from adapters.postgres import PostgresStore
+    from jobtable.adapters.postgres import PostgresStore
 
     return PostgresStore.open(url, now=NOW, schema=schema)
 
@@ -70,7 +70,7 @@ def test_a_status_outside_the_four_is_refused_by_the_schema():
 
 def test_an_unreachable_server_is_unavailable_and_its_password_never_shown():
     postgres_url()  # skip or fail like every PostgreSQL test when none is configured
-    from adapters.postgres import PostgresStore
+    from jobtable.adapters.postgres import PostgresStore
 
     secret_url = "postgresql://app:hunter2-sentinel@127.0.0.1:1/jobs"
     with pytest.raises(StoreError) as raised:
@@ -83,7 +83,7 @@ def test_an_unreachable_server_is_unavailable_and_its_password_never_shown():
 def test_an_enqueue_anywhere_wakes_the_listener_and_it_reconnects_after_a_drop():
     import psycopg
 
-    from core import NewJob
+    from jobtable.core import NewJob
 
     with fresh_schema() as (url, schema):
         store = open_store(url, schema)
@@ -119,7 +119,7 @@ def test_an_enqueue_anywhere_wakes_the_listener_and_it_reconnects_after_a_drop()
 def test_a_runner_whose_liveness_session_died_takes_its_lock_again():
     import psycopg
 
-    from core import NewJob, Status
+    from jobtable.core import NewJob, Status
 
     with fresh_schema() as (url, schema):
         store = open_store(url, schema)

@@ -44,7 +44,7 @@ def test_the_readme_example_test_passes_against_the_readme_kind(myapp_jobs):
 
 
 def test_the_readme_kind_publishes_progress(myapp_jobs):
-    from adapters.testkit import JobTestKit
+    from jobtable.adapters.testkit import JobTestKit
 
     kit = JobTestKit()
     counts = myapp_jobs.register(kit.kinds)

@@ -8,11 +8,11 @@ from contextlib import ExitStack
 import falcon.testing
 import pytest
 
-from adapters.fake_clock import FakeClock
-from adapters.memory import MemoryStore
-from adapters.sqlite import SqliteStore
-from core import Failure, JobContext
-from entrypoints.http.app import create_app
+from jobtable.adapters.fake_clock import FakeClock
+from jobtable.adapters.memory import MemoryStore
+from jobtable.adapters.sqlite import SqliteStore
+from jobtable.core import Failure, JobContext
+from jobtable.entrypoints.http.app import create_app
 from tests.support.harness import JobSystem
 from tests.support.postgres import fresh_schema
 from tests.unit.kinds_for_tests import SENTINEL_SECRET, BadResult, CountPayload, LeakyResult
@@ -51,7 +51,7 @@ def system(request, tmp_path):
         elif request.param == "sqlite":
             store = SqliteStore.open(tmp_path / "jobs.db", now=FakeClock().now())
         else:
-            from adapters.postgres import PostgresStore
+            from jobtable.adapters.postgres import PostgresStore
 
             url, schema = stack.enter_context(fresh_schema())
             store = PostgresStore.open(url, now=FakeClock().now(), schema=schema)

@@ -7,12 +7,12 @@ import threading
 
 import pytest
 
-from adapters.fake_clock import FakeClock
-from adapters.migration_files import Migration, load_migrations
-from adapters.sqlite import SqliteStore
-from adapters.sqlite.connections import Connections
-from adapters.sqlite.migrate import applied_versions, migrate
-from core import Status
+from jobtable.adapters.fake_clock import FakeClock
+from jobtable.adapters.migration_files import Migration, load_migrations
+from jobtable.adapters.sqlite import SqliteStore
+from jobtable.adapters.sqlite.connections import Connections
+from jobtable.adapters.sqlite.migrate import applied_versions, migrate
+from jobtable.core import Status
 
 NOW = FakeClock().now()
 ALL_VERSIONS = ["0001_jobs", "0002_jobs_status"]

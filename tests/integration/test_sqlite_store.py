@@ -9,12 +9,12 @@ import stat
 
 import pytest
 
-from adapters.fake_clock import FakeClock
-from adapters.sqlite import SqliteStore
-from adapters.sqlite.connections import Connections
-from adapters.sqlite.store import _CLAIM
-from core import NewJob, Status, StoreError, StoreUnavailableError
-from core.ids import JobIdGenerator
+from jobtable.adapters.fake_clock import FakeClock
+from jobtable.adapters.sqlite import SqliteStore
+from jobtable.adapters.sqlite.connections import Connections
+from jobtable.adapters.sqlite.store import _CLAIM
+from jobtable.core import NewJob, Status, StoreError, StoreUnavailableError
+from jobtable.core.ids import JobIdGenerator
 
 NOW = FakeClock().now()
 IDS = JobIdGenerator()
@@ -159,7 +159,7 @@ def test_closed_store_refuses_use(db_path):
 
 
 def test_a_removed_liveness_file_is_locked_again_when_the_runner_confirms_it(tmp_path):
-    from core import NewJob, Status
+    from jobtable.core import NewJob, Status
 
     store = SqliteStore.open(tmp_path / "jobs.db", now=FakeClock().now())
     try:

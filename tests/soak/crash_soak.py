@@ -33,9 +33,9 @@ from pathlib import Path
 
 import attrs
 
-from adapters.system_clock import SystemClock
-from core import Runner
-from entrypoints.wiring import open_store
+from jobtable.adapters.system_clock import SystemClock
+from jobtable.core import Runner
+from jobtable.entrypoints.wiring import open_store
 from tests.soak.soak_kinds import register
 from tests.support.databases import connect, database_for, query
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import datetime
 from collections.abc import Callable, Iterator
 
-from adapters.fake_clock import FakeClock
-from core import Job, Runner
-from core.ports import JobStore
+from jobtable.adapters.fake_clock import FakeClock
+from jobtable.core import Job, Runner
+from jobtable.core.ports import JobStore
 from tests.support.logs import LogCapture
 from tests.support.observed import ObservedStore
 

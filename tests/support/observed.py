@@ -10,9 +10,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from core.errors import StoreUnavailableError
-from core.jobs import Claim, ClaimedJob, Job, NewJob
-from core.ports import JobStore
+from jobtable.core.errors import StoreUnavailableError
+from jobtable.core.jobs import Claim, ClaimedJob, Job, NewJob
+from jobtable.core.ports import JobStore
 
 
 class ObservedStore:

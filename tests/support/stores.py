@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from contextlib import ExitStack
 
-from adapters.fake_clock import FakeClock
-from adapters.memory import MemoryStore
-from adapters.sqlite import SqliteStore
+from jobtable.adapters.fake_clock import FakeClock
+from jobtable.adapters.memory import MemoryStore
+from jobtable.adapters.sqlite import SqliteStore
 from tests.support.postgres import fresh_schema
 
 ENGINES = ["memory", "sqlite", "postgres"]
@@ -19,7 +19,7 @@ def open_store(engine: str, tmp_path, stack: ExitStack) -> object:
     if engine == "sqlite":
         return SqliteStore.open(tmp_path / "jobs.db", now=now)
     if engine == "postgres":
-        from adapters.postgres import PostgresStore
+        from jobtable.adapters.postgres import PostgresStore
 
         url, schema = stack.enter_context(fresh_schema())
         return PostgresStore.open(url, now=now, schema=schema)

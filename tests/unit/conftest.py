@@ -4,7 +4,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from adapters.memory import MemoryStore
+from jobtable.adapters.memory import MemoryStore
 from tests.support.harness import JobSystem, system_factory
 from tests.support.observed import ObservedStore
 

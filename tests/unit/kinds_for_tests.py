@@ -6,7 +6,7 @@ from typing import Any
 
 import attrs
 
-from core import JobContext
+from jobtable.core import JobContext
 
 SENTINEL_SECRET = "sk-sentinel-5f2c9a"
 """Stands in for a credential a handler holds while it runs."""

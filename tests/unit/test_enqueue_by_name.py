@@ -5,7 +5,7 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from core import InvalidPayloadError, Status, UnknownKindError
+from jobtable.core import InvalidPayloadError, Status, UnknownKindError
 from tests.unit.kinds_for_tests import CountPayload, CountResult, count
 
 
@@ -38,9 +38,9 @@ def test_an_enqueue_by_name_is_stored_exactly_as_the_handle_stores_it(make_syste
 
 @pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan")])
 def test_a_number_json_cannot_carry_is_refused_by_name_and_by_handle(value):
-    from adapters.fake_clock import FakeClock
-    from adapters.memory import MemoryStore
-    from core import InvalidPayloadError, Runner
+    from jobtable.adapters.fake_clock import FakeClock
+    from jobtable.adapters.memory import MemoryStore
+    from jobtable.core import InvalidPayloadError, Runner
 
     @attrs.frozen
     class Measured:

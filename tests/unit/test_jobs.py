@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from core import (
+from jobtable.core import (
     INTERNAL_ERROR,
     INTERRUPTED,
     UNKNOWN_KIND,
@@ -21,7 +21,7 @@ from core import (
     Runner,
     Status,
 )
-from core.errors import StoreError
+from jobtable.core.errors import StoreError
 from tests.support.harness import as_datetime, finished
 from tests.unit.kinds_for_tests import (
     SENTINEL_SECRET,
@@ -295,7 +295,7 @@ def test_a_payload_that_does_not_decode_fails_the_job_internal_error(make_system
 
 
 def test_runner_refuses_bad_config(shared_store):
-    from adapters.fake_clock import FakeClock
+    from jobtable.adapters.fake_clock import FakeClock
 
     for workers in (0, -1, 1.5, True, None):
         with pytest.raises(ValueError, match="worker"):
@@ -307,7 +307,7 @@ def test_runner_refuses_bad_config(shared_store):
 
 
 def test_a_second_start_is_refused(make_system):
-    from core import RunnerStateError
+    from jobtable.core import RunnerStateError
 
     system = make_system().start()
     with pytest.raises(RunnerStateError):

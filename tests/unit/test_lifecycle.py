@@ -6,8 +6,8 @@ import threading
 
 import pytest
 
-from core import JobContext, NoopPayload, Status
-from core.errors import StoreError
+from jobtable.core import JobContext, NoopPayload, Status
+from jobtable.core.errors import StoreError
 from tests.unit.kinds_for_tests import CountPayload, CountResult, count
 
 
@@ -153,7 +153,7 @@ def test_an_outcome_that_fails_to_record_is_retried_with_backoff(make_system):
 
 
 def test_a_running_runner_keeps_retrying_an_outcome_past_record_attempts(make_system):
-    from core.recording import RECORD_ATTEMPTS
+    from jobtable.core.recording import RECORD_ATTEMPTS
 
     system = make_system()
     kind = system.kinds.register("count", count, payload=CountPayload)
@@ -174,7 +174,7 @@ def test_a_running_runner_keeps_retrying_an_outcome_past_record_attempts(make_sy
 
 
 def test_a_stopping_runner_gives_up_recording_and_leaves_the_job_running(make_system):
-    from core.recording import RECORD_ATTEMPTS
+    from jobtable.core.recording import RECORD_ATTEMPTS
 
     system = make_system()
     kind = system.kinds.register("count", count, payload=CountPayload)
@@ -210,9 +210,9 @@ def test_a_start_whose_recovery_fails_starts_nothing_and_may_be_retried(make_sys
 
 
 def test_a_partial_result_the_database_refuses_is_retried_then_dropped_and_the_job_goes_on():
-    from adapters.faulty import FaultyStore
-    from adapters.memory import MemoryStore
-    from core.recording import PUBLISH_ATTEMPTS
+    from jobtable.adapters.faulty import FaultyStore
+    from jobtable.adapters.memory import MemoryStore
+    from jobtable.core.recording import PUBLISH_ATTEMPTS
     from tests.support.harness import JobSystem
 
     faulty = FaultyStore(MemoryStore(), rate=1.0, operations=["publish"])
@@ -238,8 +238,8 @@ def test_a_partial_result_the_database_refuses_is_retried_then_dropped_and_the_j
 
 
 def test_a_faulty_store_refuses_unknown_operations_and_rates():
-    from adapters.faulty import FaultyStore
-    from adapters.memory import MemoryStore
+    from jobtable.adapters.faulty import FaultyStore
+    from jobtable.adapters.memory import MemoryStore
 
     with pytest.raises(ValueError, match="unknown operations"):
         FaultyStore(MemoryStore(), rate=0.5, operations=["claim", "vacuum"])
@@ -249,7 +249,7 @@ def test_a_faulty_store_refuses_unknown_operations_and_rates():
 
 def test_a_job_from_elsewhere_noticed_while_the_worker_turns_idle_is_not_missed(make_system):
     """Another process's job, noticed after a worker's empty claim but before it sleeps."""
-    from core import NewJob
+    from jobtable.core import NewJob
 
     system = make_system()
     kind = system.kinds.register("count", count, payload=CountPayload)

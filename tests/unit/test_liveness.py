@@ -7,7 +7,7 @@ import threading
 import attrs
 import pytest
 
-from core import INTERRUPTED, JobContext, Status
+from jobtable.core import INTERRUPTED, JobContext, Status
 from tests.unit.kinds_for_tests import CountPayload, CountResult, count
 
 
@@ -94,7 +94,7 @@ def test_a_dead_runners_job_with_attempts_left_is_queued_again_and_run(make_syst
 
 @pytest.mark.parametrize("value", [0, -1, 1.5, True, "2"])
 def test_max_attempts_must_be_a_whole_number_of_at_least_one(make_system, value):
-    from core import RegistrationError
+    from jobtable.core import RegistrationError
 
     with pytest.raises(RegistrationError, match="max_attempts"):
         make_system().kinds.register("x", gate_handler, payload=CountPayload, max_attempts=value)
@@ -105,8 +105,8 @@ def gate_handler(ctx: JobContext, payload: CountPayload) -> CountResult:
 
 
 def test_by_default_a_runner_sweeps_for_dead_runners_jobs_every_second(shared_store):
-    from adapters.fake_clock import FakeClock
-    from core import NewJob, Runner
+    from jobtable.adapters.fake_clock import FakeClock
+    from jobtable.core import NewJob, Runner
 
     clock = FakeClock()
     runner = Runner(shared_store, clock)  # the default sweep_interval

@@ -7,9 +7,9 @@ import uuid
 import attrs
 import pytest
 
-from core import codec
-from core.backoff import next_claim_retry_delay
-from core.codes import (
+from jobtable.core import codec
+from jobtable.core.backoff import next_claim_retry_delay
+from jobtable.core.codes import (
     INTERNAL_ERROR,
     INTERRUPTED,
     UNKNOWN_KIND,
@@ -17,7 +17,7 @@ from core.codes import (
     stored_code,
     validate_declared_codes,
 )
-from core.ids import JobIdGenerator
+from jobtable.core.ids import JobIdGenerator
 
 
 def test_claim_retry_starts_at_50ms_and_doubles_to_5s():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from core import JobContext, RegistrationError, RunnerStateError
+from jobtable.core import JobContext, RegistrationError, RunnerStateError
 from tests.unit.kinds_for_tests import CountPayload, CountResult, count
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from adapters.testkit import JobTestKit
-from core import JobContext, NoopPayload, RunnerStateError, Status, demo
+from jobtable.adapters.testkit import JobTestKit
+from jobtable.core import JobContext, NoopPayload, RunnerStateError, Status, demo
 from tests.unit.kinds_for_tests import CountPayload, CountResult
 
 
