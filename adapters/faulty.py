@@ -15,11 +15,18 @@ import datetime
 import random
 import threading
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable
 from typing import TypeVar
 
 from jobtable.core.errors import StoreError, StoreUnavailableError
 from jobtable.core.jobs import Claim, ClaimedJob, Job, NewJob, Recovered
+from jobtable.core.liveness import (
+    DeadRunner,
+    LivenessTerms,
+    RunnerInfo,
+    RunnerRecord,
+    RunnerSighting,
+)
 from jobtable.core.outcome import Fail, Succeed
 from jobtable.core.ports import JobStore
 
@@ -101,25 +108,41 @@ class FaultyStore:
             lambda: self.inner.finish_and_claim_next(claim, outcome, runner_id=runner_id, now=now),
         )
 
-    def hold_liveness(self, runner_id: str) -> None:
-        self.inner.hold_liveness(runner_id)
+    def interrupt(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
+        return self._call("fail", lambda: self.inner.interrupt(claim, code=code, now=now))
 
-    def release_liveness(self, runner_id: str) -> None:
-        self.inner.release_liveness(runner_id)
-
-    def recover_orphans(
-        self, *, code: str, max_attempts: Mapping[str, int], now: datetime.datetime
-    ) -> Recovered:
-        return self._call(
-            "sweep",
-            lambda: self.inner.recover_orphans(code=code, max_attempts=max_attempts, now=now),
-        )
+    def release_claims(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
+        return self._call("sweep", lambda: self.inner.release_claims(claims, now=now))
 
     def running_claims(self, runner_id: str) -> list[Claim]:
         return self._call("sweep", lambda: self.inner.running_claims(runner_id))
 
-    def requeue_claims(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
-        return self._call("sweep", lambda: self.inner.requeue_claims(claims, now=now))
+    @property
+    def liveness_terms(self) -> LivenessTerms:
+        return self.inner.liveness_terms
+
+    def register_runner(self, info: RunnerInfo, *, now: datetime.datetime) -> None:
+        self.inner.register_runner(info, now=now)
+
+    def confirm_liveness(self, runner_id: str, *, timeout: float) -> bool:
+        return self.inner.confirm_liveness(runner_id, timeout=timeout)
+
+    def beat(self, runner_id: str, *, busy: int, now: datetime.datetime) -> bool:
+        return self._call("sweep", lambda: self.inner.beat(runner_id, busy=busy, now=now))
+
+    def sight_runners(self) -> list[RunnerSighting]:
+        return self._call("sweep", self.inner.sight_runners)
+
+    def settle_dead(
+        self, verdicts: Collection[DeadRunner], *, code: str, now: datetime.datetime
+    ) -> Recovered:
+        return self._call("sweep", lambda: self.inner.settle_dead(verdicts, code=code, now=now))
+
+    def unregister_runner(self, runner_id: str) -> None:
+        self.inner.unregister_runner(runner_id)
+
+    def runners(self) -> list[RunnerRecord]:
+        return self.inner.runners()
 
     def get(self, job_id: str) -> Job | None:
         return self._call("get", lambda: self.inner.get(job_id))

@@ -10,12 +10,20 @@ from __future__ import annotations
 import datetime
 import heapq
 import threading
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from typing import Any
 
 import attrs
 
 from jobtable.core.jobs import Claim, ClaimedJob, Job, NewJob, Recovered
+from jobtable.core.liveness import (
+    DeadRunner,
+    LivenessTerms,
+    LockState,
+    RunnerInfo,
+    RunnerRecord,
+    RunnerSighting,
+)
 from jobtable.core.outcome import Fail, Succeed
 from jobtable.core.status import Status
 
@@ -34,6 +42,15 @@ class _Row:
     finished_at: str | None = None
     claimed_by: str | None = None
     attempt: int = 0
+    max_attempts: int = 1
+
+
+@attrs.define(kw_only=True)
+class _RunnerRow:
+    info: RunnerInfo
+    busy: int
+    last_seen: datetime.datetime
+    beat: int = 0
 
 
 def _stamp(now: datetime.datetime) -> str:
@@ -41,11 +58,17 @@ def _stamp(now: datetime.datetime) -> str:
 
 
 class MemoryStore:
-    def __init__(self) -> None:
+    liveness_terms = LivenessTerms()
+    """One process: a lock (a set entry) is lost only when a test takes it away."""
+
+    def __init__(self, *, liveness_terms: LivenessTerms | None = None) -> None:
+        if liveness_terms is not None:
+            self.liveness_terms = liveness_terms  # tests of leases and lock timeouts
         self._lock = threading.RLock()  # finish_and_claim_next nests the other writes
         self._rows: dict[str, _Row] = {}
         self._queued: list[str] = []  # a heap of queued ids: the oldest is first
-        self._live: set[str] = set()  # runner ids holding their liveness lock
+        self._locks: set[str] = set()  # runner ids holding their liveness lock
+        self._runners: dict[str, _RunnerRow] = {}
 
     def create(self, job: NewJob, *, now: datetime.datetime) -> None:
         stamp = _stamp(now)
@@ -59,6 +82,7 @@ class MemoryStore:
                 payload=job.payload,
                 created_at=stamp,
                 updated_at=stamp,
+                max_attempts=job.max_attempts,
             )
             heapq.heappush(self._queued, job.id)
 
@@ -114,34 +138,133 @@ class MemoryStore:
                 held = self.fail(claim, code=outcome.code, now=now)
             return held, self.claim_next(runner_id=runner_id, now=now)
 
-    def hold_liveness(self, runner_id: str) -> None:
+    def interrupt(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
         with self._lock:
-            self._live.add(runner_id)
+            row = self._held(claim)
+            if row is None:
+                return False
+            self._settle_interrupted(row, code, _stamp(now))
+            return True
 
-    def release_liveness(self, runner_id: str) -> None:
+    def _settle_interrupted(self, row: _Row, code: str, stamp: str) -> bool:
+        """Queued again while attempts last, else failed with ``code``; True when requeued."""
+        row.updated_at = stamp
+        if row.attempt < row.max_attempts:
+            row.status = Status.QUEUED
+            heapq.heappush(self._queued, row.id)
+            return True
+        row.status = Status.FAILED
+        row.error = code
+        row.finished_at = stamp
+        return False
+
+    def release_claims(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
+        moved = 0
         with self._lock:
-            self._live.discard(runner_id)
+            for claim in claims:
+                row = self._held(claim)
+                if row is None:
+                    continue
+                row.status = Status.QUEUED
+                row.attempt -= 1
+                row.updated_at = _stamp(now)
+                heapq.heappush(self._queued, row.id)
+                moved += 1
+        return moved
 
-    def recover_orphans(
-        self, *, code: str, max_attempts: Mapping[str, int], now: datetime.datetime
+    # -- liveness ----------------------------------------------------------
+
+    def register_runner(self, info: RunnerInfo, *, now: datetime.datetime) -> None:
+        with self._lock:
+            self._locks.add(info.id)
+            self._runners[info.id] = _RunnerRow(info=info, busy=0, last_seen=now)
+
+    def confirm_liveness(self, runner_id: str, *, timeout: float) -> bool:
+        with self._lock:
+            if runner_id in self._locks:
+                return True
+            self._locks.add(runner_id)
+            return False
+
+    def beat(self, runner_id: str, *, busy: int, now: datetime.datetime) -> bool:
+        with self._lock:
+            row = self._runners.get(runner_id)
+            if row is None:
+                return False
+            row.beat += 1
+            row.busy = busy
+            row.last_seen = now
+            return True
+
+    def sight_runners(self) -> list[RunnerSighting]:
+        with self._lock:
+            owners = {row.claimed_by for row in self._rows.values() if row.status is Status.RUNNING}
+            seen = [
+                RunnerSighting(
+                    runner_id=runner_id,
+                    registered=True,
+                    beat=row.beat,
+                    lock=self._lock_state(runner_id),
+                )
+                for runner_id, row in self._runners.items()
+            ]
+            seen += [
+                RunnerSighting(
+                    runner_id=owner, registered=False, beat=None, lock=self._lock_state(owner)
+                )
+                for owner in owners
+                if owner not in self._runners
+            ]
+            return seen
+
+    def _lock_state(self, runner_id: str | None) -> LockState:
+        return LockState.HELD if runner_id in self._locks else LockState.ABSENT
+
+    def settle_dead(
+        self, verdicts: Collection[DeadRunner], *, code: str, now: datetime.datetime
     ) -> Recovered:
         stamp = _stamp(now)
         failed = requeued = 0
         with self._lock:
-            for row in self._rows.values():
-                if row.status is not Status.RUNNING or row.claimed_by in self._live:
+            for verdict in verdicts:
+                if not self._evidence_holds(verdict):
                     continue
-                row.updated_at = stamp
-                if row.attempt < max_attempts.get(row.kind, 1):
-                    row.status = Status.QUEUED
-                    heapq.heappush(self._queued, row.id)
-                    requeued += 1
-                else:
-                    row.status = Status.FAILED
-                    row.error = code
-                    row.finished_at = stamp
-                    failed += 1
+                for row in self._rows.values():
+                    if row.status is Status.RUNNING and row.claimed_by == verdict.runner_id:
+                        if self._settle_interrupted(row, code, stamp):
+                            requeued += 1
+                        else:
+                            failed += 1
+                if verdict.runner_id is not None:
+                    self._runners.pop(verdict.runner_id, None)
         return Recovered(failed=failed, requeued=requeued)
+
+    def _evidence_holds(self, verdict: DeadRunner) -> bool:
+        row = self._runners.get(verdict.runner_id) if verdict.runner_id is not None else None
+        if verdict.registered != (row is not None):
+            return False
+        if row is not None and row.beat != verdict.beat:
+            return False
+        return not (
+            (verdict.lock_absent or not verdict.registered) and verdict.runner_id in self._locks
+        )
+
+    def unregister_runner(self, runner_id: str) -> None:
+        with self._lock:
+            self._runners.pop(runner_id, None)
+            self._locks.discard(runner_id)
+
+    def runners(self) -> list[RunnerRecord]:
+        with self._lock:
+            rows = sorted(self._runners.values(), key=lambda row: row.info.started_at)
+            return [
+                RunnerRecord(info=row.info, busy=row.busy, last_seen=row.last_seen) for row in rows
+            ]
+
+    def break_lock(self, runner_id: str) -> None:
+        """For tests: take the runner's lock away, as a killed session or a removed file would."""
+        with self._lock:
+            self._locks.discard(runner_id)
 
     def running_claims(self, runner_id: str) -> list[Claim]:
         with self._lock:
@@ -150,19 +273,6 @@ class MemoryStore:
                 for row in self._rows.values()
                 if row.status is Status.RUNNING and row.claimed_by == runner_id
             ]
-
-    def requeue_claims(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
-        moved = 0
-        with self._lock:
-            for claim in claims:
-                row = self._held(claim)
-                if row is None:
-                    continue
-                row.status = Status.QUEUED
-                row.updated_at = _stamp(now)
-                heapq.heappush(self._queued, row.id)
-                moved += 1
-        return moved
 
     def get(self, job_id: str) -> Job | None:
         with self._lock:

@@ -6,9 +6,13 @@ Both stores name their parameters the same (``id``, ``runner_id``,
 
 from __future__ import annotations
 
+import datetime
+import json
+from collections.abc import Callable
 from typing import Any
 
 from jobtable.core.jobs import Claim, ClaimedJob
+from jobtable.core.liveness import RunnerInfo, RunnerRecord
 from jobtable.core.outcome import Fail, Succeed
 
 
@@ -34,3 +38,31 @@ def claimed(row: Any, runner_id: str) -> ClaimedJob | None:
     return ClaimedJob(
         claim=Claim(job_id=job_id, runner_id=runner_id, attempt=attempt), kind=kind, payload=payload
     )
+
+
+def runner_parameters(info: RunnerInfo) -> dict[str, Any]:
+    """A runner's row as query parameters (``started_at`` as given; each store stamps it)."""
+    return {
+        "id": info.id,
+        "host": info.host,
+        "pid": info.pid,
+        "started_at": info.started_at,
+        "kinds": json.dumps(list(info.kinds)),
+        "queues": None if info.queues is None else json.dumps(list(info.queues)),
+        "workers": info.workers,
+    }
+
+
+def runner_record(row: Any, *, parse_time: Callable[[Any], datetime.datetime]) -> RunnerRecord:
+    """A ``SELECT id, host, pid, started_at, kinds, queues, workers, busy, last_seen`` row."""
+    runner_id, host, pid, started_at, kinds, queues, workers, busy, last_seen = row
+    info = RunnerInfo(
+        id=runner_id,
+        host=host,
+        pid=pid,
+        started_at=parse_time(started_at),
+        kinds=tuple(json.loads(kinds)),
+        queues=None if queues is None else tuple(json.loads(queues)),
+        workers=workers,
+    )
+    return RunnerRecord(info=info, busy=busy, last_seen=parse_time(last_seen))

@@ -17,8 +17,16 @@ from jobtable.core.errors import (
     StoreUnavailableError,
     UnknownKindError,
 )
-from jobtable.core.jobs import Claim, ClaimedJob, Job, NewJob
+from jobtable.core.jobs import Claim, ClaimedJob, Job, NewJob, Recovered
 from jobtable.core.kinds import Kind, KindRegistry
+from jobtable.core.liveness import (
+    DeadRunner,
+    LivenessTerms,
+    LockState,
+    RunnerInfo,
+    RunnerRecord,
+    RunnerSighting,
+)
 from jobtable.core.ports import JobStore
 from jobtable.core.runner import Runner
 from jobtable.core.status import Status
@@ -31,6 +39,7 @@ __all__ = [
     "Claim",
     "ClaimedJob",
     "Clock",
+    "DeadRunner",
     "Failure",
     "InvalidPayloadError",
     "Job",
@@ -39,11 +48,17 @@ __all__ = [
     "JobStore",
     "Kind",
     "KindRegistry",
+    "LivenessTerms",
+    "LockState",
     "NewJob",
     "NoopPayload",
     "NoopResult",
+    "Recovered",
     "RegistrationError",
     "Runner",
+    "RunnerInfo",
+    "RunnerRecord",
+    "RunnerSighting",
     "RunnerStateError",
     "Status",
     "StoreError",

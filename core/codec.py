@@ -96,12 +96,87 @@ def make_converter() -> cattrs.Converter:
     return converter
 
 
+class NotStrictJsonError(ValueError):
+    """A value with no strict JSON form; ``problem`` names where and what, never the value."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(problem)
+        self.problem = problem
+
+
 def dumps(value: Any) -> str:
-    """Compact JSON text; raises TypeError or ValueError for what JSON cannot hold."""
-    return json.dumps(value, separators=_COMPACT, allow_nan=False)
+    """Compact JSON text that every reader takes back as the same value.
+
+    Strict, so what is stored can always be served: objects have string keys
+    only (``{1: "a", "1": "b"}`` would silently lose one), integers fit in 64
+    bits, no NaN or infinity, and text is valid Unicode (a lone surrogate, as
+    a filename read from a non-UTF-8 folder holds, cannot be sent as UTF-8).
+    Raises NotStrictJsonError naming the offending path.
+    """
+    _check_strict(value)
+    try:
+        text = json.dumps(value, separators=_COMPACT, allow_nan=False, ensure_ascii=False)
+    except (TypeError, ValueError):
+        raise NotStrictJsonError(_first_problem(value)) from None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise NotStrictJsonError(_first_problem(value)) from None
+    return text
+
+
+_SCALARS = (str, float, bool, type(None))
+
+
+def _check_strict(value: Any) -> None:
+    """Refuse non-string keys and integers past 64 bits; cheap, without building paths."""
+    pending = [value]
+    while pending:
+        current = pending.pop()
+        kind = type(current)
+        if kind is dict:
+            for key in current:
+                if type(key) is not str:
+                    raise NotStrictJsonError(_first_problem(value))
+            pending.extend(current.values())
+        elif kind is list or kind is tuple:
+            pending.extend(current)
+        elif kind is int and not INT64_MIN <= current <= INT64_MAX:
+            raise NotStrictJsonError(_first_problem(value))
+
+
+def _first_problem(value: Any) -> str:
+    """Where ``value`` first fails strict JSON, as ``what @ path``: built only on failure."""
+    pending: list[tuple[Any, str]] = [(value, "$")]
+    while pending:
+        current, path = pending.pop()
+        if isinstance(current, dict):
+            for key, item in current.items():
+                if not isinstance(key, str):
+                    return f"expected string keys only @ {path}"
+                pending.append((item, f"{path}.{key[:64]}"))
+        elif isinstance(current, list | tuple):
+            pending.extend((item, f"{path}[{index}]") for index, item in enumerate(current))
+        elif isinstance(current, bool) or current is None:
+            continue
+        elif isinstance(current, int):
+            if not INT64_MIN <= current <= INT64_MAX:
+                return f"expected an integer between -2^63 and 2^63-1 @ {path}"
+        elif isinstance(current, float):
+            if not math.isfinite(current):
+                return f"expected a number, not NaN or infinity @ {path}"
+        elif isinstance(current, str):
+            try:
+                current.encode("utf-8")
+            except UnicodeEncodeError:
+                return f"expected valid Unicode text, not a lone surrogate @ {path}"
+        else:
+            return f"expected JSON values only @ {path}"
+    return "expected JSON values only @ $"
 
 
 def encode_payload(converter: cattrs.Converter, payload: Any) -> str:
+    """The payload's JSON text; NotStrictJsonError when it has no strict JSON form."""
     return dumps(converter.unstructure(payload))
 
 
@@ -155,4 +230,5 @@ def encode_public(result: Any) -> str:
     try:
         return dumps(public())
     except Exception:
+        # Not the cause's text: it may quote what the result holds.
         raise ResultEncodeError("result has no valid public JSON") from None

@@ -43,6 +43,8 @@ class NewJob:
     id: str
     kind: str
     payload: str
+    max_attempts: int = 1
+    """How many times it may be claimed: stored with it, so any runner can settle it."""
 
 
 @attrs.frozen(kw_only=True)

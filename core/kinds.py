@@ -23,7 +23,7 @@ from jobtable.core.errors import InvalidPayloadError, RegistrationError, RunnerS
 P = TypeVar("P")
 
 Handler = Callable[[JobContext, P], Any]
-Enqueuer = Callable[[str, str], str]
+Enqueuer = Callable[["KindSpec", str], str]
 """Stores a queued job of a kind with JSON payload text and returns its id."""
 
 
@@ -37,7 +37,8 @@ class KindSpec:
     result_type: type | None
     failure_codes: frozenset[str]
     max_attempts: int = 1
-    """How many times a job may be claimed: one whose owner died with attempts left is requeued."""
+    """How many times a job may be claimed, stored on each job at enqueue: one whose handler
+    was interrupted (its runner died or stopped it) with attempts left is queued again."""
 
 
 class Kind(Generic[P]):
@@ -60,12 +61,9 @@ class Kind(Generic[P]):
             )
         try:
             encoded = codec.encode_payload(self._converter, payload)
-        except (TypeError, ValueError):
-            raise InvalidPayloadError(self._spec.name, (_NOT_JSON,)) from None
-        return self._enqueuer(self._spec.name, encoded)
-
-
-_NOT_JSON = "expected JSON values only, no NaN, infinity or other types @ $"
+        except codec.NotStrictJsonError as error:
+            raise InvalidPayloadError(self._spec.name, (error.problem,)) from None
+        return self._enqueuer(self._spec, encoded)
 
 
 class KindRegistry:
@@ -134,10 +132,6 @@ class KindRegistry:
 
     def names(self) -> list[str]:
         return sorted(self._specs)
-
-    def max_attempts(self) -> dict[str, int]:
-        """Each kind's max_attempts, for settling the jobs of a dead runner."""
-        return {name: spec.max_attempts for name, spec in self._specs.items()}
 
     def freeze(self) -> None:
         """Refuse every later registration; the runner calls this as it starts."""

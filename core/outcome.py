@@ -32,11 +32,15 @@ class Fail:
 
 
 @attrs.frozen(kw_only=True)
-class LeaveRunning:
-    """The handler failed because the runner is stopping: the next start marks the job."""
+class Interrupted:
+    """The handler failed because it was told to stop: queued again while attempts last.
+
+    Otherwise it fails ``interrupted by restart``, keeping its last partial
+    result, as a job whose runner died does.
+    """
 
 
-Decision = Succeed | Fail | LeaveRunning
+Decision = Succeed | Fail | Interrupted
 
 
 def run_handler(spec: KindSpec, payload_text: str, ctx: JobContext, converter: Any) -> Decision:
@@ -47,9 +51,11 @@ def run_handler(spec: KindSpec, payload_text: str, ctx: JobContext, converter: A
         return Fail(code=INTERNAL_ERROR, reason="payload does not decode")
     try:
         result = spec.handler(ctx, payload)
-    except Exception as error:
+    except BaseException as error:
+        # BaseException too: a handler's SystemExit or KeyboardInterrupt must end its
+        # job, not the worker thread that runs it.
         if ctx.stopping:
-            return LeaveRunning()
+            return Interrupted()
         return _decide_failure(spec, error)
     try:
         return Succeed(result=codec.encode_public(result))
@@ -57,12 +63,15 @@ def run_handler(spec: KindSpec, payload_text: str, ctx: JobContext, converter: A
         return Fail(code=INTERNAL_ERROR, reason="result does not encode")
 
 
-def _decide_failure(spec: KindSpec, error: Exception) -> Fail:
+def _decide_failure(spec: KindSpec, error: BaseException) -> Fail:
     failure = _find_failure(error)
     if failure is None:
-        return Fail(
-            code=INTERNAL_ERROR, reason="handler raised", exception_type=type(error).__name__
+        reason = (
+            "partial result does not encode"
+            if isinstance(error, codec.ResultEncodeError)
+            else "handler raised"
         )
+        return Fail(code=INTERNAL_ERROR, reason=reason, exception_type=type(error).__name__)
     code = stored_code(failure.code, declared=spec.failure_codes)
     reason = "handler failure" if code != INTERNAL_ERROR else "undeclared failure code"
     return Fail(code=code, reason=reason)

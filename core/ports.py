@@ -9,16 +9,27 @@ reached); nothing else escapes a store.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from typing import Protocol
 
 from jobtable.core.jobs import Claim, ClaimedJob, Job, NewJob, Recovered
+from jobtable.core.liveness import (
+    DeadRunner,
+    LivenessTerms,
+    RunnerInfo,
+    RunnerRecord,
+    RunnerSighting,
+)
 from jobtable.core.outcome import Fail, Succeed
 
 
 class JobStore(Protocol):
     def create(self, job: NewJob, *, now: datetime.datetime) -> None:
-        """Store ``job`` queued, durably: once this returns, the job survives a crash."""
+        """Store ``job`` queued, durably: once this returns, the job survives a crash.
+
+        Its attempt budget (``job.max_attempts``) is stored with it, so any
+        runner can settle it, whether or not it registered the job's kind.
+        """
         ...
 
     def claim_next(self, *, runner_id: str, now: datetime.datetime) -> ClaimedJob | None:
@@ -62,29 +73,22 @@ class JobStore(Protocol):
         """
         ...
 
-    def hold_liveness(self, runner_id: str) -> None:
-        """Take ``runner_id``'s liveness lock and hold it until released or the process ends.
+    def interrupt(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
+        """Settle a job whose handler was stopped: queued again while its attempts last, else failed.
 
-        While it is held, no store in any process treats the runner's
-        running jobs as orphaned. The lock dies with the process (an OS file
-        lock, a database session), so a crash releases it. Idempotent: called
-        again, it confirms the lock is still held and takes it again if it
-        was lost (a database session ended by a server restart).
+        A job whose attempt number is below the ``max_attempts`` stored on it
+        goes back to queued; any other fails with ``code``. Both keep the last
+        partial result. False and no change unless running under ``claim``.
         """
         ...
 
-    def release_liveness(self, runner_id: str) -> None:
-        """Let go of ``runner_id``'s liveness lock. Idempotent."""
-        ...
+    def release_claims(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
+        """Give back jobs claimed under exactly these claims whose handlers never ran.
 
-    def recover_orphans(
-        self, *, code: str, max_attempts: Mapping[str, int], now: datetime.datetime
-    ) -> Recovered:
-        """Settle every running job whose owner holds no liveness lock; touch no other job.
-
-        A job whose attempt number is below its kind's ``max_attempts``
-        (default 1) goes back to queued; any other fails with ``code``. Both
-        keep the last partial result.
+        Each goes back to queued with its attempt number given back, as if it
+        had never been claimed: a claim that returned after the runner began
+        to stop, or whose reply was lost (the database committed it, the
+        answer never came). Fenced like every write; returns how many moved.
         """
         ...
 
@@ -92,13 +96,64 @@ class JobStore(Protocol):
         """The claims of every job running under ``runner_id``."""
         ...
 
-    def requeue_claims(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
-        """Put the jobs running under exactly these claims back in the queue; how many moved.
+    # -- liveness and the runners table ----------------------------------
 
-        For a claim whose answer was lost (the database committed it, the
-        reply never came): no worker runs the job, yet its owner is alive.
-        Fenced like every write, so a job finished meanwhile is left alone.
+    liveness_terms: LivenessTerms
+    """How this store's liveness can run out (core/liveness.py)."""
+
+    def register_runner(self, info: RunnerInfo, *, now: datetime.datetime) -> None:
+        """Take ``info.id``'s liveness lock and write its row in the runners table.
+
+        The lock dies with the process (an OS file lock, a database session),
+        so a crash shows. Raises StoreError when either cannot be done; then
+        neither is held.
         """
+        ...
+
+    def confirm_liveness(self, runner_id: str, *, timeout: float) -> bool:
+        """Check that ``runner_id``'s lock is still held, within ``timeout`` seconds.
+
+        True when it was held all along. False when it had been lost (a
+        database session ended, a lock file removed) and was taken again just
+        now: jobs held in the runner's name may have been settled meanwhile.
+        Raises StoreError when it cannot be confirmed (unreachable, too slow).
+        """
+        ...
+
+    def beat(self, runner_id: str, *, busy: int, now: datetime.datetime) -> bool:
+        """Raise the runner's beat and record ``busy`` workers and ``now`` as last seen.
+
+        False when the runner has no row: another runner judged it dead and
+        settled its jobs.
+        """
+        ...
+
+    def sight_runners(self) -> list[RunnerSighting]:
+        """Every registered runner, and every owner of a running job that has no row.
+
+        Each with its beat (None without a row) and the state of its lock.
+        """
+        ...
+
+    def settle_dead(
+        self, verdicts: Collection[DeadRunner], *, code: str, now: datetime.datetime
+    ) -> Recovered:
+        """Settle each dead runner's running jobs and delete its row, if its evidence still holds.
+
+        In one transaction per runner: its beat must be the one judged (or its
+        row still absent) and, when the verdict rests on it, its lock still
+        absent; otherwise it is left alone. Each running job goes back to
+        queued while its stored attempts last, else fails with ``code``; both
+        keep the last partial result.
+        """
+        ...
+
+    def unregister_runner(self, runner_id: str) -> None:
+        """Delete the runner's row and release its lock. Idempotent."""
+        ...
+
+    def runners(self) -> list[RunnerRecord]:
+        """Every registered runner, oldest first."""
         ...
 
     def get(self, job_id: str) -> Job | None:

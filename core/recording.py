@@ -12,14 +12,14 @@ from collections.abc import Callable
 
 from jobtable.core.backoff import CLAIM_RETRY_MAXIMUM, next_claim_retry_delay
 from jobtable.core.clock import Clock
-from jobtable.core.codes import INTERNAL_ERROR, UNKNOWN_KIND
+from jobtable.core.codes import INTERNAL_ERROR, INTERRUPTED, UNKNOWN_KIND
 from jobtable.core.errors import StoreError
 from jobtable.core.jobs import Claim, ClaimedJob
-from jobtable.core.outcome import Decision, Fail, LeaveRunning, Succeed
+from jobtable.core.outcome import Decision, Fail, Interrupted, Succeed
 from jobtable.core.ports import JobStore
 
 RECORD_ATTEMPTS = 5
-"""Tries at recording an outcome once the runner is stopping (until then, it keeps trying)."""
+"""Tries at recording an outcome once handlers are told to stop (until then, it keeps trying)."""
 
 PUBLISH_ATTEMPTS = 3
 """Tries at storing a partial result before it is dropped (the next publish supersedes it)."""
@@ -59,15 +59,16 @@ class OutcomeRecorder:
         returned: the worker then claims the usual way.
         """
         job = f"job_id={claimed.id} kind={claimed.kind}"
-        if isinstance(decision, LeaveRunning):
-            self._log.warning("job stopped by shutdown; left running %s", job)
-            return None
+        if isinstance(decision, Interrupted):
+            self._log.warning("job stopped before it finished; interrupted %s", job)
+            claim_next = False
         if isinstance(decision, Fail):
             self._log_failure(job, decision)
         held: bool | None
         next_job: ClaimedJob | None = None
         try:
             if claim_next:
+                assert not isinstance(decision, Interrupted)
                 held, next_job = self._store.finish_and_claim_next(
                     claimed.claim, decision, runner_id=runner_id, now=self._clock.now()
                 )
@@ -103,20 +104,22 @@ class OutcomeRecorder:
             attempt,
         )
 
-    def _finish(self, claim: Claim, decision: Succeed | Fail) -> bool:
+    def _finish(self, claim: Claim, decision: Decision) -> bool:
         now = self._clock.now()
         if isinstance(decision, Succeed):
             return self._store.succeed(claim, result=decision.result, now=now)
+        if isinstance(decision, Interrupted):
+            return self._store.interrupt(claim, code=INTERRUPTED, now=now)
         return self._store.fail(claim, code=decision.code, now=now)
 
-    def _finish_with_retries(self, claim: Claim, decision: Succeed | Fail, job: str) -> bool | None:
+    def _finish_with_retries(self, claim: Claim, decision: Decision, job: str) -> bool | None:
         """Retry after a database error, with the claim-retry backoff; None if it never landed.
 
         A finished job's outcome is the one thing a worker must not drop, so
         it keeps trying for as long as the runner runs (the worker takes no
         other job meanwhile). Once the runner is stopping it makes at most
         RECORD_ATTEMPTS tries in all, a second or so, and then leaves the job
-        running: the next runner to sweep settles it as interrupted.
+        running in its name: others settle it once the runner has stopped.
         """
         delay: float | None = None
         attempt = 1
@@ -155,3 +158,28 @@ class OutcomeRecorder:
                     return True
             delay = next_claim_retry_delay(delay)
             self._clock.wait_for(self._pause, lambda: False, delay)
+
+    def give_back(self, claimed: ClaimedJob) -> None:
+        """Put back a job claimed as the runner began to stop, untouched: queued, attempt returned.
+
+        Its handler never ran. Tried RECORD_ATTEMPTS times with the backoff;
+        if the database refuses all of them, the job stays held in this
+        runner's name and is given back by its sweeps (a claim no worker runs).
+        """
+        delay: float | None = None
+        for attempt in range(1, RECORD_ATTEMPTS + 1):
+            try:
+                self._store.release_claims([claimed.claim], now=self._clock.now())
+            except Exception as error:
+                self._log.warning(
+                    "give back a job claimed while stopping failed job_id=%s category=%s attempt=%d",
+                    claimed.id,
+                    loggable_category(error),
+                    attempt,
+                )
+            else:
+                self._log.info("gave back a job claimed while stopping job_id=%s", claimed.id)
+                return
+            delay = next_claim_retry_delay(delay)
+            self._clock.wait_for(self._pause, lambda: False, delay)
+        self._log.error("could not give back a job claimed while stopping job_id=%s", claimed.id)

@@ -4,31 +4,39 @@ The jobs table is the queue. ``enqueue`` stores a job and wakes one idle
 worker; a worker claims the oldest queued job, runs its handler, and records
 one outcome, fenced by its claim so a stale worker never overwrites a newer
 one. Idle workers sleep until woken: a single process never polls.
+
+Stopping has two phases, as River's and Oban's do: ``stop()`` takes no new
+job and lets running ones finish; ``stop_now()`` also tells every handler to
+stop. ``shutdown(grace)`` runs both in turn.
 """
 
 from __future__ import annotations
 
 import datetime
 import logging
+import os
 import threading
 from typing import Any
 
 from jobtable.core import codec
+from jobtable.core.attempts import Attempt, Attempts
 from jobtable.core.backoff import CLAIM_RETRY_MAXIMUM, next_claim_retry_delay
 from jobtable.core.builtins import Builtins, register_builtins
 from jobtable.core.clock import Clock
-from jobtable.core.codes import INTERRUPTED, UNKNOWN_KIND
+from jobtable.core.codes import UNKNOWN_KIND
 from jobtable.core.context import JobContext, JobNotHeldError
 from jobtable.core.errors import InvalidPayloadError, RunnerStateError, UnknownKindError
 from jobtable.core.ids import JobIdGenerator
-from jobtable.core.jobs import Claim, ClaimedJob, Job, NewJob
-from jobtable.core.kinds import KindRegistry
+from jobtable.core.jobs import ClaimedJob, Job, NewJob
+from jobtable.core.keeper import LivenessKeeper
+from jobtable.core.kinds import KindRegistry, KindSpec
+from jobtable.core.liveness import CHECK_INTERVAL, SWEEP_INTERVAL, RunnerInfo
 from jobtable.core.outcome import Decision, Fail, run_handler
 from jobtable.core.ports import JobStore
 from jobtable.core.recording import OutcomeRecorder, loggable_category
 
-SWEEP_INTERVAL = 1.0
-"""Seconds between sweeps for jobs whose runner died."""
+STOP_NOW_WAIT = 5.0
+"""Seconds ``shutdown`` waits for handlers once they were told to stop."""
 
 
 class Runner:
@@ -40,7 +48,16 @@ class Runner:
         workers: int = 2,
         logger: logging.Logger | None = None,
         sweep_interval: float | None = SWEEP_INTERVAL,
+        check_interval: float | None = CHECK_INTERVAL,
+        host: str | None = None,
     ) -> None:
+        """A runner over ``store``; nothing runs until ``start``.
+
+        ``sweep_interval`` (seconds between beats and sweeps for dead runners)
+        and ``check_interval`` (seconds between checks of this runner's own
+        liveness lock) keep their defaults in production; None turns either
+        thread off, for tests that drive them by hand.
+        """
         if store is None:
             raise ValueError("Runner needs a store")
         if clock is None:
@@ -50,13 +67,13 @@ class Runner:
         self._store = store
         self._clock = clock
         self._workers = workers
-        self._sweep_interval = sweep_interval
+        self._host = host or os.uname().nodename
         self._log = logger or logging.getLogger("jobtable.runner")
         self._ids = JobIdGenerator()
         self.id = self._ids.next_id(_unix_ms(clock.now()))
         """This runner's id, recorded on every job it claims."""
         self._recorder = OutcomeRecorder(
-            store, clock, self._log, is_stopping=lambda: self._stopping
+            store, clock, self._log, is_stopping=lambda: self._stopping_now
         )
         self._converter = codec.make_converter()
         self.kinds = KindRegistry(self._converter, self._enqueue_encoded)
@@ -68,123 +85,127 @@ class Runner:
         self._done = threading.Condition(lock)  # join waits here for workers to exit
         self._wake_tokens = 0
         self._idle_workers = 0
-        self._stopping = False
+        self._liveness_waiters = 0
+        self._stopping = False  # phase 1: no new claims
+        self._stopping_now = False  # phase 2: handlers told to stop
         self._started = False
+        self._finished = False
         self._live_workers = 0
-        self._liveness_guard = threading.Lock()
-        self._holding: list[str | None] = [None] * workers  # the job each worker runs
-        self._suspects: set[Claim] = set()  # held here, run by no worker, at the last sweep
+        self._attempts = Attempts(workers)
+        self._keeper = LivenessKeeper(
+            store,
+            clock,
+            self._log,
+            runner_id=self.id,
+            attempts=self._attempts,
+            wake_all=self._wake_all,
+            wake_one=self._pass_the_wake,
+            check_interval=check_interval,
+            sweep_interval=sweep_interval,
+        )
 
     # -- lifecycle ---------------------------------------------------------
 
     def start(self) -> None:
-        """Take this runner's liveness lock, settle jobs dead runners left, start the workers.
+        """Register this runner (its liveness lock and its row), then start the workers.
 
-        A job left running by a runner that holds no liveness lock (its
-        process is gone) fails ``interrupted by restart``, or is queued again
-        when its kind allows more attempts; a live runner's jobs are never
-        touched. After start the same sweep runs every ``sweep_interval``
-        seconds. Raises RunnerStateError on a second call and StoreError
-        when the store cannot be reached (nothing is started then).
+        From then on it confirms its lock several times a second, beats and
+        sweeps every half second, settling the jobs of runners whose death is
+        certain. Raises RunnerStateError on a second call and StoreError when
+        the store cannot be reached (nothing is started then).
         """
         with self._wake:
             if self._started:
                 raise RunnerStateError("the runner has already started")
             self._started = True
         self.kinds.freeze()
+        info = RunnerInfo(
+            id=self.id,
+            host=self._host,
+            pid=os.getpid(),
+            started_at=self._clock.now(),
+            kinds=tuple(self.kinds.names()),
+            queues=None,
+            workers=self._workers,
+        )
         try:
-            self._store.hold_liveness(self.id)
-            self._sweep()
+            self._keeper.register(info)
         except BaseException:
-            self._store.release_liveness(self.id)
             with self._wake:
                 self._started = False  # nothing ran: the caller may try again
             raise
         with self._wake:
             self._live_workers = self._workers
         for number in range(self._workers):
-            thread = threading.Thread(
-                target=self._work, args=(number,), name=f"jobtable-worker-{number}", daemon=True
-            )
-            thread.start()
-        if self._sweep_interval:
-            threading.Thread(
-                target=self._sweep_periodically, name="jobtable-sweeper", daemon=True
-            ).start()
+            self._start_worker(number)
+        self._keeper.start()
 
-    def _sweep(self) -> None:
-        recovered = self._store.recover_orphans(
-            code=INTERRUPTED, max_attempts=self.kinds.max_attempts(), now=self._clock.now()
-        )
-        if recovered.failed:
-            self._log.warning("marked jobs interrupted by restart count=%d", recovered.failed)
-        if recovered.requeued:
-            self._log.warning("requeued jobs of a dead runner count=%d", recovered.requeued)
-            self._pass_the_wake()
-
-    def _sweep_periodically(self) -> None:
-        """Settle dead runners' jobs at least once a second, until stop."""
-        interval = self._sweep_interval
-        while not self._clock.wait_for(self._stop, lambda: self._stopping, interval):
-            with self._liveness_guard:  # join releases the lock only between sweeps
-                if self._stopping:
-                    return
-                try:
-                    # Confirm our own lock first: a runner that lost it (its database
-                    # session ended) would otherwise settle its own running jobs.
-                    self._store.hold_liveness(self.id)
-                    self._sweep()
-                    self._requeue_lost_claims()
-                except Exception as error:
-                    self._log.error(
-                        "sweep for orphaned jobs failed category=%s", loggable_category(error)
-                    )
-
-    def _requeue_lost_claims(self) -> None:
-        """Queue again the jobs held in this runner's name that no worker of it runs.
-
-        A claim the database committed but whose reply was lost (a connection
-        dropped after COMMIT) leaves a job running under a live runner, which
-        no sweep for dead runners would ever touch. A job seen so in two
-        sweeps in a row is such a claim: a worker tracks a job microseconds
-        after its claim returns. Its handler never ran, so it is queued again.
-        """
-        running_here = set(self._holding)
-        lost = {claim for claim in self._suspects if claim.job_id not in running_here}
-        if lost:
-            moved = self._store.requeue_claims(lost, now=self._clock.now())
-            if moved:
-                self._log.warning("requeued jobs whose claim reply was lost count=%d", moved)
-                self._pass_the_wake()
-        held = self._store.running_claims(self.id)
-        running_here = set(self._holding)
-        self._suspects = {claim for claim in held if claim.job_id not in running_here} - lost
+    def _start_worker(self, number: int) -> None:
+        threading.Thread(
+            target=self._work, args=(number,), name=f"jobtable-worker-{number}", daemon=True
+        ).start()
 
     def stop(self) -> None:
-        """Signal every worker and handler to stop. Returns at once; ``join`` waits."""
+        """The first phase of stopping: take no new job; running jobs go on. Returns at once.
+
+        ``join`` waits for them; ``stop_now`` tells their handlers to stop.
+        """
         with self._wake:
             self._stopping = True
             self._wake.notify_all()
             self._stop.notify_all()
 
+    def stop_now(self) -> None:
+        """The second phase: also tell every handler to stop (``ctx.wait`` returns True).
+
+        A handler that returns is recorded; one that raises because it was
+        told to stop has its job queued again while its attempts last, or
+        failed ``interrupted by restart``. Returns at once.
+        """
+        self.stop()
+        with self._wake:
+            self._stopping_now = True
+        self._attempts.stop_all("runner stopping")
+
     def join(self, timeout: float | None = None) -> bool:
         """Wait up to ``timeout`` seconds for every worker to exit; True if they all did.
 
-        Workers are daemon threads: one stuck in a handler that ignores the
-        stop signal does not keep the process alive once the caller gives up.
+        Once they have, the runner deletes its row and lets go of its lock,
+        also bounded by ``timeout`` when the database hangs. Workers are
+        daemon threads: one stuck in a handler that ignores the stop signal
+        does not keep the process alive once the caller gives up.
         """
+        started = self._clock.monotonic()
         finished = self._clock.wait_for(self._done, lambda: self._live_workers == 0, timeout)
-        if finished:
-            # Every job this runner held is recorded or left running: let other
-            # runners settle what is left, as they would after a crash. Under the
-            # guard, so a sweep in progress cannot take the lock back after this.
-            with self._liveness_guard:
-                self._store.release_liveness(self.id)
+        if finished and self._started:
+            with self._wake:
+                first = not self._finished
+                self._finished = True
+            if first:
+                left = None if timeout is None else max(0.0, timeout - self._elapsed(started))
+                self._keeper.finish(left)
         return finished
+
+    def shutdown(self, grace: float, *, then_wait: float = STOP_NOW_WAIT) -> bool:
+        """Stop in two phases: let running jobs finish for ``grace`` seconds, then tell them to stop.
+
+        Returns True when every worker exited (within ``grace + then_wait``).
+        """
+        self.stop()
+        if self.join(timeout=grace):
+            return True
+        self._log.warning(
+            "jobs still running after the grace period; telling their handlers to stop"
+        )
+        self.stop_now()
+        return self.join(timeout=then_wait)
+
+    def _elapsed(self, since: float) -> float:
+        return self._clock.monotonic() - since
 
     @property
     def live_workers(self) -> int:
-        """Worker threads running now: the pool size from start until stop, unless one died."""
+        """Worker threads running now: the pool size from start until stop."""
         with self._done:
             return self._live_workers
 
@@ -206,9 +227,12 @@ class Runner:
             raise UnknownKindError(str(kind))
         try:
             structured = codec.structure_payload(self._converter, payload, spec.payload_type)
+            encoded = codec.encode_payload(self._converter, structured)
         except codec.PayloadDecodeError as error:
             raise InvalidPayloadError(kind, error.problems) from None
-        return self._enqueue_encoded(kind, codec.encode_payload(self._converter, structured))
+        except codec.NotStrictJsonError as error:
+            raise InvalidPayloadError(kind, (error.problem,)) from None
+        return self._enqueue_encoded(spec, encoded)
 
     def drain(self) -> list[Job]:
         """Run every queued job to completion in the calling thread; return them as finished.
@@ -224,17 +248,20 @@ class Runner:
         finished: list[Job] = []
         claimed = self._store.claim_next(runner_id=self.id, now=self._clock.now())
         while claimed is not None:
-            following = self._run(claimed)
+            following = self._run(0, claimed)
             job = self._store.get(claimed.id)
             if job is not None:
                 finished.append(job)
             claimed = following or self._store.claim_next(runner_id=self.id, now=self._clock.now())
         return finished
 
-    def _enqueue_encoded(self, kind: str, payload: str) -> str:
+    def _enqueue_encoded(self, spec: KindSpec, payload: str) -> str:
         now = self._clock.now()  # one reading: the id's time and the stored time agree
         job_id = self._ids.next_id(_unix_ms(now))
-        self._store.create(NewJob(id=job_id, kind=kind, payload=payload), now=now)
+        self._store.create(
+            NewJob(id=job_id, kind=spec.name, payload=payload, max_attempts=spec.max_attempts),
+            now=now,
+        )
         with self._wake:
             self._wake_tokens = min(self._wake_tokens + 1, self._workers)
             self._wake.notify()
@@ -243,26 +270,45 @@ class Runner:
     # -- workers -----------------------------------------------------------
 
     def _work(self, number: int) -> None:
+        """One worker: claim, run, record, until stopped; a worker that crashes is replaced."""
+        replace = False
         try:
             claimed: ClaimedJob | None = None
             while not self._stopping:
-                claimed = self._claim() if claimed is None else self._run(claimed)
-                # One slot per worker, written by it alone: no lock for two
-                # workers to contend on, and the sweeper reads a snapshot.
-                self._holding[number] = None if claimed is None else claimed.id
+                claimed = self._claim() if claimed is None else self._run(number, claimed)
+                if claimed is not None and self._stopping:
+                    # The claim returned after stop began: its handler never ran.
+                    self._recorder.give_back(claimed)
+                    claimed = None
+        except BaseException as error:
+            # Our own bug, or a store raising past Exception: the pool must keep its size.
+            self._log.error(
+                "worker crashed; starting another worker=%d category=%s",
+                number,
+                loggable_category(error) if isinstance(error, Exception) else type(error).__name__,
+            )
+            replace = not self._stopping
         finally:
-            with self._done:
-                self._live_workers -= 1
-                self._done.notify_all()
+            self._attempts.end(number)
+            if replace:
+                self._start_worker(number)
+            else:
+                with self._done:
+                    self._live_workers -= 1
+                    self._done.notify_all()
 
     def _claim(self) -> ClaimedJob | None:
         """Claim the oldest queued job; when there is none, sleep until woken or stopped.
 
-        A claim that fails is retried after the backoff delay, not after a
+        Only while this runner's liveness is confirmed (checked in memory). A
+        claim that fails is retried after the backoff delay, not after a
         wake: a job queued before a restart has no wake to come.
         """
         retry_delay: float | None = None
         while not self._stopping:
+            if not self._keeper.may_claim():
+                self._wait_for_liveness()
+                continue
             try:
                 claimed = self._store.claim_next(runner_id=self.id, now=self._clock.now())
             except Exception as error:
@@ -284,6 +330,18 @@ class Runner:
                 self._pass_the_wake()  # more may be queued: let one more idle worker look
             return claimed
         return None
+
+    def _wait_for_liveness(self) -> None:
+        """Sleep until the liveness keeper confirms this runner again, or stop."""
+        with self._wake:
+            self._liveness_waiters += 1
+        try:
+            self._clock.wait_for(
+                self._wake, lambda: self._stopping or self._keeper.may_claim(), None
+            )
+        finally:
+            with self._wake:
+                self._liveness_waiters -= 1
 
     def _wait_for_wake(self) -> None:
         with self._wake:
@@ -318,17 +376,31 @@ class Runner:
                 if self._idle_workers:
                     self._wake.notify()
 
-    def _run(self, claimed: ClaimedJob) -> ClaimedJob | None:
-        """Run one job, record its outcome, and return the next job claimed with it, if any."""
-        spec = self.kinds.get(claimed.kind)
-        if spec is None:
-            decision: Decision = Fail(code=UNKNOWN_KIND, reason="no handler registered")
-        else:
-            decision = run_handler(spec, claimed.payload, self._context(claimed), self._converter)
-        return self._record(claimed, decision)
+    def _wake_all(self) -> None:
+        """Liveness was confirmed: every worker waiting for it may claim (cheap when none waits)."""
+        with self._wake:
+            if self._liveness_waiters:
+                self._wake.notify_all()
 
-    def _context(self, claimed: ClaimedJob) -> JobContext:
-        claim = claimed.claim
+    def _run(self, number: int, claimed: ClaimedJob) -> ClaimedJob | None:
+        """Run one job, record its outcome, and return the next job claimed with it, if any."""
+        attempt = self._attempts.begin(number, claimed.claim)
+        try:
+            spec = self.kinds.get(claimed.kind)
+            if spec is None:
+                decision: Decision = Fail(code=UNKNOWN_KIND, reason="no handler registered")
+            else:
+                context = self._context(attempt)
+                decision = run_handler(spec, claimed.payload, context, self._converter)
+            claim_next = not self._stopping and self._keeper.may_claim()
+            return self._recorder.record(
+                claimed, decision, runner_id=self.id, claim_next=claim_next
+            )
+        finally:
+            self._attempts.end(number)
+
+    def _context(self, attempt: Attempt) -> JobContext:
+        claim = attempt.claim
 
         def publish(partial: Any) -> None:
             result = codec.encode_public(partial)
@@ -336,19 +408,14 @@ class Runner:
                 raise JobNotHeldError("the job is no longer held by this runner")
 
         def wait(seconds: float) -> bool:
-            return self._clock.wait_for(self._stop, lambda: self._stopping, seconds)
+            return self._clock.wait_for(self._attempts.changed, lambda: attempt.stopping, seconds)
 
         return JobContext(
             job_id=claim.job_id,
             attempt=claim.attempt,
             publish=publish,
             wait=wait,
-            is_stopping=lambda: self._stopping,
-        )
-
-    def _record(self, claimed: ClaimedJob, decision: Decision) -> ClaimedJob | None:
-        return self._recorder.record(
-            claimed, decision, runner_id=self.id, claim_next=not self._stopping
+            is_stopping=lambda: attempt.stopping,
         )
 
 

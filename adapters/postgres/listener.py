@@ -42,6 +42,8 @@ class NotifyListener:
         self._stop = threading.Event()
         self._listening = threading.Event()
         self._thread = threading.Thread(target=self._run, name="jobtable-listener", daemon=True)
+        self.connection: psycopg.Connection | None = None
+        """The connection listening now, for a forked child to let go of."""
 
     def start(self) -> NotifyListener:
         """Start listening; returns once LISTEN is in place (or the first try failed)."""
@@ -80,6 +82,7 @@ class NotifyListener:
 
     def _listen(self) -> None:
         with self._connect() as conn:
+            self.connection = conn
             conn.execute(f'LISTEN "{self._channel}"')
             self._listening.set()
             looked = time.monotonic()
@@ -89,3 +92,43 @@ class NotifyListener:
                     # A notification, or the fallback interval passed: look either way.
                     looked = time.monotonic()
                     self._on_notify()
+
+
+class PollingWatcher:
+    """Calls ``on_change`` every ``interval`` seconds: wakes where LISTEN cannot work.
+
+    Behind PgBouncer in transaction mode a LISTEN lands on a server
+    connection that is handed to other clients after each transaction, so
+    notifications never arrive; an idle worker then looks this often.
+    """
+
+    def __init__(
+        self,
+        on_change: Callable[[], None],
+        *,
+        interval: float,
+        logger: logging.Logger | None = None,
+    ) -> None:
+        self._on_change = on_change
+        self._interval = interval
+        self._log = logger or logging.getLogger("jobtable.postgres")
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="jobtable-poller", daemon=True)
+        self.connection: psycopg.Connection | None = None
+
+    def start(self) -> PollingWatcher:
+        self._log.info(
+            "behind a transaction pooler with no direct URL to LISTEN on: looking for jobs "
+            "queued by other processes every %.1fs (give --postgres-listen-url for instant wakes)",
+            self._interval,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(5.0)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._interval):
+            self._on_change()

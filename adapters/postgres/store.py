@@ -3,24 +3,54 @@
 Claims use ``FOR UPDATE SKIP LOCKED`` in one statement; connections come
 from a psycopg pool. The database URL (and its password) is never logged or
 put in an error: errors carry only the core's fixed categories.
+
+Liveness (core/liveness.py): each runner holds an advisory lock in a
+transaction of its own (lock_session.py), whose absence on the server it was
+taken on shows a crash within a second, and raises a beat in
+``jobtable_runners`` every sweep, which survives a failover and a pooler. A
+runner whose beat stops for ``liveness_timeout`` seconds is dead; its lock
+session is ended by the server after as long without a word.
+
+Behind PgBouncer in transaction mode (``pooler=True``): no prepared
+statements, and LISTEN cannot work through it, so wakes come from a direct
+``listen_url`` or, without one, from a look every second.
 """
 
 from __future__ import annotations
 
 import datetime
 import importlib.resources
+import os
 import threading
-from collections.abc import Callable, Collection, Mapping
+import weakref
+from collections.abc import Callable, Collection
 from typing import Any
 
 import psycopg
+from psycopg.conninfo import make_conninfo
 from psycopg_pool import ConnectionPool
 
 from jobtable.adapters.postgres.errors import translated
-from jobtable.adapters.postgres.listener import NotifyListener
+from jobtable.adapters.postgres.listener import FALLBACK_INTERVAL, NotifyListener, PollingWatcher
+from jobtable.adapters.postgres.lock_session import LockSession, neuter_descriptor
 from jobtable.adapters.postgres.migrate import migrate
-from jobtable.adapters.sql_rows import claimed, fence, finish_parameters
+from jobtable.adapters.sql_rows import (
+    claimed,
+    fence,
+    finish_parameters,
+    runner_parameters,
+    runner_record,
+)
+from jobtable.core.errors import StoreError
 from jobtable.core.jobs import Claim, ClaimedJob, Job, NewJob, Recovered
+from jobtable.core.liveness import (
+    DeadRunner,
+    LivenessTerms,
+    LockState,
+    RunnerInfo,
+    RunnerRecord,
+    RunnerSighting,
+)
 from jobtable.core.outcome import Fail, Succeed
 from jobtable.core.status import Status
 
@@ -30,6 +60,12 @@ POOL_WAIT = 2.0
 """Seconds a call waits for a pooled connection: while the server is down, a POST answers
 503 after this long instead of hanging (every query takes milliseconds, so a healthy pool
 never makes a caller wait this long)."""
+LIVENESS_TIMEOUT = 20.0
+"""Seconds of silence after which the server ends a runner's lock session and others may
+judge it dead by its beat: the bound on settling the jobs of a host that vanished."""
+LOCK_CONNECT_TIMEOUT = 2.0
+POOLER_POLL_INTERVAL = 1.0
+"""Behind a transaction pooler with no direct URL to LISTEN on: look for new jobs this often."""
 
 
 def _query(name: str) -> str:
@@ -45,28 +81,55 @@ _CLAIM = _query("claim_next_job")
 _PUBLISH = _query("publish_job_result")
 _SUCCEED = _query("succeed_job")
 _FAIL = _query("fail_job")
-_ORPHANS = _query("orphaned_jobs")
-_REQUEUE = _query("requeue_orphan")
-_FAIL_ORPHAN = _query("fail_orphan")
-_GET = _query("get_job")
+_INTERRUPT = _query("interrupt_job")
+_RELEASE = _query("release_claim")
 _RUNNING_CLAIMS = _query("running_claims")
-
-
-# A runner's advisory lock key: its id hashed into 62 bits, computed by the
-# server both when locking and when checking, so the two always agree.
-_KEY = "(hashtextextended(%(runner_id)s, 0) & 4611686018427387903)"
-_LOCK = f"SELECT pg_advisory_lock({_KEY})"
+_SETTLE_DEAD = _query("settle_dead_runner")
+_REGISTER = _query("register_runner")
+_BEAT = _query("beat_runner")
+_SIGHT = _query("sight_runners")
+_LOCK_HELD = _query("runner_lock_held")
+_RUNNERS = _query("runners")
+_GET = _query("get_job")
 _NOTIFY = "SELECT pg_notify(%(channel)s, '')"
+
+_open_stores: weakref.WeakSet[PostgresStore] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for store in list(_open_stores):
+        store.forget_after_fork()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class PostgresStore:
-    def __init__(self, pool: ConnectionPool, conninfo: str = "", options: str = "") -> None:
+    def __init__(
+        self,
+        pool: ConnectionPool,
+        conninfo: str = "",
+        *,
+        options: str = "",
+        listen_conninfo: str | None = None,
+        pooler: bool = False,
+        liveness_timeout: float = LIVENESS_TIMEOUT,
+    ) -> None:
         self._pool = pool
-        self._conninfo = conninfo
-        self._options = options
-        self._liveness_guard = threading.Lock()
-        self._liveness: dict[str, psycopg.Connection] = {}  # runner id -> session holding its lock
+        self._conninfo = make_conninfo(conninfo, options=options) if options else conninfo
+        self._listen_conninfo = listen_conninfo
+        self._pooler = pooler
+        self._pid = os.getpid()
+        self._liveness_timeout = liveness_timeout
+        self.liveness_terms = LivenessTerms(lease=liveness_timeout, lock_timeout=liveness_timeout)
+        self._guard = threading.Lock()
+        self._sessions: dict[str, LockSession] = {}  # runner id -> the session holding its lock
+        self._locked_on: dict[str, str] = {}  # runner id -> the server its lock is on
+        self._listeners: list[NotifyListener] = []
+        self.channel = "jobtable_jobs_public"
+        """The NOTIFY channel of this store's jobs table: one per schema."""
         self.applied_at_open: list[str] = []
+        _open_stores.add(self)
 
     @classmethod
     def open(
@@ -76,23 +139,43 @@ class PostgresStore:
         now: datetime.datetime,
         schema: str | None = None,
         pool_size: int = DEFAULT_POOL_SIZE,
+        pooler: bool = False,
+        listen_url: str | None = None,
+        liveness_timeout: float = LIVENESS_TIMEOUT,
     ) -> PostgresStore:
         """Connect, and bring the schema up to date. Raises StoreError when it cannot.
 
         ``schema`` puts the tables in that schema (it must exist), as tests
-        do to get a fresh database each.
+        do to get a fresh database each. ``pooler`` says ``url`` goes through
+        PgBouncer in transaction mode; ``listen_url``, a direct URL to the
+        same database, then keeps wakes instant.
         """
-        options = {"options": f"-c search_path={schema}"} if schema else {}
+        options = f"-c search_path={schema}" if schema else ""
+        kwargs: dict[str, Any] = {"connect_timeout": int(CONNECT_TIMEOUT)}
+        if options:
+            kwargs["options"] = options
+        if pooler:
+            kwargs["prepare_threshold"] = None  # PgBouncer 1.18 keeps no prepared statements
         pool = ConnectionPool(
             url,
             min_size=1,
             max_size=pool_size,
-            kwargs={"connect_timeout": int(CONNECT_TIMEOUT), **options},
+            kwargs=kwargs,
             timeout=POOL_WAIT,
             open=False,
             name="jobtable",
         )
-        store = cls(pool, url, options.get("options", ""))
+        listen = None
+        if listen_url:
+            listen = make_conninfo(listen_url, options=options) if options else listen_url
+        store = cls(
+            pool,
+            url,
+            options=options,
+            listen_conninfo=listen,
+            pooler=pooler,
+            liveness_timeout=liveness_timeout,
+        )
         try:
             # Migrate first, on a connection of its own: an unreachable server
             # fails here at once, not after the pool's retries.
@@ -107,30 +190,57 @@ class PostgresStore:
     def migrate(self, *, now: datetime.datetime) -> list[str]:
         """Apply pending migrations; returns the versions applied (none when up to date)."""
         with translated(), self._own_connection() as conn:
-            return migrate(conn, now=now)
+            applied = migrate(conn, now=now)
+            row = conn.execute("SELECT current_schema()").fetchone()
+        # The channel follows the schema the tables are in, however it was chosen
+        # (the schema argument, options in the URL, the user's default search_path).
+        schema = row[0] if row and row[0] else "public"
+        self.channel = f"jobtable_jobs_{schema}"[:63]
+        return applied
 
     def create(self, job: NewJob, *, now: datetime.datetime) -> None:
-        params = {"id": job.id, "kind": job.kind, "payload": job.payload, "now": now}
+        params = {
+            "id": job.id,
+            "kind": job.kind,
+            "payload": job.payload,
+            "now": now,
+            "max_attempts": job.max_attempts,
+        }
         with translated(), self._pool.connection() as conn:
             conn.execute(_CREATE, params)
             conn.execute(_NOTIFY, {"channel": self.channel})  # delivered at commit
 
-    @property
-    def channel(self) -> str:
-        """The NOTIFY channel of this store's jobs table (one per schema)."""
-        schema = self._options.removeprefix("-c search_path=") or "public"
-        return f"jobtable_jobs_{schema}"[:63]
+    def watch(
+        self, on_change: Callable[[], None], *, fallback_interval: float = FALLBACK_INTERVAL
+    ) -> NotifyListener | PollingWatcher:
+        """Call ``on_change`` when any process enqueues here (and every few seconds anyway).
 
-    def watch(self, on_change: Callable[[], None]) -> NotifyListener:
-        """Call ``on_change`` when any process enqueues here (and every few seconds anyway)."""
-        return NotifyListener(self._own_connection, self.channel, on_change).start()
+        Behind a transaction pooler LISTEN cannot work: without a direct
+        ``listen_url`` this looks every second instead, and says so.
+        """
+        if self._pooler and self._listen_conninfo is None:
+            return PollingWatcher(on_change, interval=POOLER_POLL_INTERVAL).start()
+        listener = NotifyListener(
+            self._listen_connection, self.channel, on_change, fallback_interval=fallback_interval
+        ).start()
+        self._listeners.append(listener)
+        return listener
 
     def _own_connection(self) -> psycopg.Connection:
-        """An autocommit connection outside the pool: for migrating, liveness and LISTEN."""
-        kwargs: dict[str, Any] = {"autocommit": True, "connect_timeout": int(CONNECT_TIMEOUT)}
-        if self._options:
-            kwargs["options"] = self._options
-        return psycopg.connect(self._conninfo, **kwargs)
+        """An autocommit connection outside the pool, for migrating."""
+        return psycopg.connect(
+            self._conninfo,
+            autocommit=True,
+            connect_timeout=int(CONNECT_TIMEOUT),
+            prepare_threshold=None,
+        )
+
+    def _listen_connection(self) -> psycopg.Connection:
+        return psycopg.connect(
+            self._listen_conninfo or self._conninfo,
+            autocommit=True,
+            connect_timeout=int(CONNECT_TIMEOUT),
+        )
 
     def claim_next(self, *, runner_id: str, now: datetime.datetime) -> ClaimedJob | None:
         with translated(), self._pool.connection() as conn:
@@ -157,53 +267,22 @@ class PostgresStore:
     def fail(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
         return self._fenced(_FAIL, claim, code=code, now=now)
 
-    def hold_liveness(self, runner_id: str) -> None:
-        """A session advisory lock on a connection of its own, kept for the runner's life.
-
-        Called again, it checks that session with a round trip and, when the
-        session is gone (the server restarted, the session was killed), takes
-        the lock again on a new one.
-        """
-        with self._liveness_guard:
-            held = self._liveness.get(runner_id)
-        if held is not None:
-            try:
-                held.execute("SELECT 1")
-                return
-            except psycopg.Error:
-                with self._liveness_guard:
-                    self._liveness.pop(runner_id, None)
-                held.close()
-        with translated():
-            conn = self._own_connection()
-            try:
-                conn.execute(_LOCK, {"runner_id": runner_id})
-            except BaseException:
-                conn.close()
-                raise
-        with self._liveness_guard:
-            self._liveness[runner_id] = conn
-
-    def release_liveness(self, runner_id: str) -> None:
-        with self._liveness_guard:
-            conn = self._liveness.pop(runner_id, None)
-        if conn is not None:
-            conn.close()  # ending the session releases its advisory locks
-
-    def recover_orphans(
-        self, *, code: str, max_attempts: Mapping[str, int], now: datetime.datetime
-    ) -> Recovered:
-        failed = requeued = 0
+    def interrupt(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
         with translated(), self._pool.connection() as conn:
-            for job_id, kind, attempt, owner in conn.execute(_ORPHANS).fetchall():
-                fence = {"id": job_id, "owner": owner, "attempt": attempt, "now": now}
-                if attempt < max_attempts.get(kind, 1):
-                    requeued += conn.execute(_REQUEUE, fence).rowcount
-                else:
-                    failed += conn.execute(_FAIL_ORPHAN, {**fence, "code": code}).rowcount
-            if requeued:
+            changed = conn.execute(_INTERRUPT, {**fence(claim), "code": code, "now": now}).rowcount
+            conn.execute(_NOTIFY, {"channel": self.channel})  # in case it was queued again
+        return bool(changed == 1)
+
+    def release_claims(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
+        if not claims:
+            return 0
+        moved = 0
+        with translated(), self._pool.connection() as conn:
+            for claim in claims:
+                moved += conn.execute(_RELEASE, {**fence(claim), "now": now}).rowcount
+            if moved:
                 conn.execute(_NOTIFY, {"channel": self.channel})
-        return Recovered(failed=failed, requeued=requeued)
+        return moved
 
     def running_claims(self, runner_id: str) -> list[Claim]:
         with translated(), self._pool.connection() as conn:
@@ -212,17 +291,132 @@ class PostgresStore:
             Claim(job_id=job_id, runner_id=runner_id, attempt=attempt) for job_id, attempt in rows
         ]
 
-    def requeue_claims(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
-        if not claims:
-            return 0
-        moved = 0
+    # -- liveness and the runners table ----------------------------------
+
+    def register_runner(self, info: RunnerInfo, *, now: datetime.datetime) -> None:
+        self._check_not_forked()
+        self._take_lock(info.id, timeout=CONNECT_TIMEOUT)
+        params = {**runner_parameters(info), "now": now, "locked_on": self._locked_on[info.id]}
+        try:
+            with translated(), self._pool.connection() as conn:
+                conn.execute(_REGISTER, params)
+        except BaseException:
+            self._drop_lock(info.id)
+            raise
+
+    def _take_lock(self, runner_id: str, *, timeout: float) -> None:
+        session = LockSession(self._conninfo, runner_id, session_timeout=self._liveness_timeout)
+        incarnation = session.open(timeout)
+        with self._guard:
+            previous = self._sessions.pop(runner_id, None)
+            self._sessions[runner_id] = session
+            self._locked_on[runner_id] = incarnation
+        if previous is not None:
+            previous.close()
+
+    def _drop_lock(self, runner_id: str) -> None:
+        with self._guard:
+            session = self._sessions.pop(runner_id, None)
+            self._locked_on.pop(runner_id, None)
+        if session is not None:
+            session.close()  # ending the session ends its transaction and lock
+
+    def confirm_liveness(self, runner_id: str, *, timeout: float) -> bool:
+        """A round trip on the lock session; a new session and lock if it is gone.
+
+        Each with ``timeout``: a silent network (a partition) fails the check
+        instead of hanging it.
+        """
+        self._check_not_forked()
+        with self._guard:
+            session = self._sessions.get(runner_id)
+        if session is not None:
+            try:
+                session.check(min(timeout, LOCK_CONNECT_TIMEOUT))
+                return True
+            except StoreError:
+                pass  # the session ended (killed, restarted, failed over): take the lock again
+        self._take_lock(runner_id, timeout=timeout)
+        return False
+
+    def lock_backend_pid(self, runner_id: str) -> int | None:
+        """The server process holding ``runner_id``'s lock, for operators and tests."""
+        with self._guard:
+            session = self._sessions.get(runner_id)
+        return None if session is None else session.backend_pid
+
+    def beat(self, runner_id: str, *, busy: int, now: datetime.datetime) -> bool:
+        with self._guard:
+            locked_on = self._locked_on.get(runner_id)
+        params = {"id": runner_id, "busy": busy, "now": now, "locked_on": locked_on}
         with translated(), self._pool.connection() as conn:
-            for claim in claims:
-                fence = {"id": claim.job_id, "owner": claim.runner_id, "attempt": claim.attempt}
-                moved += conn.execute(_REQUEUE, {**fence, "now": now}).rowcount
-            if moved:
-                conn.execute(_NOTIFY, {"channel": self.channel})
-        return moved
+            return bool(conn.execute(_BEAT, params).rowcount == 1)
+
+    def sight_runners(self) -> list[RunnerSighting]:
+        with translated(), self._pool.connection() as conn:
+            rows = conn.execute(_SIGHT).fetchall()
+        sightings = []
+        for runner_id, registered, beat, on_this_server, lock_held in rows:
+            if lock_held:
+                lock = LockState.HELD
+            elif registered and on_this_server:
+                lock = LockState.ABSENT
+            else:
+                lock = LockState.UNKNOWN  # taken on another server, or no row to say where
+            sightings.append(
+                RunnerSighting(runner_id=runner_id, registered=registered, beat=beat, lock=lock)
+            )
+        return sightings
+
+    def settle_dead(
+        self, verdicts: Collection[DeadRunner], *, code: str, now: datetime.datetime
+    ) -> Recovered:
+        failed = requeued = 0
+        for verdict in verdicts:
+            with translated(), self._pool.connection() as conn, conn.transaction():
+                if not self._evidence_holds(conn, verdict):
+                    continue
+                params = {"owner": verdict.runner_id, "code": code, "now": now}
+                statuses = [row[0] for row in conn.execute(_SETTLE_DEAD, params).fetchall()]
+                conn.execute(
+                    "DELETE FROM jobtable_runners WHERE id IS NOT DISTINCT FROM %s",
+                    (verdict.runner_id,),
+                )
+                if "queued" in statuses:
+                    conn.execute(_NOTIFY, {"channel": self.channel})
+            requeued += statuses.count("queued")
+            failed += statuses.count("failed")
+        return Recovered(failed=failed, requeued=requeued)
+
+    def _evidence_holds(self, conn: psycopg.Connection, verdict: DeadRunner) -> bool:
+        """Re-read the evidence with the runner's row locked: a settler at a time, and no beat
+        can land between the check and the settling."""
+        row = conn.execute(
+            "SELECT beat FROM jobtable_runners WHERE id IS NOT DISTINCT FROM %s FOR UPDATE",
+            (verdict.runner_id,),
+        ).fetchone()
+        if verdict.registered != (row is not None):
+            return False
+        if row is not None and row[0] != verdict.beat:
+            return False
+        if verdict.lock_absent or not verdict.registered:
+            held = conn.execute(_LOCK_HELD, {"owner": verdict.runner_id}).fetchone()
+            return not (held and held[0])
+        return True
+
+    def unregister_runner(self, runner_id: str) -> None:
+        try:
+            with translated(), self._pool.connection() as conn:
+                conn.execute("DELETE FROM jobtable_runners WHERE id = %s", (runner_id,))
+        finally:
+            self._drop_lock(runner_id)
+
+    def runners(self) -> list[RunnerRecord]:
+        with translated(), self._pool.connection() as conn:
+            rows = conn.execute(_RUNNERS).fetchall()
+        return [runner_record(row, parse_time=lambda value: value) for row in rows]
+
+    # -- reading -----------------------------------------------------------
 
     def get(self, job_id: str) -> Job | None:
         with translated(), self._pool.connection() as conn:
@@ -240,12 +434,38 @@ class PostgresStore:
             names = [column.name for column in cursor.description or ()]
         return None if found is None else dict(zip(names, found, strict=True))
 
+    # -- closing, and forks ------------------------------------------------
+
     def close(self) -> None:
-        with self._liveness_guard:
-            held = list(self._liveness)
+        if os.getpid() != self._pid:
+            return  # a forked child: what it inherited is the parent's (forget_after_fork)
+        with self._guard:
+            held = list(self._sessions)
         for runner_id in held:
-            self.release_liveness(runner_id)
+            self._drop_lock(runner_id)
+        for listener in self._listeners:
+            listener.stop()
         self._pool.close()
+
+    def forget_after_fork(self) -> None:
+        """In a forked child: let go of every inherited connection without ending it.
+
+        The child keeping a lock session's socket would keep a dead parent
+        "alive"; the child closing it would end the parent's session (and its
+        lock) under the parent. Each socket is pointed at /dev/null instead.
+        """
+        self._guard = threading.Lock()
+        sessions, self._sessions = self._sessions, {}
+        for session in sessions.values():
+            session.forget_after_fork()
+        idle = list(getattr(self._pool, "_pool", ()))  # psycopg_pool's idle connections
+        for conn in idle + [listener.connection for listener in self._listeners]:
+            if conn is not None and not conn.closed:
+                neuter_descriptor(conn.pgconn.socket)
+
+    def _check_not_forked(self) -> None:
+        if os.getpid() != self._pid:
+            raise StoreError("database closed")  # a store does not cross fork(): open another
 
     def _fenced(self, sql: str, claim: Claim, **values: Any) -> bool:
         with translated(), self._pool.connection() as conn:

@@ -1,6 +1,9 @@
 """SQLite connections: one writer per process behind a lock, readers apart.
 
-WAL lets readers run beside the writer. Every write is a ``BEGIN IMMEDIATE``
+WAL lets readers run beside the writer. Readers are pooled, not kept one per
+thread: a thread-per-request server would otherwise open a connection (two
+descriptors) for every thread it ever ran and never close them. At most
+``IDLE_READERS`` idle ones are kept; a burst opens more and closes them after. Every write is a ``BEGIN IMMEDIATE``
 transaction, so it takes the write lock up front and waits ``busy_timeout``
 for it instead of failing half-way. A connection never crosses ``fork()``:
 a child that uses the store opens its own, and keeps the parent's
@@ -25,6 +28,9 @@ BUSY_TIMEOUT_MS = 5000
 _SHORTENED_AFTER_MS = 50
 """A wait for the process's lock longer than this shortens SQLite's own wait after it."""
 
+IDLE_READERS = 8
+"""Idle read connections kept for reuse; more are opened under load and closed after."""
+
 _inherited_across_fork: list[sqlite3.Connection] = []
 
 T = TypeVar("T")
@@ -46,14 +52,13 @@ class Connections:
         self._write_lock = threading.Lock()
         self._writer: sqlite3.Connection | None = None
         self._readers_lock = threading.Lock()
-        self._readers: list[sqlite3.Connection] = []
-        self._local = threading.local()
+        self._idle_readers: list[sqlite3.Connection] = []
         self._closed = False
 
     def _after_fork(self) -> None:
         if self._writer is not None:
             _inherited_across_fork.append(self._writer)
-        _inherited_across_fork.extend(self._readers)
+        _inherited_across_fork.extend(self._idle_readers)
         self._reset()
 
     def _connect(self) -> sqlite3.Connection:
@@ -119,17 +124,28 @@ class Connections:
             conn.execute("COMMIT")
             return result
 
-    def reader(self) -> sqlite3.Connection:
-        """This thread's read connection, opened on first use."""
+    @contextmanager
+    def reader(self) -> Iterator[sqlite3.Connection]:
+        """A read-only connection for the caller's statements, back in the pool afterwards.
+
+        Fetch every row before the block ends: an unfinished statement keeps
+        a read transaction open, which holds back the WAL checkpoint.
+        """
         self._check_open()
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        with self._readers_lock:
+            conn = self._idle_readers.pop() if self._idle_readers else None
         if conn is None:
             conn = self._connect()
             conn.execute("PRAGMA query_only = ON")
-            self._local.conn = conn
+        try:
+            yield conn
+        finally:
             with self._readers_lock:
-                self._readers.append(conn)
-        return conn
+                keep = not self._closed and len(self._idle_readers) < IDLE_READERS
+                if keep:
+                    self._idle_readers.append(conn)
+            if not keep:
+                conn.close()
 
     def close(self) -> None:
         if os.getpid() != self._pid:
@@ -140,6 +156,6 @@ class Connections:
                 self._writer.close()
                 self._writer = None
         with self._readers_lock:
-            for conn in self._readers:
+            for conn in self._idle_readers:
                 conn.close()
-            self._readers.clear()
+            self._idle_readers.clear()

@@ -5,6 +5,16 @@ The kernel drops the lock when the process dies, however it dies, so any
 other process can tell a live owner (the lock is taken) from a dead one (it
 can take the lock itself). ``flock`` locks belong to an open file, not to a
 process, so a check from the owner's own process also sees it held.
+
+Two things can take a live runner's lock from under it, and both are handled:
+
+- the folder is removed (``git clean -X``, a tidy-up script): the owner's
+  regular check sees that its locked file is no longer the one at the path
+  and locks a new one in its place;
+- the process forks (a handler using ``multiprocessing``): the child closes
+  the descriptors it inherited, so a dead parent is not kept "alive" by its
+  child, and forgets them, so the child closing its store cannot delete the
+  parent's lock files.
 """
 
 from __future__ import annotations
@@ -14,8 +24,19 @@ import fcntl
 import os
 import re
 import threading
+import weakref
 
 _SAFE_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")
+
+_instances: weakref.WeakSet[LivenessLocks] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for locks in list(_instances):
+        locks.forget_after_fork()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class LivenessLocks:
@@ -23,6 +44,7 @@ class LivenessLocks:
         self._folder = database_path + ".runners"
         self._guard = threading.Lock()
         self._held: dict[str, int] = {}
+        _instances.add(self)
 
     def _path(self, runner_id: str) -> str | None:
         if not _SAFE_ID.fullmatch(runner_id):
@@ -30,37 +52,37 @@ class LivenessLocks:
         return os.path.join(self._folder, f"{runner_id}.lock")
 
     def hold(self, runner_id: str) -> None:
+        """Take ``runner_id``'s lock; OSError when the folder or file cannot be made or locked."""
         path = self._path(runner_id)
         if path is None:
             raise ValueError("a runner id is letters, digits, '-' and '_'")
-        if self._still_held(runner_id, path):
-            return
         os.makedirs(self._folder, mode=0o700, exist_ok=True)
-        descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             os.close(descriptor)
             raise
         with self._guard:
+            previous = self._held.pop(runner_id, None)
             self._held[runner_id] = descriptor
+        if previous is not None:
+            os.close(previous)
 
-    def _still_held(self, runner_id: str, path: str) -> bool:
-        """True when our locked descriptor is still the file at ``path`` (not removed since)."""
+    def confirm(self, runner_id: str) -> bool:
+        """True when the lock is still held; False when it was lost and is taken again now.
+
+        Cheap (two ``stat`` calls, no database): the owner calls it several
+        times a second. Raises OSError when a lost lock cannot be taken again.
+        """
+        path = self._path(runner_id)
+        if path is None:
+            raise ValueError("a runner id is letters, digits, '-' and '_'")
         with self._guard:
             descriptor = self._held.get(runner_id)
-        if descriptor is None:
-            return False
-        try:
-            on_disk = os.stat(path)
-        except FileNotFoundError:
-            on_disk = None
-        mine = os.fstat(descriptor)
-        if on_disk is not None and (on_disk.st_dev, on_disk.st_ino) == (mine.st_dev, mine.st_ino):
+        if descriptor is not None and _same_file(descriptor, path):
             return True
-        with self._guard:
-            self._held.pop(runner_id, None)
-        os.close(descriptor)  # the file was removed: lock a new one in its place
+        self.hold(runner_id)  # the file was removed: lock a new one in its place
         return False
 
     def release(self, runner_id: str) -> None:
@@ -69,7 +91,7 @@ class LivenessLocks:
         if descriptor is None:
             return
         path = self._path(runner_id)
-        if path is not None:
+        if path is not None and _same_file(descriptor, path):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
         os.close(descriptor)  # closing the file drops the lock
@@ -80,6 +102,14 @@ class LivenessLocks:
         for runner_id in held:
             self.release(runner_id)
 
+    def forget_after_fork(self) -> None:
+        """In a forked child: let go of the inherited descriptors without touching the files."""
+        self._guard = threading.Lock()  # another thread may have held it at the fork
+        held, self._held = self._held, {}
+        for descriptor in held.values():
+            with contextlib.suppress(OSError):
+                os.close(descriptor)  # the parent's descriptor keeps its lock
+
     def is_alive(self, runner_id: str | None) -> bool:
         """True while some process holds ``runner_id``'s lock."""
         if runner_id is None:
@@ -88,7 +118,7 @@ class LivenessLocks:
         if path is None:
             return False
         try:
-            descriptor = os.open(path, os.O_RDWR)
+            descriptor = os.open(path, os.O_RDWR | os.O_CLOEXEC)
         except FileNotFoundError:
             return False
         try:
@@ -98,3 +128,13 @@ class LivenessLocks:
         finally:
             os.close(descriptor)  # also drops the lock if we just took it
         return False
+
+
+def _same_file(descriptor: int, path: str) -> bool:
+    """Whether the open ``descriptor`` is still the file at ``path`` (not removed since)."""
+    try:
+        on_disk = os.stat(path)
+    except FileNotFoundError:
+        return False
+    mine = os.fstat(descriptor)
+    return (on_disk.st_dev, on_disk.st_ino) == (mine.st_dev, mine.st_ino)

@@ -12,10 +12,16 @@ import importlib.resources
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection
 from typing import Any
 
-from jobtable.adapters.sql_rows import claimed, fence, finish_parameters
+from jobtable.adapters.sql_rows import (
+    claimed,
+    fence,
+    finish_parameters,
+    runner_parameters,
+    runner_record,
+)
 from jobtable.adapters.sqlite.connections import BUSY_TIMEOUT_MS, Connections
 from jobtable.adapters.sqlite.errors import translated
 from jobtable.adapters.sqlite.liveness import LivenessLocks
@@ -23,6 +29,14 @@ from jobtable.adapters.sqlite.migrate import migrate
 from jobtable.adapters.sqlite.watcher import DataVersionWatcher
 from jobtable.core.errors import StoreUnavailableError
 from jobtable.core.jobs import Claim, ClaimedJob, Job, NewJob, Recovered
+from jobtable.core.liveness import (
+    DeadRunner,
+    LivenessTerms,
+    LockState,
+    RunnerInfo,
+    RunnerRecord,
+    RunnerSighting,
+)
 from jobtable.core.outcome import Fail, Succeed
 from jobtable.core.status import Status
 
@@ -42,10 +56,14 @@ _CLAIM = _query("claim_next_job")
 _PUBLISH = _query("publish_job_result")
 _SUCCEED = _query("succeed_job")
 _FAIL = _query("fail_job")
-_RUNNING = _query("running_jobs")
+_INTERRUPT = _query("interrupt_job")
+_RELEASE = _query("release_claim")
 _RUNNING_CLAIMS = _query("running_claims")
-_REQUEUE = _query("requeue_orphan")
-_FAIL_ORPHAN = _query("fail_orphan")
+_RUNNING_OWNERS = _query("running_owners")
+_SETTLE_DEAD = _query("settle_dead_runner")
+_REGISTER = _query("register_runner")
+_BEAT = _query("beat_runner")
+_RUNNERS = _query("runners")
 _GET = _query("get_job")
 
 
@@ -53,7 +71,15 @@ def _stamp(now: datetime.datetime) -> str:
     return now.astimezone(datetime.UTC).isoformat(timespec="microseconds")
 
 
+def _parse_stamp(text: Any) -> datetime.datetime:
+    return datetime.datetime.fromisoformat(str(text))
+
+
 class SqliteStore:
+    liveness_terms = LivenessTerms()
+    """One host, OS file locks: a lock is absent only when its process is gone (or its file
+    was removed, which the owner notices within a tenth of a second). No lease needed."""
+
     def __init__(self, connections: Connections) -> None:
         self._db = connections
         self._liveness = LivenessLocks(connections.path)
@@ -110,7 +136,13 @@ class SqliteStore:
             return migrate(conn, now=now)
 
     def create(self, job: NewJob, *, now: datetime.datetime) -> None:
-        params = {"id": job.id, "kind": job.kind, "payload": job.payload, "now": _stamp(now)}
+        params = {
+            "id": job.id,
+            "kind": job.kind,
+            "payload": job.payload,
+            "now": _stamp(now),
+            "max_attempts": job.max_attempts,
+        }
         with translated():
             self._db.write(lambda conn: conn.execute(_CREATE, params))
 
@@ -146,63 +178,128 @@ class SqliteStore:
     def fail(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
         return self._fenced(_FAIL, claim, code=code, now=_stamp(now))
 
-    def hold_liveness(self, runner_id: str) -> None:
-        self._liveness.hold(runner_id)
+    def interrupt(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
+        return self._fenced(_INTERRUPT, claim, code=code, now=_stamp(now))
 
-    def release_liveness(self, runner_id: str) -> None:
-        self._liveness.release(runner_id)
+    def release_claims(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
+        if not claims:
+            return 0
+        stamp = _stamp(now)
 
-    def recover_orphans(
-        self, *, code: str, max_attempts: Mapping[str, int], now: datetime.datetime
-    ) -> Recovered:
+        def release(conn: sqlite3.Connection) -> int:
+            return sum(
+                conn.execute(_RELEASE, {**fence(claim), "now": stamp}).rowcount for claim in claims
+            )
+
         with translated():
-            running = self._db.reader().execute(_RUNNING).fetchall()
-        alive = {owner: self._liveness.is_alive(owner) for owner in {row[3] for row in running}}
-        orphans = [row for row in running if not alive[row[3]]]
-        if not orphans:
-            return Recovered()
+            return self._db.write(release)
+
+    def running_claims(self, runner_id: str) -> list[Claim]:
+        with translated(), self._db.reader() as conn:
+            rows = conn.execute(_RUNNING_CLAIMS, {"runner_id": runner_id}).fetchall()
+        return [
+            Claim(job_id=job_id, runner_id=runner_id, attempt=attempt) for job_id, attempt in rows
+        ]
+
+    # -- liveness and the runners table ----------------------------------
+
+    def register_runner(self, info: RunnerInfo, *, now: datetime.datetime) -> None:
+        try:
+            self._liveness.hold(info.id)
+        except OSError:
+            raise StoreUnavailableError("database unavailable") from None
+        params = {**runner_parameters(info), "started_at": _stamp(info.started_at)}
+        params["now"] = _stamp(now)
+        try:
+            with translated():
+                self._db.write(lambda conn: conn.execute(_REGISTER, params))
+        except BaseException:
+            self._liveness.release(info.id)
+            raise
+
+    def confirm_liveness(self, runner_id: str, *, timeout: float) -> bool:
+        try:
+            return self._liveness.confirm(runner_id)
+        except OSError:
+            raise StoreUnavailableError("database unavailable") from None
+
+    def beat(self, runner_id: str, *, busy: int, now: datetime.datetime) -> bool:
+        params = {"id": runner_id, "busy": busy, "now": _stamp(now)}
+        with translated():
+            changed = self._db.write(lambda conn: conn.execute(_BEAT, params).rowcount)
+        return bool(changed == 1)
+
+    def sight_runners(self) -> list[RunnerSighting]:
+        with translated(), self._db.reader() as conn:
+            registered = conn.execute("SELECT id, beat FROM jobtable_runners").fetchall()
+            unregistered = conn.execute(_RUNNING_OWNERS).fetchall()
+        return [
+            RunnerSighting(
+                runner_id=runner_id, registered=True, beat=beat, lock=self._lock_state(runner_id)
+            )
+            for runner_id, beat in registered
+        ] + [
+            RunnerSighting(
+                runner_id=owner, registered=False, beat=None, lock=self._lock_state(owner)
+            )
+            for (owner,) in unregistered
+        ]
+
+    def _lock_state(self, runner_id: str | None) -> LockState:
+        return LockState.HELD if self._liveness.is_alive(runner_id) else LockState.ABSENT
+
+    def settle_dead(
+        self, verdicts: Collection[DeadRunner], *, code: str, now: datetime.datetime
+    ) -> Recovered:
         stamp = _stamp(now)
 
         def settle(conn: sqlite3.Connection) -> Recovered:
             failed = requeued = 0
-            for job_id, kind, attempt, owner in orphans:
-                fence = {"id": job_id, "owner": owner, "attempt": attempt, "now": stamp}
-                if attempt < max_attempts.get(kind, 1):
-                    requeued += conn.execute(_REQUEUE, fence).rowcount
-                else:
-                    failed += conn.execute(_FAIL_ORPHAN, {**fence, "code": code}).rowcount
+            for verdict in verdicts:
+                # Under the write lock: the evidence cannot change before the jobs do.
+                if not self._evidence_holds(conn, verdict):
+                    continue
+                params = {"owner": verdict.runner_id, "code": code, "now": stamp}
+                for (status,) in conn.execute(_SETTLE_DEAD, params).fetchall():
+                    requeued += status == "queued"
+                    failed += status == "failed"
+                conn.execute("DELETE FROM jobtable_runners WHERE id IS ?", (verdict.runner_id,))
             return Recovered(failed=failed, requeued=requeued)
 
         with translated():
             return self._db.write(settle)
 
-    def running_claims(self, runner_id: str) -> list[Claim]:
-        with translated():
-            rows = self._db.reader().execute(_RUNNING_CLAIMS, {"runner_id": runner_id}).fetchall()
-        return [
-            Claim(job_id=job_id, runner_id=runner_id, attempt=attempt) for job_id, attempt in rows
-        ]
+    def _evidence_holds(self, conn: sqlite3.Connection, verdict: DeadRunner) -> bool:
+        row = conn.execute(
+            "SELECT beat FROM jobtable_runners WHERE id IS ?", (verdict.runner_id,)
+        ).fetchone()
+        if verdict.registered != (row is not None):
+            return False
+        if row is not None and row[0] != verdict.beat:
+            return False
+        relies_on_lock = verdict.lock_absent or not verdict.registered
+        return not (relies_on_lock and self._liveness.is_alive(verdict.runner_id))
 
-    def requeue_claims(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
-        if not claims:
-            return 0
-        stamp = _stamp(now)
+    def unregister_runner(self, runner_id: str) -> None:
+        try:
+            with translated():
+                self._db.write(
+                    lambda conn: conn.execute(
+                        "DELETE FROM jobtable_runners WHERE id = ?", (runner_id,)
+                    )
+                )
+        finally:
+            self._liveness.release(runner_id)
 
-        def requeue(conn: sqlite3.Connection) -> int:
-            return sum(
-                conn.execute(
-                    _REQUEUE,
-                    {"id": c.job_id, "owner": c.runner_id, "attempt": c.attempt, "now": stamp},
-                ).rowcount
-                for c in claims
-            )
-
-        with translated():
-            return self._db.write(requeue)
+    def runners(self) -> list[RunnerRecord]:
+        with translated(), self._db.reader() as conn:
+            rows = conn.execute(_RUNNERS).fetchall()
+        return [runner_record(row, parse_time=_parse_stamp) for row in rows]
 
     def get(self, job_id: str) -> Job | None:
-        with translated():
-            row = self._db.reader().execute(_GET, {"id": job_id}).fetchone()
+        with translated(), self._db.reader() as conn:
+            row = conn.execute(_GET, {"id": job_id}).fetchall()
+        row = row[0] if row else None
         if row is None:
             return None
         job_id, kind, status, result, error = row
@@ -210,12 +307,12 @@ class SqliteStore:
 
     def row(self, job_id: str) -> dict[str, Any] | None:
         """Every column of the job's row, for inspection and tests."""
-        with translated():
-            cursor = self._db.reader().execute("SELECT * FROM jobs WHERE id = ?", (job_id,))
-            found = cursor.fetchone()
-        if found is None:
+        with translated(), self._db.reader() as conn:
+            cursor = conn.execute("SELECT * FROM jobs WHERE id = ?", (job_id,))
+            found = cursor.fetchall()
+        if not found:
             return None
-        return dict(zip([column[0] for column in cursor.description], found, strict=True))
+        return dict(zip([column[0] for column in cursor.description], found[0], strict=True))
 
     def data_version(self) -> int:
         """A number that changes whenever another process commits to the database.

@@ -7,9 +7,11 @@ import threading
 
 import pytest
 
-from jobtable.core import Claim, NewJob, Status
+from jobtable.core import Claim, DeadRunner, LockState, NewJob, RunnerInfo, Status
 from jobtable.core.ids import JobIdGenerator
 from tests.support.harness import as_datetime
+from tests.support.stores import break_lock
+from tests.support.threads import run_in_threads
 
 T0 = datetime.datetime(2026, 3, 1, 12, 0, tzinfo=datetime.UTC)
 LATER = T0 + datetime.timedelta(seconds=90)
@@ -21,9 +23,15 @@ def new_id(ms: int = 1_772_366_400_000) -> str:
     return _ids.next_id(ms)
 
 
-def queue(store, kind: str = "count", payload: str = '{"steps":1}', job_id: str | None = None):
+def queue(
+    store,
+    kind: str = "count",
+    payload: str = '{"steps":1}',
+    job_id: str | None = None,
+    max_attempts: int = 1,
+):
     job_id = job_id or new_id()
-    store.create(NewJob(id=job_id, kind=kind, payload=payload), now=T0)
+    store.create(NewJob(id=job_id, kind=kind, payload=payload, max_attempts=max_attempts), now=T0)
     return job_id
 
 
@@ -122,65 +130,6 @@ def test_a_finished_job_cannot_be_changed_again(store):
     assert (job.status, job.result, job.error) == (Status.SUCCEEDED, '{"done":1}', None)
 
 
-def claimed_by(store, runner_id: str, payload='{"steps":1}'):
-    queue(store, payload=payload)
-    return store.claim_next(runner_id=runner_id, now=T0).claim
-
-
-def test_recovery_settles_only_running_jobs_whose_owner_is_dead(store):
-    store.hold_liveness("runner-live")
-    live = claimed_by(store, "runner-live")
-    done = running(store)
-    store.succeed(done, result='{"done":3}', now=T0)
-    interrupted = running(store)
-    store.publish(interrupted, result='{"done":1}', now=T0)
-    silent = running(store)
-    queued = queue(store)
-
-    recovered = store.recover_orphans(code="interrupted by restart", max_attempts={}, now=LATER)
-    assert (recovered.failed, recovered.requeued) == (2, 0)
-
-    assert store.get(live.job_id).status is Status.RUNNING  # its owner is alive
-    assert store.get(queued).status is Status.QUEUED
-    assert store.get(done.job_id).status is Status.SUCCEEDED
-    job = store.get(interrupted.job_id)
-    assert (job.status, job.result, job.error) == (
-        Status.FAILED, '{"done":1}', "interrupted by restart",
-    )  # fmt: skip
-    assert store.get(silent.job_id).result is None
-    assert not store.succeed(interrupted, result='{"done":9}', now=LATER)
-    again = store.recover_orphans(code="interrupted by restart", max_attempts={}, now=LATER)
-    assert (again.failed, again.requeued) == (0, 0)
-    store.release_liveness("runner-live")
-
-
-def test_a_released_liveness_lock_makes_the_runners_jobs_orphans(store):
-    store.hold_liveness("runner-gone")
-    claim = claimed_by(store, "runner-gone")
-    assert store.recover_orphans(code="x", max_attempts={}, now=LATER).failed == 0
-    store.release_liveness("runner-gone")
-    store.release_liveness("runner-gone")  # idempotent
-    assert store.recover_orphans(code="x", max_attempts={}, now=LATER).failed == 1
-    assert store.get(claim.job_id).error == "x"
-
-
-def test_an_orphan_with_attempts_left_is_queued_again_keeping_its_partial_result(store):
-    claim = claimed_by(store, "runner-dead")
-    store.publish(claim, result='{"done":1}', now=T0)
-
-    recovered = store.recover_orphans(code="x", max_attempts={"count": 2}, now=LATER)
-    assert (recovered.failed, recovered.requeued) == (0, 1)
-    job = store.get(claim.job_id)
-    assert (job.status, job.result, job.error) == (Status.QUEUED, '{"done":1}', None)
-
-    second = store.claim_next(runner_id="runner-dead-too", now=LATER)
-    assert second.claim == Claim(job_id=claim.job_id, runner_id="runner-dead-too", attempt=2)
-    assert not store.succeed(claim, result="{}", now=LATER)  # the first claim is stale
-    recovered = store.recover_orphans(code="x", max_attempts={"count": 2}, now=LATER)
-    assert (recovered.failed, recovered.requeued) == (1, 0)
-    assert store.get(claim.job_id).status is Status.FAILED
-
-
 def test_get_of_an_unknown_id_returns_none(store):
     assert store.get(new_id()) is None
     assert store.get("not-an-id") is None
@@ -195,15 +144,13 @@ def test_concurrent_claimers_never_claim_one_job_twice(store):
     def claimer(name: str) -> None:
         start.wait()
         while (job := store.claim_next(runner_id=name, now=T0)) is not None:
-            assert store.succeed(job.claim, result="{}", now=T0)
             with guard:
                 claimed.append(job.id)
+            # Each claim must be the only one: a second claimer's succeed would fail here.
+            assert store.succeed(job.claim, result="{}", now=T0)
 
-    threads = [threading.Thread(target=claimer, args=(f"runner-{n}",)) for n in range(6)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
+    run_in_threads([lambda n=n: claimer(f"runner-{n}") for n in range(6)])
+    assert len(claimed) == len(set(claimed)), "a job was claimed twice"
     assert sorted(claimed) == sorted(ids)
     assert all(store.get(job_id).status is Status.SUCCEEDED for job_id in ids)
 
@@ -244,16 +191,6 @@ def test_finish_and_claim_next_with_a_stale_claim_records_nothing_but_still_clai
     assert store.get(claim.job_id).status is Status.RUNNING
 
 
-def test_holding_liveness_again_keeps_it_and_one_release_lets_go(store):
-    store.hold_liveness("runner-twice")
-    claim = claimed_by(store, "runner-twice")
-    store.hold_liveness("runner-twice")  # a sweep confirms its own lock like this
-    assert store.recover_orphans(code="x", max_attempts={}, now=LATER).failed == 0
-    store.release_liveness("runner-twice")
-    assert store.recover_orphans(code="x", max_attempts={}, now=LATER).failed == 1
-    assert store.get(claim.job_id).error == "x"
-
-
 def test_running_claims_are_exactly_the_jobs_running_under_a_runner(store):
     mine = [claimed_by(store, "runner-me") for _ in range(2)]
     claimed_by(store, "runner-other")
@@ -266,14 +203,19 @@ def test_running_claims_are_exactly_the_jobs_running_under_a_runner(store):
     assert store.running_claims("runner-nobody") == []
 
 
-def test_requeue_claims_moves_only_jobs_still_running_under_those_claims(store):
+def claimed_by(store, runner_id: str, payload='{"steps":1}', max_attempts: int = 1) -> Claim:
+    queue(store, payload=payload, max_attempts=max_attempts)
+    return store.claim_next(runner_id=runner_id, now=T0).claim
+
+
+def test_release_claims_gives_back_untouched_only_jobs_still_running_under_those_claims(store):
     lost = claimed_by(store, "runner-me")
     store.publish(lost, result='{"done":1}', now=T0)
     finished = claimed_by(store, "runner-me")
     store.succeed(finished, result='{"done":2}', now=T0)
     other = claimed_by(store, "runner-other")
 
-    moved = store.requeue_claims([lost, finished, *stale_claims(other)], now=LATER)
+    moved = store.release_claims([lost, finished, *stale_claims(other)], now=LATER)
 
     assert moved == 1
     assert store.get(other.job_id).status is Status.RUNNING
@@ -281,5 +223,149 @@ def test_requeue_claims_moves_only_jobs_still_running_under_those_claims(store):
     job = store.get(lost.job_id)
     assert (job.status, job.result) == (Status.QUEUED, '{"done":1}')
     again = store.claim_next(runner_id="runner-me", now=LATER)
-    assert (again.id, again.claim.attempt) == (lost.job_id, lost.attempt + 1)
-    assert store.requeue_claims([], now=LATER) == 0
+    assert (again.id, again.claim.attempt) == (lost.job_id, lost.attempt)  # attempt given back
+    assert store.release_claims([], now=LATER) == 0
+
+
+@pytest.mark.parametrize(
+    ("max_attempts", "expected"),
+    [(1, (Status.FAILED, "interrupted by restart")), (2, (Status.QUEUED, None))],
+)
+def test_interrupt_queues_a_job_again_while_its_stored_attempts_last(store, max_attempts, expected):
+    claim = claimed_by(store, RUNNER, max_attempts=max_attempts)
+    store.publish(claim, result='{"done":1}', now=T0)
+    for stale in stale_claims(claim):
+        assert not store.interrupt(stale, code="interrupted by restart", now=LATER)
+    assert store.interrupt(claim, code="interrupted by restart", now=LATER)
+    job = store.get(claim.job_id)
+    assert (job.status, job.error, job.result) == (*expected, '{"done":1}')
+    assert not store.interrupt(claim, code="interrupted by restart", now=LATER)
+
+
+def runner_info(runner_id: str, **changes) -> RunnerInfo:
+    fields = {
+        "id": runner_id, "host": "host-a", "pid": 4242, "started_at": T0,
+        "kinds": ("count", "noop"), "queues": None, "workers": 3,
+    }  # fmt: skip
+    return RunnerInfo(**{**fields, **changes})
+
+
+def sighting(store, runner_id):
+    found = [seen for seen in store.sight_runners() if seen.runner_id == runner_id]
+    assert len(found) <= 1
+    return found[0] if found else None
+
+
+def test_a_registered_runner_is_listed_with_what_it_said_of_itself(store):
+    store.register_runner(runner_info("runner-a"), now=T0)
+    store.register_runner(runner_info("runner-b", queues=("mail",), workers=1), now=T0)
+    assert store.beat("runner-a", busy=2, now=LATER)
+    records = {record.info.id: record for record in store.runners()}
+    assert records["runner-a"].info == runner_info("runner-a")
+    assert (records["runner-a"].busy, as_datetime(records["runner-a"].last_seen)) == (2, LATER)
+    assert records["runner-b"].info.queues == ("mail",)
+    store.unregister_runner("runner-a")
+    store.unregister_runner("runner-a")  # idempotent
+    assert [record.info.id for record in store.runners()] == ["runner-b"]
+    store.unregister_runner("runner-b")
+
+
+def test_a_live_runners_lock_is_held_and_each_beat_raises_its_counter(store):
+    store.register_runner(runner_info("runner-live"), now=T0)
+    first = sighting(store, "runner-live")
+    assert (first.registered, first.lock) == (True, LockState.HELD)
+    assert store.beat("runner-live", busy=0, now=LATER)
+    assert sighting(store, "runner-live").beat > first.beat
+    assert not store.beat("runner-nobody", busy=0, now=LATER)  # no row: False
+    assert store.confirm_liveness("runner-live", timeout=5) is True
+    store.unregister_runner("runner-live")
+    assert sighting(store, "runner-live") is None
+
+
+def test_a_lost_lock_shows_absent_and_is_taken_again_by_its_owner(store):
+    store.register_runner(runner_info("runner-lost"), now=T0)
+    break_lock(store, "runner-lost")
+    assert sighting(store, "runner-lost").lock is LockState.ABSENT
+    assert store.confirm_liveness("runner-lost", timeout=5) is False  # taken again
+    assert sighting(store, "runner-lost").lock is LockState.HELD
+    assert store.confirm_liveness("runner-lost", timeout=5) is True
+    store.unregister_runner("runner-lost")
+
+
+def test_owners_of_running_jobs_without_a_row_are_sighted_unregistered(store):
+    store.register_runner(runner_info("runner-gone"), now=T0)
+    claim = claimed_by(store, "runner-gone")
+    store.unregister_runner("runner-gone")  # stopped, leaving a job a handler never gave up
+    found = sighting(store, "runner-gone")
+    assert (found.registered, found.beat) == (False, None)
+    assert found.lock is not LockState.HELD
+    recovered = store.settle_dead(
+        [DeadRunner(runner_id="runner-gone", registered=False, beat=None, lock_absent=False)],
+        code="interrupted by restart",
+        now=LATER,
+    )
+    assert (recovered.failed, recovered.requeued) == (1, 0)
+    assert store.get(claim.job_id).error == "interrupted by restart"
+    assert sighting(store, "runner-gone") is None
+
+
+def dead(runner_id, beat, *, lock_absent=True):
+    return DeadRunner(runner_id=runner_id, registered=True, beat=beat, lock_absent=lock_absent)
+
+
+def test_settling_a_dead_runner_settles_only_its_running_jobs_and_removes_its_row(store):
+    store.register_runner(runner_info("runner-dead"), now=T0)
+    store.register_runner(runner_info("runner-live"), now=T0)
+    live = claimed_by(store, "runner-live")
+    interrupted = claimed_by(store, "runner-dead")
+    store.publish(interrupted, result='{"done":1}', now=T0)
+    retried = claimed_by(store, "runner-dead", max_attempts=3)
+    done = claimed_by(store, "runner-dead")
+    store.succeed(done, result='{"done":3}', now=T0)
+    queued = queue(store)
+    break_lock(store, "runner-dead")
+    beat = sighting(store, "runner-dead").beat
+
+    recovered = store.settle_dead(
+        [dead("runner-dead", beat)], code="interrupted by restart", now=LATER
+    )
+
+    assert (recovered.failed, recovered.requeued) == (1, 1)
+    job = store.get(interrupted.job_id)
+    assert (job.status, job.result, job.error) == (
+        Status.FAILED, '{"done":1}', "interrupted by restart",
+    )  # fmt: skip
+    assert store.get(retried.job_id).status is Status.QUEUED
+    assert store.get(live.job_id).status is Status.RUNNING
+    assert store.get(done.job_id).status is Status.SUCCEEDED
+    assert store.get(queued).status is Status.QUEUED
+    assert not store.succeed(interrupted, result='{"done":9}', now=LATER)  # its late write: fenced
+    assert [r.info.id for r in store.runners()] == ["runner-live"]
+    again = store.settle_dead([dead("runner-dead", beat)], code="x", now=LATER)
+    assert (again.failed, again.requeued) == (0, 0)
+    store.unregister_runner("runner-live")
+
+
+def test_settling_is_refused_when_the_evidence_changed_since_the_verdict(store):
+    store.register_runner(runner_info("runner-back"), now=T0)
+    claim = claimed_by(store, "runner-back")
+    break_lock(store, "runner-back")
+    beat = sighting(store, "runner-back").beat
+
+    store.beat("runner-back", busy=1, now=LATER)  # it beat after the verdict was reached
+    assert store.settle_dead([dead("runner-back", beat)], code="x", now=LATER).failed == 0
+    beat = sighting(store, "runner-back").beat
+    store.confirm_liveness("runner-back", timeout=5)  # it took its lock again
+    assert store.settle_dead([dead("runner-back", beat)], code="x", now=LATER).failed == 0
+    assert store.get(claim.job_id).status is Status.RUNNING
+    # A lease verdict (beat only) still holds while the beat has not moved.
+    settled = store.settle_dead([dead("runner-back", beat, lock_absent=False)], code="x", now=LATER)
+    assert settled.failed == 1
+    store.unregister_runner("runner-back")
+
+
+def test_a_created_job_keeps_its_attempt_budget(store):
+    job_id = queue(store, max_attempts=4)
+    if not hasattr(store, "row"):
+        pytest.skip("this store shows no raw rows")
+    assert store.row(job_id)["max_attempts"] == 4

@@ -108,7 +108,10 @@ def test_environment_variables_set_flags(tmp_path, capsys, monkeypatch):
 def test_migrate_brings_a_database_up_to_date_and_says_what_it_applied(tmp_path, capsys):
     database = tmp_path / "jobs.db"
     assert main(["migrate", "--database", str(database)]) == 0
-    assert capsys.readouterr().out == f"{database}: applied 0001_jobs, 0002_jobs_status\n"
+    assert (
+        capsys.readouterr().out
+        == f"{database}: applied 0001_jobs, 0002_jobs_status, 0003_runners\n"
+    )
     assert main(["migrate", "--database", str(database)]) == 0
     assert capsys.readouterr().out == f"{database}: already up to date\n"
 

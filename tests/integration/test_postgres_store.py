@@ -22,7 +22,7 @@ def open_store(url, schema):
 def test_a_new_schema_gets_every_migration_once_and_reopening_changes_nothing():
     with fresh_schema() as (url, schema):
         store = open_store(url, schema)
-        assert store.applied_at_open == ["0001_jobs", "0002_jobs_status"]
+        assert store.applied_at_open == ["0001_jobs", "0002_jobs_status", "0003_runners"]
         store.close()
         again = open_store(url, schema)
         assert again.applied_at_open == []
@@ -48,7 +48,7 @@ def test_concurrent_openers_apply_each_migration_once():
         for thread in threads:
             thread.join(60)
         assert errors == []
-        assert sorted(len(store.applied_at_open) for store in opened) == [0, 0, 0, 2]
+        assert sorted(len(store.applied_at_open) for store in opened) == [0, 0, 0, 3]
         for store in opened:
             store.close()
 
@@ -89,7 +89,8 @@ def test_an_enqueue_anywhere_wakes_the_listener_and_it_reconnects_after_a_drop()
         store = open_store(url, schema)
         other = open_store(url, schema)
         woken = threading.Event()
-        listener = store.watch(woken.set)
+        # No fallback look within the test: only a NOTIFY from the enqueue can wake it.
+        listener = store.watch(woken.set, fallback_interval=3600)
         try:
             other.create(NewJob(id="first", kind="noop", payload="{}"), now=NOW)
             assert woken.wait(10)
@@ -116,32 +117,62 @@ def test_an_enqueue_anywhere_wakes_the_listener_and_it_reconnects_after_a_drop()
             other.close()
 
 
-def test_a_runner_whose_liveness_session_died_takes_its_lock_again():
-    import psycopg
-
-    from jobtable.core import NewJob, Status
+def test_a_runner_whose_lock_session_was_terminated_takes_its_lock_again_on_a_new_one():
+    from jobtable.core import LockState
+    from tests.contract.test_store_contract import runner_info, sighting
+    from tests.support.stores import break_lock
 
     with fresh_schema() as (url, schema):
         store = open_store(url, schema)
         try:
-            store.hold_liveness("runner-a")
-            store.create(NewJob(id="job-a", kind="noop", payload="{}"), now=NOW)
-            store.claim_next(runner_id="runner-a", now=NOW)
-            with psycopg.connect(url, autocommit=True) as admin:
-                holder = "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted"
-                (session,) = admin.execute(holder).fetchone()
-                admin.execute("SELECT pg_terminate_backend(%s)", (session,))
-                for _ in range(200):  # until the server has ended the session
-                    if admin.execute(holder).fetchone() is None:
-                        break
-                    threading.Event().wait(0.02)
-
-                store.hold_liveness("runner-a")  # what the runner's next sweep does
-
-                (renewed,) = admin.execute(holder).fetchone()
-            assert renewed != session
-            assert store.recover_orphans(code="x", max_attempts={}, now=NOW).failed == 0
-            assert store.get("job-a").status is Status.RUNNING
+            store.register_runner(runner_info("runner-a"), now=NOW)
+            session = store.lock_backend_pid("runner-a")
+            break_lock(store, "runner-a")  # pg_terminate_backend
+            assert sighting(store, "runner-a").lock is LockState.ABSENT
+            assert store.confirm_liveness("runner-a", timeout=5) is False
+            assert store.lock_backend_pid("runner-a") not in (None, session)
+            assert sighting(store, "runner-a").lock is LockState.HELD
         finally:
-            store.release_liveness("runner-a")
             store.close()
+
+
+def test_the_lock_session_idles_in_a_transaction_that_holds_back_no_vacuum():
+    """An open transaction with no snapshot and no transaction id: vacuum is not held back."""
+    import psycopg
+
+    from tests.contract.test_store_contract import runner_info
+
+    with fresh_schema() as (url, schema):
+        store = open_store(url, schema)
+        try:
+            store.register_runner(runner_info("runner-a"), now=NOW)
+            assert store.confirm_liveness("runner-a", timeout=5)
+            pid = store.lock_backend_pid("runner-a")
+            with psycopg.connect(url, autocommit=True) as admin:
+                state, xmin, xid = admin.execute(
+                    "SELECT state, backend_xmin, backend_xid FROM pg_stat_activity WHERE pid = %s",
+                    (pid,),
+                ).fetchone()
+            assert (state, xmin, xid) == ("idle in transaction", None, None)
+        finally:
+            store.close()
+
+
+def test_stores_opened_with_the_schema_in_the_url_or_as_an_argument_share_one_channel():
+    from jobtable.adapters.postgres import PostgresStore
+    from jobtable.core import NewJob
+
+    with fresh_schema() as (url, schema):
+        by_argument = open_store(url, schema)
+        separator = "&" if "?" in url else "?"
+        by_url = PostgresStore.open(f"{url}{separator}options=-csearch_path%3D{schema}", now=NOW)
+        woken = threading.Event()
+        listener = by_argument.watch(woken.set, fallback_interval=3600)
+        try:
+            assert by_url.channel == by_argument.channel == f"jobtable_jobs_{schema}"
+            by_url.create(NewJob(id="job", kind="noop", payload="{}"), now=NOW)
+            assert woken.wait(10)
+        finally:
+            listener.stop()
+            by_argument.close()
+            by_url.close()

@@ -15,7 +15,7 @@ from jobtable.adapters.sqlite.migrate import applied_versions, migrate
 from jobtable.core import Status
 
 NOW = FakeClock().now()
-ALL_VERSIONS = ["0001_jobs", "0002_jobs_status"]
+ALL_VERSIONS = ["0001_jobs", "0002_jobs_status", "0003_runners"]
 
 LEGACY_SCHEMA = """
 CREATE TABLE jobs (
@@ -88,6 +88,8 @@ def test_migrating_legacy_jobs_maps_statuses_and_keeps_every_column(tmp_path):
                                  "finished_at", "created_at", "updated_at")]  # fmt: skip
         assert kept == ["suggest", '{"n":1}', '{"r":2}', "boom", "s", "f", "c", "u"], old
         assert store.get(f"job-{old}").status == Status(new)
+        # Every row the reference started counts as the one attempt it was.
+        assert (row["attempt"], row["max_attempts"]) == (0 if old == "pending" else 1, 1), old
     store.close()
     names = [name for name, _ in schema(path)]
     assert "jobs_new" not in names
@@ -147,3 +149,44 @@ def test_two_openers_of_a_new_database_apply_each_migration_once(tmp_path):
         thread.join(60)
     assert errors == []
     assert versions(path) == ALL_VERSIONS
+
+
+def test_a_job_the_reference_left_running_is_settled_not_run_again(tmp_path):
+    """Its owner is unknown (no claimed_by) and its one attempt was used: it fails."""
+    from jobtable.core import INTERRUPTED, JobContext, Runner
+    from tests.unit.kinds_for_tests import CountPayload, CountResult
+
+    path = tmp_path / "legacy.db"
+    conn = sqlite3.connect(path)
+    conn.execute(LEGACY_SCHEMA)
+    conn.execute(
+        "INSERT INTO jobs VALUES ('job-left', 'suggest', 'running', '{}', '{\"done\":1}',"
+        " NULL, 's', NULL, 'c', 'u')"
+    )
+    conn.commit()
+    conn.close()
+    ran: list[str] = []
+
+    def suggest(ctx: JobContext, payload: CountPayload) -> CountResult:
+        ran.append(ctx.job_id)
+        return CountResult(done=2)
+
+    store = SqliteStore.open(path, now=NOW)
+    clock = FakeClock()
+    runner = Runner(store, clock, workers=1, check_interval=None)
+    runner.kinds.register(
+        "suggest", suggest, payload=CountPayload, result=CountResult, max_attempts=3
+    )
+    runner.start()
+    try:
+        for _ in range(2):  # dead on the second sweep that sees it
+            clock.wait_for_sleepers(1)
+            clock.advance(0.5)
+        clock.wait_for_sleepers(1)
+        job = store.get("job-left")
+        assert (job.status, job.error, job.result) == (Status.FAILED, INTERRUPTED, '{"done":1}')
+        assert ran == []
+    finally:
+        runner.stop()
+        runner.join(timeout=None)
+        store.close()

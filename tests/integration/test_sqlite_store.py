@@ -55,7 +55,8 @@ def test_synchronous_is_full_by_default_and_normal_is_selectable(db_path, mode, 
     with connections.writer() as conn:
         assert conn.execute("PRAGMA synchronous").fetchone()[0] == level
         assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == 5000
-    assert connections.reader().execute("PRAGMA synchronous").fetchone()[0] == level
+    with connections.reader() as reader:
+        assert reader.execute("PRAGMA synchronous").fetchone()[0] == level
     connections.close()
     assert Connections(str(db_path)).synchronous == "full"
 
@@ -76,11 +77,31 @@ def test_the_claim_reads_the_partial_index_on_queued_jobs(store, db_path):
 
 def test_readers_are_apart_from_the_writer(db_path):
     connections = Connections(str(db_path))
-    with connections.writer() as writer:
-        reader = connections.reader()
+    with connections.writer() as writer, connections.reader() as reader:
         assert reader is not writer
         assert reader.execute("PRAGMA query_only").fetchone()[0] == 1
     connections.close()
+
+
+def open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_descriptors_stay_bounded_however_many_threads_read(store):
+    """A thread-per-request server runs a new thread per request: readers are pooled, not kept."""
+    import threading
+
+    job = new_job()
+    store.create(job, now=NOW)
+    store.get(job.id)
+    before = open_descriptors()
+    failures: list[BaseException] = []
+    for _ in range(3000):
+        thread = threading.Thread(target=lambda: failures.append(store.get(job.id) is None))
+        thread.start()
+        thread.join()
+    assert failures == [False] * 3000
+    assert open_descriptors() <= before + 2
 
 
 def test_a_write_waits_for_the_lock_then_reports_it_locked(db_path):
@@ -106,14 +127,45 @@ def test_a_database_that_cannot_be_opened_is_unavailable(tmp_path):
     assert raised.value.category == "database unavailable"
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root can write a read-only directory")
+def _open_as(uid: int | None, path) -> str:
+    """Open a store at ``path`` (as ``uid`` in a forked child when given); what happened."""
+    if uid is None:
+        try:
+            SqliteStore.open(path, now=NOW).close()
+        except StoreError as error:
+            return error.category
+        return "opened"
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # the child: drop root, try, report, and leave at once
+        os.close(read)
+        outcome = "setuid failed"
+        try:
+            os.setgid(uid)
+            os.setuid(uid)
+            outcome = _open_as(None, path)
+        finally:
+            os.write(write, outcome.encode())
+            os._exit(0)
+    os.close(write)
+    os.waitpid(child, 0)
+    with os.fdopen(read) as reader:
+        return reader.read()
+
+
 def test_a_database_in_a_read_only_directory_is_unavailable(tmp_path):
-    tmp_path.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    """As root (CI) no mode bit stops a write: the attempt runs as nobody in a forked child."""
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    folder.chmod(
+        stat.S_IRUSR | stat.S_IXUSR | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH
+    )
+    tmp_path.chmod(stat.S_IRWXU | stat.S_IXOTH | stat.S_IXGRP)  # nobody may pass through
     try:
-        with pytest.raises(StoreError):
-            SqliteStore.open(tmp_path / "jobs.db", now=NOW)
+        uid = 65534 if os.geteuid() == 0 else None
+        assert _open_as(uid, folder / "jobs.db") == "database unavailable"
     finally:
-        tmp_path.chmod(stat.S_IRWXU)
+        folder.chmod(stat.S_IRWXU)
 
 
 def test_a_file_that_is_not_a_database_is_unavailable(tmp_path):
@@ -159,17 +211,16 @@ def test_closed_store_refuses_use(db_path):
 
 
 def test_a_removed_liveness_file_is_locked_again_when_the_runner_confirms_it(tmp_path):
-    from jobtable.core import NewJob, Status
+    from jobtable.core import LockState
+    from tests.contract.test_store_contract import runner_info, sighting
 
-    store = SqliteStore.open(tmp_path / "jobs.db", now=FakeClock().now())
+    store = SqliteStore.open(tmp_path / "jobs.db", now=NOW)
     try:
-        store.hold_liveness("runner-a")
-        store.create(NewJob(id="job-a", kind="noop", payload="{}"), now=FakeClock().now())
-        store.claim_next(runner_id="runner-a", now=FakeClock().now())
+        store.register_runner(runner_info("runner-a"), now=NOW)
         (tmp_path / "jobs.db.runners" / "runner-a.lock").unlink()
-        store.hold_liveness("runner-a")
+        assert sighting(store, "runner-a").lock is LockState.ABSENT
+        assert store.confirm_liveness("runner-a", timeout=1) is False
         assert (tmp_path / "jobs.db.runners" / "runner-a.lock").exists()
-        assert store.recover_orphans(code="x", max_attempts={}, now=FakeClock().now()).failed == 0
-        assert store.get("job-a").status is Status.RUNNING
+        assert sighting(store, "runner-a").lock is LockState.HELD
     finally:
         store.close()

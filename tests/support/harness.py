@@ -33,18 +33,20 @@ class JobSystem:
         workers: int = 1,
         clock: FakeClock | None = None,
         sweep_interval: float | None = None,
+        check_interval: float | None = None,
     ):
         self.store = store if isinstance(store, ObservedStore) else ObservedStore(store)
         self.clock = clock or FakeClock()
         self.logs = LogCapture()
-        # No periodic sweep unless a test asks: its sleeps on the fake clock
-        # would show among the sleepers other tests count.
+        # No periodic sweep or liveness check unless a test asks: their sleeps on
+        # the fake clock would show among the sleepers other tests count.
         self.runner = Runner(
             self.store,
             self.clock,
             workers=workers,
             logger=self.logs.logger,
             sweep_interval=sweep_interval,
+            check_interval=check_interval,
         )
         self.kinds = self.runner.kinds
         self._started = False
@@ -55,8 +57,9 @@ class JobSystem:
         return self
 
     def stop(self) -> None:
+        """Both phases at once: handlers are told to stop, and the runner is joined."""
         if self._started:
-            self.runner.stop()
+            self.runner.stop_now()
             assert self.runner.join(timeout=None)
             self._started = False
 
@@ -84,8 +87,14 @@ def system_factory(store: JobStore) -> Iterator[Callable[..., JobSystem]]:
     """A pytest fixture body: makes runners over one shared store and stops them all after."""
     systems: list[JobSystem] = []
 
-    def make(workers: int = 1, sweep_interval: float | None = None) -> JobSystem:
-        system = JobSystem(store, workers=workers, sweep_interval=sweep_interval)
+    def make(
+        workers: int = 1,
+        sweep_interval: float | None = None,
+        check_interval: float | None = None,
+    ) -> JobSystem:
+        system = JobSystem(
+            store, workers=workers, sweep_interval=sweep_interval, check_interval=check_interval
+        )
         systems.append(system)
         return system
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jobtable.core.errors import StoreUnavailableError
-from jobtable.core.jobs import Claim, ClaimedJob, Job, NewJob
+from jobtable.core.jobs import Claim, ClaimedJob, NewJob
 from jobtable.core.ports import JobStore
 
 
@@ -81,32 +81,30 @@ class ObservedStore:
             lambda: self.inner.finish_and_claim_next(claim, outcome, runner_id=runner_id, now=now)
         )
 
-    def hold_liveness(self, runner_id: str) -> None:
-        self.inner.hold_liveness(runner_id)
+    def interrupt(self, claim, *, code, now):
+        return self._after(lambda: self.inner.interrupt(claim, code=code, now=now))
 
-    def release_liveness(self, runner_id: str) -> None:
-        self._after(lambda: self.inner.release_liveness(runner_id))
+    def release_claims(self, claims, *, now):
+        return self._after(lambda: self.inner.release_claims(claims, now=now))
 
-    def recover_orphans(self, *, code, max_attempts, now):
-        return self._after(
-            lambda: self.inner.recover_orphans(code=code, max_attempts=max_attempts, now=now)
-        )
+    def register_runner(self, info, *, now):
+        self._after(lambda: self.inner.register_runner(info, now=now))
 
-    def running_claims(self, runner_id: str) -> list[Claim]:
-        return self.inner.running_claims(runner_id)
+    def beat(self, runner_id, *, busy, now):
+        return self._after(lambda: self.inner.beat(runner_id, busy=busy, now=now))
 
-    def requeue_claims(self, claims, *, now):
-        return self._after(lambda: self.inner.requeue_claims(claims, now=now))
+    def settle_dead(self, verdicts, *, code, now):
+        return self._after(lambda: self.inner.settle_dead(verdicts, code=code, now=now))
 
-    def get(self, job_id: str) -> Job | None:
-        return self.inner.get(job_id)
+    def unregister_runner(self, runner_id):
+        self._after(lambda: self.inner.unregister_runner(runner_id))
 
-    def row(self, job_id: str) -> dict[str, Any] | None:
-        row: dict[str, Any] | None = self.inner.row(job_id)  # type: ignore[attr-defined]
-        return row
+    def confirm_liveness(self, runner_id, *, timeout):
+        return self._after(lambda: self.inner.confirm_liveness(runner_id, timeout=timeout))
 
-    def close(self) -> None:
-        self.inner.close()
+    def __getattr__(self, name: str) -> Any:
+        """Reads (get, row, running_claims, sight_runners, runners, ...) go to the store as is."""
+        return getattr(self.inner, name)
 
     def wait_until(self, predicate: Callable[[], bool], *, within: float = 10.0) -> None:
         """Wait for ``predicate()`` to hold after some store change; AssertionError at the deadline."""

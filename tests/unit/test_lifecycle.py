@@ -75,22 +75,30 @@ def test_the_stop_signal_reaches_every_handler_and_a_returned_result_is_recorded
         assert (job.status, job.result) == (Status.SUCCEEDED, '{"done":1}')
 
 
-def test_a_handler_failing_because_it_was_stopped_leaves_its_job_running(make_system):
+@pytest.mark.parametrize(
+    ("max_attempts", "settled"),
+    [(1, (Status.FAILED, "interrupted by restart")), (2, (Status.QUEUED, None))],
+)
+def test_a_handler_failing_because_it_was_stopped_is_queued_again_while_attempts_last(
+    make_system, max_attempts, settled
+):
     system = make_system()
     started = threading.Event()
 
     def quits(ctx: JobContext, payload: CountPayload) -> CountResult:
+        ctx.publish(CountResult(done=1))
         started.set()
         ctx.wait(3600)
         raise RuntimeError("stopped")
 
-    kind = system.kinds.register("quits", quits, payload=CountPayload)
+    kind = system.kinds.register("quits", quits, payload=CountPayload, max_attempts=max_attempts)
     system.start()
     job_id = kind.enqueue(CountPayload())
     assert started.wait(10)
-    system.stop()
-    assert system.runner.get(job_id).status is Status.RUNNING
-    assert f"job stopped by shutdown; left running job_id={job_id}" in system.logs.text
+    system.stop()  # both phases
+    job = system.runner.get(job_id)
+    assert (job.status, job.error, job.result) == (*settled, '{"done":1}')
+    assert f"job stopped before it finished; interrupted job_id={job_id}" in system.logs.text
 
 
 def test_join_gives_up_on_a_handler_that_ignores_the_stop_signal(make_system):
@@ -182,7 +190,7 @@ def test_a_stopping_runner_gives_up_recording_and_leaves_the_job_running(make_sy
     system.start()
     job_id = kind.enqueue(CountPayload(steps=5))
     system.clock.wait_for_sleepers(1)
-    system.runner.stop()
+    system.runner.stop_now()
     for _ in range(RECORD_ATTEMPTS - 1):
         (delay,) = system.clock.wait_for_sleepers(1)
         system.clock.advance(delay)
@@ -193,16 +201,19 @@ def test_a_stopping_runner_gives_up_recording_and_leaves_the_job_running(make_sy
     assert "job outcome not recorded; left running" in system.logs.text
 
 
-def test_a_start_whose_recovery_fails_starts_nothing_and_may_be_retried(make_system, monkeypatch):
+def test_a_start_whose_first_sweep_fails_starts_nothing_and_may_be_retried(
+    make_system, monkeypatch
+):
     system = make_system()
 
-    def locked(**_):
+    def locked():
         raise StoreError("database locked")
 
-    monkeypatch.setattr(system.store.inner, "recover_orphans", locked)
+    monkeypatch.setattr(system.store.inner, "sight_runners", locked)
     with pytest.raises(StoreError):
         system.runner.start()
     assert system.store.claims == 0
+    assert system.store.runners() == []  # its row and lock were let go
     monkeypatch.undo()
     system.start()
     job = system.wait_for(system.runner.builtins.noop.enqueue(NoopPayload()))

@@ -1,0 +1,4 @@
+-- Give back a job whose handler never ran: queued, with its attempt returned.
+UPDATE jobs
+SET status = 'queued', attempt = attempt - 1, updated_at = :now
+WHERE id = :id AND status = 'running' AND claimed_by = :runner_id AND attempt = :attempt

@@ -1,0 +1,309 @@
+"""The liveness keeper: a runner's two background threads, and what they promise.
+
+The *check* thread confirms the runner's own lock several times per sweep,
+with a deadline on each round trip. Workers claim only while that
+confirmation is fresh (read from memory: no round trip per claim). A lock
+found lost is taken again at once; the runner then compares the jobs held in
+its name with what its workers run, keeps those still held and tells the
+handlers of the others to stop. When confirmations stop coming (a partition,
+a long outage) it tells every handler to stop before anyone else could
+judge it dead (core/liveness.py).
+
+The *sweep* thread raises the runner's beat, settles the jobs of runners
+whose death is certain, and gives back jobs held in this runner's name that
+no worker of it runs (a claim whose reply was lost).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+from jobtable.core.attempts import Attempts
+from jobtable.core.clock import Clock
+from jobtable.core.codes import INTERRUPTED
+from jobtable.core.jobs import Claim
+from jobtable.core.liveness import (
+    CHECK_TIMEOUT,
+    SWEEP_INTERVAL,
+    DeathJudge,
+    OwnLiveness,
+    RunnerInfo,
+)
+from jobtable.core.ports import JobStore
+from jobtable.core.recording import loggable_category
+
+UNREGISTER_WAIT = 5.0
+"""Longest ``finish`` waits to delete the runner's row when given no timeout."""
+
+
+class _Streak:
+    """Logs the first failure of a streak as a warning, one error if it lasts, and the recovery."""
+
+    def __init__(self, log: logging.Logger, what: str, *, error_after: float = 5.0) -> None:
+        self._log = log
+        self._what = what
+        self._error_after = error_after
+        self._since: float | None = None
+        self._escalated = False
+
+    def failed(self, error: Exception, at: float) -> None:
+        category = loggable_category(error)
+        if self._since is None:
+            self._since = at
+            self._log.warning("%s failed category=%s", self._what, category)
+        elif not self._escalated and at - self._since >= self._error_after:
+            self._escalated = True
+            self._log.error(
+                "%s failing for %.1fs category=%s", self._what, at - self._since, category
+            )
+
+    def succeeded(self, at: float) -> None:
+        if self._since is not None:
+            self._log.info("%s works again after %.1fs", self._what, at - self._since)
+        self._since = None
+        self._escalated = False
+
+
+class LivenessKeeper:
+    def __init__(
+        self,
+        store: JobStore,
+        clock: Clock,
+        log: logging.Logger,
+        *,
+        runner_id: str,
+        attempts: Attempts,
+        wake_all: Callable[[], None],
+        wake_one: Callable[[], None],
+        check_interval: float | None,
+        sweep_interval: float | None,
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._log = log
+        self._id = runner_id
+        self._attempts = attempts
+        self._wake_all = wake_all
+        self._wake_one = wake_one
+        self._check_interval = check_interval
+        self._sweep_interval = sweep_interval
+        terms = store.liveness_terms
+        freshness = float("inf") if check_interval is None else sweep_interval or SWEEP_INTERVAL
+        self._own = OwnLiveness(terms, freshness=freshness)
+        self._judge = DeathJudge(terms, interval=sweep_interval or SWEEP_INTERVAL)
+        self._info: RunnerInfo | None = None
+        self._changed = threading.Condition()
+        self._finished = False
+        self._sweeping = threading.Lock()  # finish deletes the row only between sweeps
+        self._handlers_stopped = False
+        self._suspects: set[Claim] = set()  # held here, run by no worker, at the last sweep
+        self._check_streak = _Streak(log, "confirming this runner's liveness lock")
+        self._sweep_streak = _Streak(log, "sweep")
+
+    # -- lifecycle ---------------------------------------------------------
+
+    def register(self, info: RunnerInfo) -> None:
+        """Take the lock, write the runner's row and take a first look at the others.
+
+        Raises StoreError when any of it fails; nothing is left held then.
+        """
+        self._info = info
+        sent = self._clock.monotonic()
+        self._store.register_runner(info, now=self._clock.now())
+        try:
+            self._own.lock_confirmed(sent)
+            self._own.beat_landed(sent)
+            self._settle_dead()  # the first look: a verdict needs two
+        except BaseException:
+            self._store.unregister_runner(self._id)
+            raise
+
+    def start(self) -> None:
+        if self._check_interval:
+            threading.Thread(target=self._check_loop, name="jobtable-liveness", daemon=True).start()
+        if self._sweep_interval:
+            threading.Thread(target=self._sweep_loop, name="jobtable-sweeper", daemon=True).start()
+
+    def finish(self, timeout: float | None) -> bool:
+        """Stop both threads and delete the runner's row, giving up after ``timeout`` seconds.
+
+        Call once every worker has exited: whatever job is left running in
+        this runner's name is then settled by others, as after a crash.
+        Bounded even when the database hangs: True if the row was deleted.
+        """
+        with self._changed:
+            self._finished = True
+            self._changed.notify_all()
+        ended = threading.Condition()
+        outcome: list[bool] = []
+
+        def unregister() -> None:
+            deleted = False
+            try:
+                with self._sweeping:
+                    self._store.unregister_runner(self._id)
+                deleted = True
+            except Exception as error:
+                self._log.warning(
+                    "could not delete this runner's row category=%s", loggable_category(error)
+                )
+            with ended:
+                outcome.append(deleted)
+                ended.notify_all()
+
+        threading.Thread(target=unregister, name="jobtable-unregister", daemon=True).start()
+        self._clock.wait_for(
+            ended, lambda: bool(outcome), UNREGISTER_WAIT if timeout is None else timeout
+        )
+        return outcome == [True]
+
+    def may_claim(self) -> bool:
+        """Whether this runner's liveness is fresh enough to claim: memory only, no round trip."""
+        return self._own.may_claim(self._clock.monotonic())
+
+    def _wait(self, interval: float, *, or_reconcile: bool = False) -> bool:
+        """Sleep ``interval`` on the clock; True once finished (and the thread should end)."""
+
+        def woken() -> bool:
+            return self._finished or (or_reconcile and self._own.reconciling)
+
+        self._clock.wait_for(self._changed, woken, interval)
+        return self._finished
+
+    # -- the check thread -------------------------------------------------
+
+    def _check_loop(self) -> None:
+        assert self._check_interval is not None
+        while not self._wait(self._check_interval):
+            self._check_once()
+            self._enforce_deadline()
+
+    def _check_once(self) -> None:
+        sent = self._clock.monotonic()
+        try:
+            held = self._store.confirm_liveness(self._id, timeout=CHECK_TIMEOUT)
+        except Exception as error:
+            self._check_streak.failed(error, sent)
+            return
+        self._check_streak.succeeded(self._clock.monotonic())
+        self._own.lock_confirmed(sent, retaken=not held)
+        self._handlers_stopped = False
+        if not held:
+            self._log.warning(
+                "this runner's liveness lock was lost and is taken again; "
+                "checking which of its jobs are still its own"
+            )
+            with self._changed:
+                self._changed.notify_all()  # the sweeper reconciles at once
+        else:
+            self._wake_all()  # workers waiting for a fresh confirmation may claim
+
+    def _enforce_deadline(self) -> None:
+        deadline = self._own.handler_deadline()
+        if deadline is None or self._handlers_stopped:
+            return
+        if self._clock.monotonic() >= deadline:
+            self._handlers_stopped = True
+            running = self._attempts.snapshot()
+            self._log.error(
+                "liveness not confirmed in time: telling every handler to stop before "
+                "other runners may settle this runner's jobs count=%d",
+                len(running),
+            )
+            self._attempts.stop(running, "liveness lost")
+
+    # -- the sweep thread -------------------------------------------------
+
+    def _sweep_loop(self) -> None:
+        assert self._sweep_interval is not None
+        while not self._wait(self._sweep_interval, or_reconcile=True):
+            with self._sweeping:
+                if self._finished:
+                    return
+                self._sweep_once()
+
+    def _sweep_once(self) -> None:
+        started = self._clock.monotonic()
+        try:
+            if not self._check_interval:
+                # No check thread: confirm the lock here, as a sweep's first step.
+                held = self._store.confirm_liveness(self._id, timeout=CHECK_TIMEOUT)
+                self._own.lock_confirmed(started, retaken=not held)
+            self._beat()
+            self._reconcile()
+            self._settle_dead()
+            self._requeue_lost_claims()
+        except Exception as error:
+            self._sweep_streak.failed(error, started)
+        else:
+            self._sweep_streak.succeeded(self._clock.monotonic())
+
+    def _beat(self) -> None:
+        sent = self._clock.monotonic()
+        if self._store.beat(self._id, busy=self._attempts.busy(), now=self._clock.now()):
+            self._own.beat_landed(sent)
+            return
+        # No row: another runner judged this one dead and settled its jobs.
+        self._log.error(
+            "this runner was judged dead by another and its jobs were settled; registering again"
+        )
+        assert self._info is not None
+        with self._changed:
+            self._own.must_reconcile()
+        self._store.register_runner(self._info, now=self._clock.now())
+        self._own.lock_confirmed(sent)
+        self._own.beat_landed(sent)
+
+    def _reconcile(self) -> None:
+        """Keep the jobs still held in this runner's name; stop the handlers of the others."""
+        if not self._own.reconciling:
+            return
+        running = self._attempts.snapshot()  # before the read: each of these was claimed before it
+        held = set(self._store.running_claims(self._id))
+        gone = [attempt for attempt in running if attempt.claim not in held]
+        if gone:
+            self._log.warning(
+                "jobs of this runner were settled elsewhere; telling their handlers to stop "
+                "count=%d",
+                len(gone),
+            )
+            self._attempts.stop(gone, "no longer held")
+        with self._changed:
+            self._own.reconciled()
+        self._wake_all()
+
+    def _settle_dead(self) -> None:
+        at = self._clock.monotonic()
+        sightings = [seen for seen in self._store.sight_runners() if seen.runner_id != self._id]
+        dead = self._judge.judge(sightings, at=at)
+        if not dead:
+            return
+        recovered = self._store.settle_dead(dead, code=INTERRUPTED, now=self._clock.now())
+        if recovered.failed:
+            self._log.warning("marked jobs interrupted by restart count=%d", recovered.failed)
+        if recovered.requeued:
+            self._log.warning("requeued jobs of a dead runner count=%d", recovered.requeued)
+            self._wake_one()
+
+    def _requeue_lost_claims(self) -> None:
+        """Give back the jobs held in this runner's name that no worker of it runs.
+
+        A claim the database committed but whose reply was lost (a connection
+        dropped after COMMIT) leaves a job running under a live runner, which
+        no sweep for dead runners would ever touch. A job seen so in two
+        sweeps in a row is such a claim: a worker tracks a job microseconds
+        after its claim returns. Its handler never ran, so its attempt is
+        given back.
+        """
+        running_here = {attempt.claim for attempt in self._attempts.snapshot()}
+        lost = {claim for claim in self._suspects if claim not in running_here}
+        if lost:
+            moved = self._store.release_claims(lost, now=self._clock.now())
+            if moved:
+                self._log.warning("requeued jobs whose claim reply was lost count=%d", moved)
+                self._wake_one()
+        held = self._store.running_claims(self._id)
+        running_here = {attempt.claim for attempt in self._attempts.snapshot()}
+        self._suspects = {claim for claim in held if claim not in running_here} - lost

@@ -1,0 +1,243 @@
+"""Liveness: when a runner may claim, when it must stop its handlers, when others may settle it.
+
+Pure policy, fed with the caller's monotonic readings (never two hosts' wall
+clocks). A runner proves it is alive in two ways a store provides:
+
+- a *lock* that dies with its process or database session (an OS file lock,
+  an advisory lock), which makes a crash visible within a sweep or two;
+- a *beat*, a counter in its row of the runners table that it raises every
+  sweep, which survives what a lock cannot: a failover to a standby (locks
+  are not replicated) and a connection pooler.
+
+Observers settle a runner's jobs only when its death is certain:
+
+- *fast*: its lock is absent (or it has no row) on two consecutive sweeps at
+  least a sweep apart, and its beat did not move between them, while the
+  owner re-checks its own lock several times per sweep and re-takes it at
+  once if it was lost; the store re-checks that evidence in the same
+  transaction that settles the jobs;
+- *lease*: where a store says so, its beat has not moved for ``lease``
+  seconds of an observer's continuous watch.
+
+The owner keeps its side: it claims only while its lock was confirmed within
+the last sweep, and it stops its handlers before either rule could fire
+against it, at the latest ``margin`` seconds before its lease or its lock
+session's server-side timeout runs out.
+"""
+
+from __future__ import annotations
+
+import datetime
+import enum
+from collections.abc import Iterable
+
+import attrs
+
+CHECK_INTERVAL = 0.1
+"""Seconds between the owner's checks of its own lock: several per sweep."""
+
+CHECK_TIMEOUT = 2.0
+"""Seconds one check may take before the owner counts its lock unconfirmed."""
+
+SWEEP_INTERVAL = 0.5
+"""Seconds between sweeps: a beat, a look for dead runners, settling them."""
+
+FORGET_AFTER_SWEEPS = 10
+"""An observer that saw nothing for this many sweeps (its own outage) starts its watch over."""
+
+
+class LockState(enum.Enum):
+    HELD = "held"
+    ABSENT = "absent"
+    UNKNOWN = "unknown"
+    """The store cannot tell: the lock was taken on another server (before a failover or
+    restart), so its absence here means nothing."""
+
+
+@attrs.frozen(kw_only=True)
+class RunnerInfo:
+    """What a runner says of itself in the runners table."""
+
+    id: str
+    host: str
+    pid: int
+    started_at: datetime.datetime
+    kinds: tuple[str, ...]
+    queues: tuple[str, ...] | None
+    """The queues it serves; None for all."""
+    workers: int
+
+
+@attrs.frozen(kw_only=True)
+class RunnerRecord:
+    """A row of the runners table, as shown to operators."""
+
+    info: RunnerInfo
+    busy: int
+    last_seen: datetime.datetime
+    """The owner's own wall clock at its last beat: for people to read, never compared."""
+
+
+@attrs.frozen(kw_only=True)
+class RunnerSighting:
+    """What one sweep saw of a runner: its row's beat and its lock."""
+
+    runner_id: str | None
+    """None for running jobs that record no owner (rows from before owners were recorded)."""
+    registered: bool
+    beat: int | None
+    lock: LockState
+
+
+@attrs.frozen(kw_only=True)
+class DeadRunner:
+    """A verdict, with the evidence the store must find unchanged before it settles."""
+
+    runner_id: str | None
+    registered: bool
+    beat: int | None
+    lock_absent: bool
+    """The verdict rests on the lock being absent: the store checks it again."""
+
+
+@attrs.frozen(kw_only=True)
+class LivenessTerms:
+    """How a store's liveness can run out, so the owner stops its handlers first."""
+
+    lease: float | None = None
+    """Observers judge a runner dead once its beat has not moved this long (None: never)."""
+    lock_timeout: float | None = None
+    """The server ends a lock session that stays silent this long (None: never)."""
+
+    @property
+    def margin(self) -> float:
+        """How long before either runs out the owner stops its handlers."""
+        given = [t for t in (self.lease, self.lock_timeout) if t is not None]
+        return max(2.0, min(given, default=0.0) / 4)
+
+
+@attrs.define
+class _Track:
+    beat: int | None
+    registered: bool
+    beat_since: float
+    """When this observer first saw this beat."""
+    suspect_since: float | None
+    """When this observer first saw the lock absent (or no row), with this beat, since."""
+
+
+class DeathJudge:
+    """An observer's memory of other runners across sweeps; decides which are certainly dead."""
+
+    def __init__(self, terms: LivenessTerms, *, interval: float = SWEEP_INTERVAL) -> None:
+        self._lease = terms.lease
+        self._min_gap = interval
+        self._forget_after = FORGET_AFTER_SWEEPS * interval
+        self._tracks: dict[str | None, _Track] = {}
+        self._last: float | None = None
+
+    def judge(self, sightings: Iterable[RunnerSighting], *, at: float) -> list[DeadRunner]:
+        """Record one sweep's sightings (taken at monotonic ``at``); return the runners now dead.
+
+        A runner not sighted is forgotten. After a long gap since the last
+        sweep this observer saw, it starts over: it could not watch meanwhile,
+        so silence it did not see is no evidence.
+        """
+        if self._last is not None and at - self._last > self._forget_after:
+            self._tracks = {}
+        self._last = at
+        tracks: dict[str | None, _Track] = {}
+        dead: list[DeadRunner] = []
+        for seen in sightings:
+            track = self._track(seen, at)
+            tracks[seen.runner_id] = track
+            fast = track.suspect_since is not None and at - track.suspect_since >= self._min_gap
+            leased = (
+                self._lease is not None and seen.registered and at - track.beat_since >= self._lease
+            )
+            if fast or leased:
+                dead.append(
+                    DeadRunner(
+                        runner_id=seen.runner_id,
+                        registered=seen.registered,
+                        beat=seen.beat,
+                        lock_absent=fast and seen.lock is LockState.ABSENT,
+                    )
+                )
+        self._tracks = tracks
+        return dead
+
+    def _track(self, seen: RunnerSighting, at: float) -> _Track:
+        before = self._tracks.get(seen.runner_id)
+        unchanged = (
+            before is not None and before.beat == seen.beat and before.registered == seen.registered
+        )
+        suspect = seen.lock is LockState.ABSENT or (
+            not seen.registered and seen.lock is not LockState.HELD
+        )
+        suspect_since: float | None = None
+        if suspect:
+            earlier = before.suspect_since if before is not None and unchanged else None
+            suspect_since = at if earlier is None else earlier
+        return _Track(
+            beat=seen.beat,
+            registered=seen.registered,
+            beat_since=before.beat_since if before is not None and unchanged else at,
+            suspect_since=suspect_since,
+        )
+
+
+class OwnLiveness:
+    """The owner's side: when it last confirmed its lock and its beat, and what that allows.
+
+    Times are the monotonic readings taken *before* each confirmation was
+    sent: whatever the server saw of it happened after that.
+    """
+
+    def __init__(self, terms: LivenessTerms, *, freshness: float = SWEEP_INTERVAL) -> None:
+        self._terms = terms
+        self._freshness = freshness
+        self._lock_ok: float | None = None
+        self._beat_ok: float | None = None
+        self._reconciling = False
+
+    def lock_confirmed(self, sent_at: float, *, retaken: bool = False) -> None:
+        """The lock was confirmed (or, with ``retaken``, lost and taken again) by a check sent then."""
+        self._lock_ok = sent_at
+        if retaken:
+            self._reconciling = True
+
+    def beat_landed(self, sent_at: float) -> None:
+        self._beat_ok = sent_at
+        if self._lock_ok is None:
+            self._lock_ok = sent_at
+
+    def must_reconcile(self) -> None:
+        """Claims wait until the runner compared the jobs held in its name with its workers'."""
+        self._reconciling = True
+
+    def reconciled(self) -> None:
+        self._reconciling = False
+
+    @property
+    def reconciling(self) -> bool:
+        return self._reconciling
+
+    def may_claim(self, now: float) -> bool:
+        """Only with a lock confirmed within the last sweep: never while liveness is in doubt."""
+        return (
+            not self._reconciling
+            and self._lock_ok is not None
+            and now - self._lock_ok <= self._freshness
+        )
+
+    def handler_deadline(self) -> float | None:
+        """The monotonic time by which handlers must be told to stop; None when never."""
+        deadlines = []
+        if self._terms.lock_timeout is not None and self._lock_ok is not None:
+            deadlines.append(self._lock_ok + self._terms.lock_timeout)
+        if self._terms.lease is not None and self._beat_ok is not None:
+            deadlines.append(self._beat_ok + self._terms.lease)
+        if not deadlines:
+            return None
+        return min(deadlines) - self._terms.margin
