@@ -22,7 +22,7 @@ from jobtable.entrypoints.wiring import is_postgres_url, redact
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 
-COMMON = ("database", "kinds", "log_level")
+COMMON = ("database", "kinds", "log_level", "postgres_pooler", "postgres_listen_url")
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -81,11 +81,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     get = sub.add_parser("get", help="print a job as JSON")
     get.add_argument("id", metavar="ID", help="the id enqueue printed")
-    _add(get, "database", "log_level")
+    _add(get, "database", "log_level", "postgres_pooler")
     get.set_defaults(run=commands.run_get)
 
     migrate = sub.add_parser("migrate", help="bring the database's schema up to date")
-    _add(migrate, "database", "log_level")
+    _add(migrate, "database", "log_level", "postgres_pooler")
     migrate.set_defaults(run=commands.run_migrate)
     return parser
 

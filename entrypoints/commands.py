@@ -17,7 +17,7 @@ from jobtable.core import InvalidPayloadError, Runner, UnknownKindError
 from jobtable.entrypoints import config
 from jobtable.entrypoints.config import ConfigError
 from jobtable.entrypoints.follow import follow
-from jobtable.entrypoints.http.app import create_app
+from jobtable.entrypoints.http.app import create_app, package_version
 from jobtable.entrypoints.http_server import HttpServer
 from jobtable.entrypoints.wiring import (
     Store,
@@ -33,6 +33,8 @@ log = logging.getLogger("jobtable")
 
 EXIT_JOB_FAILED = 1
 EXIT_INTERRUPTED = 130
+STOP_NOW_WAIT = 5.0
+"""Seconds to wait for handlers once told to stop, after the grace period."""
 
 
 class CommandError(Exception):
@@ -56,11 +58,16 @@ def _open(args: argparse.Namespace, *, must_exist: bool = False) -> Store:
         "sqlite_busy_timeout",
         getattr(args, "sqlite_busy_timeout", str(config.DEFAULT_SQLITE_BUSY_TIMEOUT)),
     )
+    pooler = config.parse_choice(
+        "postgres_pooler", getattr(args, "postgres_pooler", None) or "none", ("none", "transaction")
+    )
     return open_store(
         args.database,
         synchronous=synchronous,
         busy_timeout_ms=max(1, round(busy_timeout * 1000)),
         now=SystemClock().now(),
+        pooler=pooler,
+        listen_url=getattr(args, "postgres_listen_url", None) or None,
     )
 
 
@@ -72,25 +79,51 @@ def _runner(args: argparse.Namespace, store: Store, workers: int = 1) -> Runner:
     return runner
 
 
-def _wait_for_signal() -> None:
-    """Block until SIGTERM or SIGINT."""
-    stop = threading.Event()
+class StopSignals:
+    """SIGTERM or SIGINT: the first asks for a graceful stop, a second for an immediate one."""
 
-    def on_signal(signum: int, frame: Any) -> None:
-        log.info("received %s; stopping", signal.Signals(signum).name)
-        stop.set()
+    def __init__(self) -> None:
+        self.graceful = threading.Event()
+        self.now = threading.Event()
 
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, on_signal)
-    while not stop.wait(1.0):
-        pass
+    def install(self) -> StopSignals:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, self._received)
+        return self
+
+    def _received(self, signum: int, frame: Any) -> None:
+        name = signal.Signals(signum).name
+        if self.graceful.is_set():
+            log.info("received %s again; telling running jobs to stop now", name)
+            self.now.set()
+        else:
+            log.info(
+                "received %s; taking no new jobs and letting running ones finish "
+                "(a second signal stops them now)",
+                name,
+            )
+            self.graceful.set()
+
+    def wait(self) -> None:
+        while not self.graceful.wait(1.0):
+            pass
 
 
-def _stop_runner(runner: Runner, deadline: float) -> None:
+def _stop_runner(runner: Runner, signals: StopSignals, deadline: float) -> None:
+    """Two phases: running jobs go on until ``deadline`` (or a second signal), then are told."""
     runner.stop()
-    if not runner.join(timeout=max(0.0, deadline - time.monotonic())):
+    while not signals.now.is_set():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        if runner.join(timeout=min(left, 0.1)):
+            return
+    log.warning("jobs still running at the end of the grace period; telling them to stop")
+    runner.stop_now()
+    if not runner.join(timeout=STOP_NOW_WAIT):
         log.warning(
-            "jobs still running at the end of the grace period; the next start marks them interrupted"
+            "jobs still running after being told to stop; they are settled by other "
+            "runners (or the next start) once this process is gone"
         )
 
 
@@ -103,6 +136,18 @@ def _start_runner(runner: Runner, store: Store) -> Watcher:
     watcher = store.watch(runner.notice_jobs_from_elsewhere)
     runner.start()
     return watcher
+
+
+def _log_start(command: str, args: argparse.Namespace, runner: Runner, workers: int) -> None:
+    log.info(
+        "jobtable %s %s: database=%s kinds=%s workers=%d runner=%s",
+        package_version(),
+        command,
+        redact(args.database),
+        ",".join(runner.kinds.names()),
+        workers,
+        runner.id,
+    )
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -122,14 +167,17 @@ def run_serve(args: argparse.Namespace) -> int:
                 f"cannot listen on {host}:{port}: {error.strerror or type(error).__name__}; "
                 "pick another --listen address"
             ) from None
+        signals = StopSignals().install()
         watcher = _start_runner(runner, store)
         server.start()
+        _log_start("serve", args, runner, workers)
         log.info("listening on http://%s:%d", *server.address)
-        _wait_for_signal()
+        signals.wait()
         deadline = time.monotonic() + grace
+        runner.stop()  # no new claims while requests drain
         server.stop(deadline=deadline)
+        _stop_runner(runner, signals, deadline)
         watcher.stop()
-        _stop_runner(runner, deadline)
     finally:
         store.close()
     log.info("stopped")
@@ -142,11 +190,12 @@ def run_worker(args: argparse.Namespace) -> int:
     store = _open(args)
     try:
         runner = _runner(args, store, workers)
+        signals = StopSignals().install()
         watcher = _start_runner(runner, store)
-        log.info("worker started with %d workers on %s", workers, redact(args.database))
-        _wait_for_signal()
+        _log_start("worker", args, runner, workers)
+        signals.wait()
+        _stop_runner(runner, signals, time.monotonic() + grace)
         watcher.stop()
-        _stop_runner(runner, time.monotonic() + grace)
     finally:
         store.close()
     log.info("stopped")

@@ -79,6 +79,21 @@ SETTINGS = {
         help="seconds a write waits while another process holds SQLite's write lock; "
         "past it, POST answers 503 and workers retry",
     ),
+    "postgres_pooler": Setting(
+        flag="--postgres-pooler",
+        env="JOBTABLE_POSTGRES_POOLER",
+        default="none",
+        help="none, or transaction when --database goes through PgBouncer in transaction mode "
+        "(no prepared statements; wakes need --postgres-listen-url or fall back to a look "
+        "every second)",
+    ),
+    "postgres_listen_url": Setting(
+        flag="--postgres-listen-url",
+        env="JOBTABLE_POSTGRES_LISTEN_URL",
+        default=None,
+        help="a direct postgresql:// URL to the same database, for LISTEN behind a "
+        "transaction pooler",
+    ),
     "http_threads": Setting(
         flag="--http-threads",
         env="JOBTABLE_HTTP_THREADS",

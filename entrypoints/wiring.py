@@ -8,6 +8,7 @@ import logging
 import os
 import secrets
 import stat
+import sys
 import traceback
 import urllib.parse
 from collections.abc import Callable
@@ -54,8 +55,12 @@ def open_store(
     synchronous: str,
     now: datetime.datetime,
     busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+    pooler: str = "none",
+    listen_url: str | None = None,
 ) -> Store:
     """Open the database and bring its schema up to date. Raises StoreError or ConfigError."""
+    if listen_url and not is_postgres_url(listen_url):
+        raise ConfigError("--postgres-listen-url must be a postgresql:// URL to the same database")
     if is_postgres_url(database):
         try:
             from jobtable.adapters.postgres import PostgresStore
@@ -63,7 +68,14 @@ def open_store(
             raise ConfigError(
                 "PostgreSQL needs psycopg: pip install 'jobtable[postgres]'"
             ) from None
-        return PostgresStore.open(database, now=now)
+        return PostgresStore.open(
+            database, now=now, pooler=pooler == "transaction", listen_url=listen_url
+        )
+    if pooler != "none" or listen_url:
+        raise ConfigError(
+            "--postgres-pooler and --postgres-listen-url apply to PostgreSQL only; "
+            "unset them for a SQLite --database"
+        )
     if os.path.isdir(database):
         raise ConfigError(f"--database {database!r} is a directory; give a file path")
     return SqliteStore.open(
@@ -72,16 +84,19 @@ def open_store(
 
 
 def load_kinds(runner: Runner, modules: tuple[str, ...]) -> None:
-    """Import each module and call its ``register(kinds)``."""
+    """Import each module and call its ``register(kinds)``.
+
+    Modules are found in the current directory first, as ``python -m`` finds
+    them: a console script's path holds only its own folder.
+    """
+    here = os.getcwd()
+    if modules and here not in sys.path and "" not in sys.path:
+        sys.path.insert(0, here)
     for name in modules:
         try:
             module = importlib.import_module(name)
         except Exception as error:
-            missing = isinstance(error, ModuleNotFoundError) and error.name == name
-            why = "it was not found" if missing else f"importing it raised {type(error).__name__}"
-            raise ConfigError(
-                f"--kinds: cannot import {name!r}: {why}; check the name and PYTHONPATH"
-            ) from None
+            raise ConfigError(f"--kinds: cannot import {name!r}: {_why_not(name, error)}") from None
         register = getattr(module, "register", None)
         if not callable(register):
             raise ConfigError(f"--kinds: module {name!r} has no register(kinds) function")
@@ -95,6 +110,22 @@ def load_kinds(runner: Runner, modules: tuple[str, ...]) -> None:
                 f"--kinds: {name}.register raised {type(error).__name__} "
                 f"at {os.path.basename(frame.filename)}:{frame.lineno}"
             ) from None
+
+
+def _why_not(name: str, error: Exception) -> str:
+    """Why a --kinds module did not import, naming the missing module; never the error's text."""
+    if isinstance(error, ModuleNotFoundError) and error.name:
+        if name == error.name or name.startswith(error.name + "."):
+            return (
+                f"no module {error.name!r} in the current directory or on PYTHONPATH; "
+                "check the name, and run jobtable from your project's folder"
+            )
+        return f"it imports {error.name!r}, which is not installed; install it"
+    frame = traceback.extract_tb(error.__traceback__)[-1]
+    return (
+        f"importing it raised {type(error).__name__} "
+        f"at {os.path.basename(frame.filename)}:{frame.lineno}"
+    )
 
 
 def token_path(database: str) -> str:

@@ -7,6 +7,11 @@ writer connection, where this process's own commits do not count, and calls
 ``on_change`` when another process committed. Without inotify it reads the
 version every 50 ms instead. Either way it also looks every second, and the
 workers themselves never poll the jobs table.
+
+Should anything go wrong while watching the files (or in the loop at all),
+the watcher says so once, lets the files go and polls from then on: a
+watcher thread that died would leave other processes' jobs waiting until
+some unrelated wake, with nothing in the log to say why.
 """
 
 from __future__ import annotations
@@ -40,10 +45,22 @@ class DataVersionWatcher:
         self._on_change = on_change
         self._log = logger or logging.getLogger("jobtable.sqlite")
         self._events = FileEvents.open(database_path) if database_path else None
-        self._interval = FALLBACK_INTERVAL if self._events else interval
+        self._events_lock = threading.Lock()
+        """Held to interrupt or close the file events, so ``stop`` never writes to a closed pipe."""
+        self._poll_interval = interval
+        self._fallback_interval = FALLBACK_INTERVAL
+        self._failed = False
         self._stop = threading.Event()
         self._seen: int | None = None
         self._thread = threading.Thread(target=self._watch, name="jobtable-watcher", daemon=True)
+
+    @property
+    def file_events(self) -> FileEvents | None:
+        """What the watcher sleeps on; None once it polls (no inotify, or after a failure)."""
+        return self._events
+
+    def is_alive(self) -> bool:
+        return self._thread.is_alive()
 
     def start(self) -> DataVersionWatcher:
         """Take the first reading now, then watch in a thread.
@@ -57,12 +74,15 @@ class DataVersionWatcher:
         return self
 
     def stop(self) -> None:
+        """End the thread, whether it sleeps on file events or polls, and release the files."""
         self._stop.set()
-        if self._events is not None:
-            self._events.interrupt()
-        self._thread.join(5.0)
-        if self._events is not None and not self._thread.is_alive():
-            self._events.close()
+        with self._events_lock:
+            if self._events is not None:
+                self._events.interrupt()
+        if self._thread.ident is not None:
+            self._thread.join(5.0)
+        if not self._thread.is_alive():  # else the thread releases them when it ends
+            self._close_events()
 
     def _read(self) -> int | None:
         try:
@@ -72,20 +92,59 @@ class DataVersionWatcher:
             return None
 
     def _sleep(self) -> None:
-        if self._events is None:
-            self._stop.wait(self._interval)
+        events = self._events
+        if events is None:
+            self._stop.wait(self._poll_interval)
         else:
-            self._events.wait(self._interval)
+            events.wait(self._fallback_interval)
             self._stop.wait(COALESCE)
 
     def _watch(self) -> None:
-        while True:
-            self._sleep()
-            if self._stop.is_set():
-                return
-            version = self._read()
-            if version is None:
-                continue
-            if self._seen is None or version != self._seen:
-                self._on_change()  # after a failed reading, look anyway: cheap and safe
-            self._seen = version
+        """Look until ``stop``: no error ends the thread, it only turns file events off."""
+        try:
+            while not self._stop.is_set():
+                try:
+                    self._look()
+                except Exception as error:
+                    self._fall_back_to_polling(error)
+        finally:
+            self._close_events()
+
+    def _look(self) -> None:
+        self._sleep()
+        if self._stop.is_set():
+            return
+        version = self._read()
+        if version is None:
+            return
+        if self._seen is None or version != self._seen:
+            self._on_change()  # after a failed reading, look anyway: cheap and safe
+        self._seen = version
+
+    def _fall_back_to_polling(self, error: Exception) -> None:
+        """Poll from now on, saying so once: a repeated failure must not flood the log.
+
+        Only the error's type is logged, never its text, which may quote
+        paths or data. Every later reading still compares versions, so a
+        commit made while the file events failed is noticed by the next poll.
+        """
+        self._close_events()
+        if self._failed:
+            self._log.debug(
+                "watching for other processes' jobs failed again (%s)", type(error).__name__
+            )
+            return
+        self._failed = True
+        self._log.warning(
+            "watching for other processes' jobs failed (%s): "
+            "polling the database every %.2fs from now on",
+            type(error).__name__,
+            self._poll_interval,
+        )
+
+    def _close_events(self) -> None:
+        """Close the file events, then forget them: ``file_events`` is None only once closed."""
+        with self._events_lock:
+            if self._events is not None:
+                self._events.close()
+                self._events = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 
 import pytest
 
@@ -190,7 +191,36 @@ def test_a_kinds_module_whose_register_fails_is_named(database, capsys, tmp_path
     assert "broken_kinds.register raised KeyError" in one_line(err)
     code, _, err = out_and_err(capsys, "enqueue", "noop", "--kinds", "bad_import",
                                "--database", database)  # fmt: skip
-    assert "cannot import 'bad_import': importing it raised ModuleNotFoundError" in one_line(err)
+    assert (
+        "cannot import 'bad_import': it imports 'no_such_dependency_here', which is not installed"
+        in one_line(err)
+    )
+    code, _, err = out_and_err(capsys, "enqueue", "noop", "--kinds", "no_such_app.jobs",
+                               "--database", database)  # fmt: skip
+    assert code == 2
+    assert "no module 'no_such_app' in the current directory or on PYTHONPATH" in one_line(err)
+
+
+def test_a_kinds_module_in_the_current_directory_is_found_without_pythonpath(
+    database, capsys, tmp_path, monkeypatch
+):
+    """As ``python -m`` and other job runners' CLIs do; a console script's path lacks it."""
+    project = tmp_path / "project"
+    (project / "myapp").mkdir(parents=True)
+    (project / "myapp" / "__init__.py").write_text("")
+    (project / "myapp" / "jobs.py").write_text(
+        "from jobtable.core.demo import register\n"  # any module with register(kinds)
+    )
+    monkeypatch.chdir(project)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(project))])
+    try:
+        code, out, _ = out_and_err(capsys, "enqueue", "countdown", '{"seconds": 1}',
+                                   "--kinds", "myapp.jobs", "--database", database)  # fmt: skip
+    finally:
+        for name in ("myapp.jobs", "myapp"):
+            sys.modules.pop(name, None)
+    assert code == 0
+    assert len(out.strip()) == 36  # the job's id
 
 
 @pytest.mark.parametrize("command", ["serve", "worker", "migrate", "enqueue", "get"])
