@@ -25,6 +25,7 @@ from jobtable.core.clock import Clock
 from jobtable.core.codes import INTERRUPTED
 from jobtable.core.jobs import Claim
 from jobtable.core.liveness import (
+    CHECK_INTERVAL,
     CHECK_TIMEOUT,
     SWEEP_INTERVAL,
     DeathJudge,
@@ -182,8 +183,11 @@ class LivenessKeeper:
 
     def _check_once(self) -> None:
         sent = self._clock.monotonic()
+        # A check never runs past the handlers' deadline: the loop must be back to enforce it.
+        deadline = self._own.handler_deadline()
+        timeout = CHECK_TIMEOUT if deadline is None else min(CHECK_TIMEOUT, deadline - sent)
         try:
-            held = self._store.confirm_liveness(self._id, timeout=CHECK_TIMEOUT)
+            held = self._store.confirm_liveness(self._id, timeout=max(timeout, CHECK_INTERVAL))
         except Exception as error:
             self._check_streak.failed(error, sent)
             return
