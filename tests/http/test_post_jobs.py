@@ -120,6 +120,17 @@ def test_an_invalid_payload_message_never_echoes_a_submitted_value(draft_system,
     assert secret not in result.text
 
 
+def test_a_payload_with_a_lone_surrogate_is_refused_and_every_job_stays_readable(
+    draft_system, client
+):
+    """JSON may escape a lone surrogate; no UTF-8 answer could carry it back, so it is refused."""
+    result = post(client, '{"kind": "order", "payload": {"quantity": 1, "note": "\\udcff"}}')
+    assert result.status_code == 400
+    assert result.json["error"]["code"] == "invalid_payload"
+    assert "lone surrogate @ $.note" in result.json["error"]["message"]
+    assert jobs_stored(draft_system) == 0
+
+
 @pytest.mark.parametrize(
     "content_type",
     [None, "text/plain", "application/x-www-form-urlencoded", "application/jsonx", "multipart/form-data"],
