@@ -229,3 +229,13 @@ def test_every_command_has_help_naming_its_environment_variables(capsys, command
         main([command, "--help"])
     assert exit_.value.code == 0
     assert "JOBTABLE_DATABASE" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", ["serve", "worker"])
+def test_sqlite_durability_is_full_unless_asked_otherwise(command, monkeypatch):
+    from jobtable.entrypoints.cli import build_parser
+
+    monkeypatch.delenv("JOBTABLE_SQLITE_SYNCHRONOUS", raising=False)
+    assert build_parser().parse_args([command]).sqlite_synchronous == "full"
+    monkeypatch.setenv("JOBTABLE_SQLITE_SYNCHRONOUS", "normal")
+    assert build_parser().parse_args([command]).sqlite_synchronous == "normal"

@@ -177,3 +177,27 @@ def test_stores_opened_with_the_schema_in_the_url_or_as_an_argument_share_one_ch
             listener.stop()
             by_argument.close()
             by_url.close()
+
+
+def test_a_claim_passes_by_a_job_another_transaction_holds_locked():
+    """SKIP LOCKED: a claimer never waits behind another's lock; it takes the next job."""
+    import psycopg
+
+    from jobtable.core import NewJob
+    from tests.support.threads import run_in_threads
+
+    with fresh_schema() as (url, schema):
+        store = open_store(url, schema)
+        try:
+            for job_id in ("job-1", "job-2"):
+                store.create(NewJob(id=job_id, kind="noop", payload="{}"), now=NOW)
+            with psycopg.connect(url, options=f"-c search_path={schema}") as holder:
+                holder.execute("SELECT id FROM jobs WHERE id = 'job-1' FOR UPDATE")  # held open
+                claimed = []
+                run_in_threads(
+                    [lambda: claimed.append(store.claim_next(runner_id="r", now=NOW))], within=10
+                )
+                holder.rollback()
+            assert [job.id for job in claimed] == ["job-2"]
+        finally:
+            store.close()

@@ -61,6 +61,15 @@ def test_synchronous_is_full_by_default_and_normal_is_selectable(db_path, mode, 
     assert Connections(str(db_path)).synchronous == "full"
 
 
+def test_a_store_opened_with_no_durability_setting_syncs_fully(db_path):
+    store = SqliteStore.open(db_path, now=NOW)
+    try:
+        with store._db.writer() as conn:
+            assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+    finally:
+        store.close()
+
+
 def test_an_unknown_synchronous_mode_is_refused(db_path):
     with pytest.raises(ValueError, match="full, normal"):
         Connections(str(db_path), synchronous="off")
