@@ -100,7 +100,14 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'jobtable' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    try:
+        value = getattr(importlib.import_module(module), name)
+    except ModuleNotFoundError as missing:
+        if name == "PostgresStore" and missing.name and missing.name.startswith("psycopg"):
+            raise ImportError(
+                "PostgresStore needs psycopg: pip install 'jobtable[postgres]'"
+            ) from None
+        raise
     globals()[name] = value
     return value
 

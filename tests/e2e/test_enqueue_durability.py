@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from tests.support.databases import query
+from tests.support.seeds import chosen_seed
 
 pytestmark = pytest.mark.e2e
 ROUNDS = 3
@@ -40,7 +41,7 @@ def post_until_refused(base_url: str, token: str, accepted: list[str], stop: thr
 
 
 def test_every_acknowledged_post_survives_kill_9_of_serve(database, tmp_path, serve_processes):
-    chance = random.Random()
+    chance = random.Random(chosen_seed("enqueue durability"))
     accepted: list[str] = []
     env = {"JOBTABLE_DATABASE": database, "JOBTABLE_API_TOKEN": "durability-token"}
     for _ in range(ROUNDS):

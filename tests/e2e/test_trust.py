@@ -21,6 +21,7 @@ from tests.e2e.conftest import wait_until
 from tests.e2e.processes import enqueue, start_worker, stop, wait_for_start
 from tests.e2e.trust_kinds import read_ledger, register
 from tests.support.databases import query
+from tests.support.seeds import chosen_seed
 
 pytestmark = pytest.mark.e2e
 
@@ -55,9 +56,7 @@ def ledger(tmp_path) -> dict[str, str]:
 def test_runners_whose_locks_are_taken_again_and_again_run_every_job_once(
     database, tmp_path, ledger
 ):
-    seed = int(os.environ.get("JOBTABLE_TEST_SEED", random.randrange(1 << 30)))
-    print(f"seed {seed}")
-    chance = random.Random(seed)
+    chance = random.Random(chosen_seed("this test"))
     ids = enqueue(database, "ledgered", [{"ms": chance.randint(20, 300)} for _ in range(150)],
                   register=register)  # fmt: skip
     logs = [tmp_path / f"runner-{n}.log" for n in range(2)]

@@ -7,7 +7,6 @@ claim is either run or given back untouched. Real stores, the real clock.
 
 from __future__ import annotations
 
-import os
 import random
 import threading
 import time
@@ -18,6 +17,7 @@ import pytest
 
 from jobtable.adapters.system_clock import SystemClock
 from jobtable.core import JobContext, Runner, Status
+from tests.support.seeds import chosen_seed
 from tests.support.stores import open_store
 from tests.unit.kinds_for_tests import CountPayload, CountResult
 
@@ -26,9 +26,7 @@ ROUNDS = 6
 
 @pytest.mark.parametrize("engine", ["sqlite", "postgres"])
 def test_stops_at_random_moments_abandon_no_job_and_run_none_twice(engine, tmp_path):
-    seed = int(os.environ.get("JOBTABLE_TEST_SEED", random.randrange(1 << 30)))
-    print(f"seed {seed}")
-    chance = random.Random(seed)
+    chance = random.Random(chosen_seed("this test"))
     runs: Counter[str] = Counter()
     guard = threading.Lock()
 

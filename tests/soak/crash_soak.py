@@ -38,6 +38,7 @@ from jobtable.core import Runner
 from jobtable.entrypoints.wiring import open_store
 from tests.soak.soak_kinds import register
 from tests.support.databases import connect, database_for, query
+from tests.support.seeds import chosen_seed
 
 REPO = Path(__file__).resolve().parents[2]
 JOBTABLE = str(Path(sys.executable).with_name("jobtable"))
@@ -174,6 +175,7 @@ def wait_for(condition, within: float) -> float | None:
 def soak(
     database: str, engine: str, seconds: float, workdir: Path, seed: int | None = None
 ) -> Verdict:
+    seed = chosen_seed(f"crash soak ({engine})", seed)
     chance = random.Random(seed)  # durations and kill moments, not secrets
     verdict = Verdict(engine=engine, seconds=seconds)
     store = open_store(database, synchronous="full", now=SystemClock().now())

@@ -27,6 +27,7 @@ import attrs
 
 from tests.e2e.conftest import ServeProcess
 from tests.support.databases import database_for, query
+from tests.support.seeds import chosen_seed
 
 GRACE = 10.0
 TOKEN = "load-test-token"
@@ -61,9 +62,9 @@ def rss_kib(pid: int) -> int:
 
 
 def client(
-    base_url: str, tally: Tally, stop: threading.Event, *, stopping: threading.Event
+    base_url: str, tally: Tally, stop: threading.Event, *, stopping: threading.Event, seed: int
 ) -> None:
-    chance = random.Random()
+    chance = random.Random(seed)
     address = urlsplit(base_url)
     conn = http.client.HTTPConnection(address.hostname, address.port, timeout=30)
     headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
@@ -112,11 +113,18 @@ def client(
 
 
 def run_clients(
-    base_url: str, clients: int, tally: Tally, stop: threading.Event, stopping: threading.Event
+    base_url: str,
+    clients: int,
+    tally: Tally,
+    stop: threading.Event,
+    stopping: threading.Event,
+    *,
+    seed: int,
 ) -> list[threading.Thread]:
     threads = [
-        threading.Thread(target=client, args=(base_url, tally, stop), kwargs={"stopping": stopping}, daemon=True)
-        for _ in range(clients)
+        threading.Thread(target=client, args=(base_url, tally, stop),
+                         kwargs={"stopping": stopping, "seed": seed + n}, daemon=True)
+        for n in range(clients)
     ]  # fmt: skip
     for thread in threads:
         thread.start()
@@ -173,14 +181,17 @@ class LoadReport:
         return lines
 
 
-def load(engine: str, database: str, seconds: float, clients: int) -> LoadReport:
+def load(
+    engine: str, database: str, seconds: float, clients: int, *, seed: int | None = None
+) -> LoadReport:
+    seed = chosen_seed(f"http load ({engine})", seed)
     env = {"JOBTABLE_API_TOKEN": TOKEN, "JOBTABLE_DATABASE": database}
     server = ServeProcess(
         Path(database) if engine == "sqlite" else database, "--grace", str(GRACE), env=env
     )  # type: ignore[arg-type]
     try:
         tally, stop, never = Tally(), threading.Event(), threading.Event()
-        threads = run_clients(server.base_url, clients, tally, stop, never)
+        threads = run_clients(server.base_url, clients, tally, stop, never, seed=seed)
         stop.wait(seconds / 10)  # the warm-up's length, not a wait for a result
         rss_after_warmup = rss_kib(server.process.pid)
         stop.wait(seconds * 9 / 10)
@@ -192,7 +203,7 @@ def load(engine: str, database: str, seconds: float, clients: int) -> LoadReport
         stop_tally, stop_again, stopping = Tally(), threading.Event(), threading.Event()
         stop_tally.accepted = list(tally.accepted[-100:])  # GETs of known jobs from the start
         known = len(stop_tally.accepted)
-        threads = run_clients(server.base_url, clients, stop_tally, stop_again, stopping)
+        threads = run_clients(server.base_url, clients, stop_tally, stop_again, stopping, seed=seed)
         stop_again.wait(1.0)  # SIGTERM lands a second into the load
         stopping.set()
         signalled = time.monotonic()
@@ -228,12 +239,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--engine", choices=["sqlite", "postgres"], default="sqlite")
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--seed", type=int, default=None)
     args = parser.parse_args(argv)
     import tempfile
 
     workdir = Path(tempfile.mkdtemp(prefix="jobtable-load-"))
     with database_for(args.engine, workdir) as database:
-        report = load(args.engine, database, args.seconds, args.clients)
+        report = load(args.engine, database, args.seconds, args.clients, seed=args.seed)
     print("\n".join(report.lines()))
     return 0 if report.passed else 1
 

@@ -1,0 +1,136 @@
+"""The README's shell blocks, pasted in order into fresh shells, as a new user would.
+
+A copy of the repository (what git tracks, no virtual environment) gets the
+quickstart as written: a new ``.venv``, an editable install, ``jobtable
+serve``. Then, each in a new shell in that folder, the other blocks: the
+countdown, the user guide's commands (with the README's example kind and a
+worker for it, as the guide says), and the HTTP calls. Every command must
+exist and do what the README says; only the port is moved off 8080
+(``JOBTABLE_LISTEN``), in case something else on the machine holds it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import REPO, wait_until
+from tests.integration.test_readme import examples
+
+pytestmark = pytest.mark.e2e
+README = (REPO / "README.md").read_text(encoding="utf-8")
+BLOCK = re.compile(r"<!-- readme-shell: (\S+) -->\n```sh\n(.*?)```", re.DOTALL)
+
+
+def blocks() -> dict[str, str]:
+    return dict(BLOCK.findall(README))
+
+
+def copy_of_the_repository(into: Path) -> Path:
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO, capture_output=True, check=True,
+    ).stdout.decode().split("\0")  # fmt: skip
+    for name in filter(None, listed):
+        source, target = REPO / name, into / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_symlink():
+            target.symlink_to(os.readlink(source))
+        elif source.is_file():
+            shutil.copy2(source, target)
+    return into
+
+
+def shell(script: str, folder: Path, env: dict[str, str], **options) -> subprocess.Popen:
+    return subprocess.Popen(["bash", "-c", script], cwd=folder, env=env, text=True, **options)
+
+
+def run_block(
+    name: str, folder: Path, env: dict[str, str], *, before: str = "", port: int = 8080
+) -> subprocess.CompletedProcess:
+    """A block in a new shell (after ``before``: what that shell ran already), on ``port``."""
+    script = before + blocks()[name].replace("localhost:8080", f"localhost:{port}")
+    return subprocess.run(
+        ["bash", "-c", script], cwd=folder, env=env, text=True,
+        capture_output=True, timeout=120, check=False,
+    )  # fmt: skip
+
+
+def last_line_per_job(output: str) -> list[dict]:
+    """The last JSON line printed for each job, in the order the jobs first appeared."""
+    last: dict[str, dict] = {}
+    for line in output.splitlines():
+        if line.startswith("{"):
+            job = json.loads(line)
+            last[job["id"]] = job
+    return list(last.values())
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_the_readme_has_its_shell_blocks():
+    assert set(blocks()) == {"quickstart", "countdown", "user-guide", "http"}
+
+
+def test_the_readme_pasted_in_order_into_fresh_shells_works(tmp_path):
+    folder = copy_of_the_repository(tmp_path / "jobtable")
+    port = free_port()
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "JOBTABLE_LISTEN": f"127.0.0.1:{port}",
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    }
+    started: list[subprocess.Popen] = []
+    try:
+        serve_log = (tmp_path / "serve.log").open("w")
+        started.append(shell(blocks()["quickstart"], folder, env, stdout=serve_log,
+                             stderr=subprocess.STDOUT, start_new_session=True))  # fmt: skip
+        wait_until(lambda: f"listening on http://127.0.0.1:{port}" in
+                   (tmp_path / "serve.log").read_text(), within=300, what="the quickstart serving")  # fmt: skip
+
+        countdown = run_block("countdown", folder, env)
+        assert "command not found" not in countdown.stderr, countdown.stderr
+        assert countdown.returncode == 1, countdown.stdout + countdown.stderr  # as the README says
+        first, second = last_line_per_job(countdown.stdout)
+        assert (first["status"], first["result"]) == ("succeeded", {"remaining": 0, "counted": 5})
+        assert (second["status"], second["error"]) == ("failed", "negative_seconds")
+
+        (folder / "myapp").mkdir()
+        (folder / "myapp" / "__init__.py").write_text("")
+        (folder / "myapp" / "jobs.py").write_text(examples()["myapp/jobs.py"])
+        worker_log = (tmp_path / "worker.log").open("w")
+        started.append(shell(". .venv/bin/activate && jobtable worker --kinds myapp.jobs", folder,
+                             env, stderr=worker_log, start_new_session=True))  # fmt: skip
+        wait_until(lambda: " worker: database=" in (tmp_path / "worker.log").read_text(),
+                   within=60, what="the worker starting")  # fmt: skip
+
+        # The shell the countdown ran in: its venv active.
+        guide = run_block("user-guide", folder, env, before=". .venv/bin/activate\n")
+        assert guide.returncode == 0, guide.stderr
+        waited, got = last_line_per_job(guide.stdout)
+        assert (waited["status"], waited["result"]) == ("succeeded", {"done": 3})
+        assert got["kind"] == "count"  # jobtable get "$ID"
+
+        http = run_block("http", folder, env, port=port)
+        assert http.returncode == 0, http.stderr
+        assert "HTTP/1.1 202 Accepted" in http.stdout
+        assert '"kind":"countdown"' in http.stdout.splitlines()[-1]
+    finally:
+        for process in started:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+                process.wait(60)
