@@ -88,8 +88,12 @@ class FaultyStore:
     def create(self, job: NewJob, *, now: datetime.datetime) -> None:
         self._call("create", lambda: self.inner.create(job, now=now))
 
-    def claim_next(self, *, runner_id: str, now: datetime.datetime) -> ClaimedJob | None:
-        return self._call("claim", lambda: self.inner.claim_next(runner_id=runner_id, now=now))
+    def claim_next(
+        self, *, runner_id: str, now: datetime.datetime, kinds: Collection[str] | None = None
+    ) -> ClaimedJob | None:
+        return self._call(
+            "claim", lambda: self.inner.claim_next(runner_id=runner_id, now=now, kinds=kinds)
+        )
 
     def publish(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
         return self._call("publish", lambda: self.inner.publish(claim, result=result, now=now))
@@ -101,11 +105,19 @@ class FaultyStore:
         return self._call("fail", lambda: self.inner.fail(claim, code=code, now=now))
 
     def finish_and_claim_next(
-        self, claim: Claim, outcome: Succeed | Fail, *, runner_id: str, now: datetime.datetime
+        self,
+        claim: Claim,
+        outcome: Succeed | Fail,
+        *,
+        runner_id: str,
+        now: datetime.datetime,
+        kinds: Collection[str] | None = None,
     ) -> tuple[bool, ClaimedJob | None]:
         return self._call(
             "succeed" if isinstance(outcome, Succeed) else "fail",
-            lambda: self.inner.finish_and_claim_next(claim, outcome, runner_id=runner_id, now=now),
+            lambda: self.inner.finish_and_claim_next(
+                claim, outcome, runner_id=runner_id, now=now, kinds=kinds
+            ),
         )
 
     def interrupt(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:

@@ -86,12 +86,14 @@ class MemoryStore:
             )
             heapq.heappush(self._queued, job.id)
 
-    def claim_next(self, *, runner_id: str, now: datetime.datetime) -> ClaimedJob | None:
+    def claim_next(
+        self, *, runner_id: str, now: datetime.datetime, kinds: Collection[str] | None = None
+    ) -> ClaimedJob | None:
         stamp = _stamp(now)
         with self._lock:
-            if not self._queued:
+            row = self._pop_oldest(kinds)
+            if row is None:
                 return None
-            row = self._rows[heapq.heappop(self._queued)]
             row.status = Status.RUNNING
             row.started_at = row.updated_at = stamp
             row.claimed_by = runner_id
@@ -128,15 +130,37 @@ class MemoryStore:
             row.finished_at = row.updated_at = _stamp(now)
             return True
 
+    def _pop_oldest(self, kinds: Collection[str] | None) -> _Row | None:
+        """The oldest queued row of ``kinds`` off the heap; rows of other kinds stay queued."""
+        passed: list[str] = []
+        found = None
+        while self._queued:
+            row = self._rows[heapq.heappop(self._queued)]
+            if row.status is not Status.QUEUED:
+                continue  # a stale heap entry
+            if kinds is None or row.kind in kinds:
+                found = row
+                break
+            passed.append(row.id)
+        for job_id in passed:
+            heapq.heappush(self._queued, job_id)
+        return found
+
     def finish_and_claim_next(
-        self, claim: Claim, outcome: Succeed | Fail, *, runner_id: str, now: datetime.datetime
+        self,
+        claim: Claim,
+        outcome: Succeed | Fail,
+        *,
+        runner_id: str,
+        now: datetime.datetime,
+        kinds: Collection[str] | None = None,
     ) -> tuple[bool, ClaimedJob | None]:
         with self._lock:
             if isinstance(outcome, Succeed):
                 held = self.succeed(claim, result=outcome.result, now=now)
             else:
                 held = self.fail(claim, code=outcome.code, now=now)
-            return held, self.claim_next(runner_id=runner_id, now=now)
+            return held, self.claim_next(runner_id=runner_id, now=now, kinds=kinds)
 
     def interrupt(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
         with self._lock:

@@ -32,11 +32,15 @@ class JobStore(Protocol):
         """
         ...
 
-    def claim_next(self, *, runner_id: str, now: datetime.datetime) -> ClaimedJob | None:
+    def claim_next(
+        self, *, runner_id: str, now: datetime.datetime, kinds: Collection[str] | None = None
+    ) -> ClaimedJob | None:
         """Atomically mark the oldest queued job running under ``runner_id`` and return it.
 
-        The job's attempt number goes up by one and is part of the returned
-        claim. Returns None when no job is queued. Two callers, in any
+        Only a job of one of ``kinds`` (None: any kind): a runner claims only
+        what it can run, and a job of a kind nobody registered waits. The
+        job's attempt number goes up by one and is part of the returned
+        claim. Returns None when no such job is queued. Two callers, in any
         threads or processes, never claim the same job.
         """
         ...
@@ -61,7 +65,13 @@ class JobStore(Protocol):
         ...
 
     def finish_and_claim_next(
-        self, claim: Claim, outcome: Succeed | Fail, *, runner_id: str, now: datetime.datetime
+        self,
+        claim: Claim,
+        outcome: Succeed | Fail,
+        *,
+        runner_id: str,
+        now: datetime.datetime,
+        kinds: Collection[str] | None = None,
     ) -> tuple[bool, ClaimedJob | None]:
         """Record ``outcome`` as ``succeed`` or ``fail`` would, then claim the next job, atomically.
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from jobtable.core.backoff import CLAIM_RETRY_MAXIMUM, next_claim_retry_delay
 from jobtable.core.clock import Clock
@@ -50,7 +50,13 @@ class OutcomeRecorder:
         self._pause = threading.Condition()  # only for timed waits between retries
 
     def record(
-        self, claimed: ClaimedJob, decision: Decision, *, runner_id: str, claim_next: bool
+        self,
+        claimed: ClaimedJob,
+        decision: Decision,
+        *,
+        runner_id: str,
+        claim_next: bool,
+        kinds: Collection[str] | None = None,
     ) -> ClaimedJob | None:
         """Log and store ``decision``; with ``claim_next``, also claim and return the next job.
 
@@ -70,7 +76,11 @@ class OutcomeRecorder:
             if claim_next:
                 assert not isinstance(decision, Interrupted)
                 held, next_job = self._store.finish_and_claim_next(
-                    claimed.claim, decision, runner_id=runner_id, now=self._clock.now()
+                    claimed.claim,
+                    decision,
+                    runner_id=runner_id,
+                    now=self._clock.now(),
+                    kinds=kinds,
                 )
             else:
                 held = self._finish(claimed.claim, decision)

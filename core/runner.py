@@ -92,6 +92,7 @@ class Runner:
         self._finished = False
         self._live_workers = 0
         self._attempts = Attempts(workers)
+        self._kinds: frozenset[str] = frozenset()  # what this runner claims: set at start
         self._keeper = LivenessKeeper(
             store,
             clock,
@@ -119,6 +120,7 @@ class Runner:
                 raise RunnerStateError("the runner has already started")
             self._started = True
         self.kinds.freeze()
+        self._kinds = frozenset(self.kinds.names())
         info = RunnerInfo(
             id=self.id,
             host=self._host,
@@ -245,14 +247,19 @@ class Runner:
             if self._started:
                 raise RunnerStateError("drain runs jobs without workers; the runner has started")
         self.kinds.freeze()
+        self._kinds = frozenset(self.kinds.names())
         finished: list[Job] = []
-        claimed = self._store.claim_next(runner_id=self.id, now=self._clock.now())
+        claimed = self._store.claim_next(
+            runner_id=self.id, now=self._clock.now(), kinds=self._kinds
+        )
         while claimed is not None:
             following = self._run(0, claimed)
             job = self._store.get(claimed.id)
             if job is not None:
                 finished.append(job)
-            claimed = following or self._store.claim_next(runner_id=self.id, now=self._clock.now())
+            claimed = following or self._store.claim_next(
+                runner_id=self.id, now=self._clock.now(), kinds=self._kinds
+            )
         return finished
 
     def _enqueue_encoded(self, spec: KindSpec, payload: str) -> str:
@@ -310,7 +317,9 @@ class Runner:
                 self._wait_for_liveness()
                 continue
             try:
-                claimed = self._store.claim_next(runner_id=self.id, now=self._clock.now())
+                claimed = self._store.claim_next(
+                    runner_id=self.id, now=self._clock.now(), kinds=self._kinds
+                )
             except Exception as error:
                 retry_delay = next_claim_retry_delay(retry_delay)
                 # A blip that the backoff rides out is a warning; an outage
@@ -394,7 +403,7 @@ class Runner:
                 decision = run_handler(spec, claimed.payload, context, self._converter)
             claim_next = not self._stopping and self._keeper.may_claim()
             return self._recorder.record(
-                claimed, decision, runner_id=self.id, claim_next=claim_next
+                claimed, decision, runner_id=self.id, claim_next=claim_next, kinds=self._kinds
             )
         finally:
             self._attempts.end(number)

@@ -93,6 +93,12 @@ _RUNNERS = _query("runners")
 _GET = _query("get_job")
 _NOTIFY = "SELECT pg_notify(%(channel)s, '')"
 
+
+def _kinds(kinds: Collection[str] | None) -> list[str] | None:
+    """The kinds a claim may take, as the text[] the claim query reads (None: any)."""
+    return None if kinds is None else sorted(kinds)
+
+
 _open_stores: weakref.WeakSet[PostgresStore] = weakref.WeakSet()
 
 
@@ -242,20 +248,30 @@ class PostgresStore:
             connect_timeout=int(CONNECT_TIMEOUT),
         )
 
-    def claim_next(self, *, runner_id: str, now: datetime.datetime) -> ClaimedJob | None:
+    def claim_next(
+        self, *, runner_id: str, now: datetime.datetime, kinds: Collection[str] | None = None
+    ) -> ClaimedJob | None:
+        params = {"runner_id": runner_id, "now": now, "kinds": _kinds(kinds)}
         with translated(), self._pool.connection() as conn:
-            row = conn.execute(_CLAIM, {"runner_id": runner_id, "now": now}).fetchone()
+            row = conn.execute(_CLAIM, params).fetchone()
         return claimed(row, runner_id)
 
     def finish_and_claim_next(
-        self, claim: Claim, outcome: Succeed | Fail, *, runner_id: str, now: datetime.datetime
+        self,
+        claim: Claim,
+        outcome: Succeed | Fail,
+        *,
+        runner_id: str,
+        now: datetime.datetime,
+        kinds: Collection[str] | None = None,
     ) -> tuple[bool, ClaimedJob | None]:
         finish_sql, finish = finish_parameters(
             claim, outcome, now, succeed_sql=_SUCCEED, fail_sql=_FAIL
         )
         with translated(), self._pool.connection() as conn:
             held = conn.execute(finish_sql, finish).rowcount == 1
-            row = conn.execute(_CLAIM, {"runner_id": runner_id, "now": now}).fetchone()
+            next_claim = {"runner_id": runner_id, "now": now, "kinds": _kinds(kinds)}
+            row = conn.execute(_CLAIM, next_claim).fetchone()
         return held, claimed(row, runner_id)
 
     def publish(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime
 import importlib.resources
+import json
 import os
 import sqlite3
 import time
@@ -69,6 +70,11 @@ _GET = _query("get_job")
 
 def _stamp(now: datetime.datetime) -> str:
     return now.astimezone(datetime.UTC).isoformat(timespec="microseconds")
+
+
+def _kinds(kinds: Collection[str] | None) -> str | None:
+    """The kinds a claim may take, as the JSON array the claim query reads (None: any)."""
+    return None if kinds is None else json.dumps(sorted(kinds))
 
 
 def _parse_stamp(text: Any) -> datetime.datetime:
@@ -146,20 +152,28 @@ class SqliteStore:
         with translated():
             self._db.write(lambda conn: conn.execute(_CREATE, params))
 
-    def claim_next(self, *, runner_id: str, now: datetime.datetime) -> ClaimedJob | None:
-        params = {"runner_id": runner_id, "now": _stamp(now)}
+    def claim_next(
+        self, *, runner_id: str, now: datetime.datetime, kinds: Collection[str] | None = None
+    ) -> ClaimedJob | None:
+        params = {"runner_id": runner_id, "now": _stamp(now), "kinds": _kinds(kinds)}
         with translated():
             row = self._db.write(lambda conn: conn.execute(_CLAIM, params).fetchone())
         return claimed(row, runner_id)
 
     def finish_and_claim_next(
-        self, claim: Claim, outcome: Succeed | Fail, *, runner_id: str, now: datetime.datetime
+        self,
+        claim: Claim,
+        outcome: Succeed | Fail,
+        *,
+        runner_id: str,
+        now: datetime.datetime,
+        kinds: Collection[str] | None = None,
     ) -> tuple[bool, ClaimedJob | None]:
         stamp = _stamp(now)
         finish_sql, finish = finish_parameters(
             claim, outcome, stamp, succeed_sql=_SUCCEED, fail_sql=_FAIL
         )
-        next_claim = {"runner_id": runner_id, "now": stamp}
+        next_claim = {"runner_id": runner_id, "now": stamp, "kinds": _kinds(kinds)}
 
         def work(conn: sqlite3.Connection) -> tuple[bool, Any]:
             held = conn.execute(finish_sql, finish).rowcount == 1

@@ -9,6 +9,7 @@ import pytest
 
 from jobtable.core import Claim, DeadRunner, LockState, NewJob, RunnerInfo, Status
 from jobtable.core.ids import JobIdGenerator
+from jobtable.core.outcome import Succeed
 from tests.support.harness import as_datetime
 from tests.support.stores import break_lock
 from tests.support.threads import run_in_threads
@@ -369,3 +370,17 @@ def test_a_created_job_keeps_its_attempt_budget(store):
     if not hasattr(store, "row"):
         pytest.skip("this store shows no raw rows")
     assert store.row(job_id)["max_attempts"] == 4
+
+
+def test_a_claim_takes_only_the_kinds_it_is_given(store):
+    other = queue(store, kind="mail")
+    mine = queue(store, kind="count")
+    assert store.claim_next(runner_id=RUNNER, now=T0, kinds=("count", "noop")).id == mine
+    assert store.claim_next(runner_id=RUNNER, now=T0, kinds=("count",)) is None
+    assert store.get(other).status is Status.QUEUED
+    held, claimed = store.finish_and_claim_next(
+        store.running_claims(RUNNER)[0], Succeed(result="{}"), runner_id=RUNNER, now=T0,
+        kinds=("noop",),
+    )  # fmt: skip
+    assert (held, claimed) == (True, None)
+    assert store.claim_next(runner_id=RUNNER, now=T0, kinds=("mail",)).id == other

@@ -75,9 +75,11 @@ def test_an_unknown_synchronous_mode_is_refused(db_path):
         Connections(str(db_path), synchronous="off")
 
 
-def test_the_claim_reads_the_partial_index_on_queued_jobs(store, db_path):
+@pytest.mark.parametrize("kinds", [None, '["count", "noop"]'])
+def test_the_claim_reads_the_partial_index_on_queued_jobs(store, db_path, kinds):
     conn = sqlite3.connect(db_path)
-    plan = conn.execute("EXPLAIN QUERY PLAN " + _CLAIM, {"now": "x", "runner_id": "r"}).fetchall()
+    parameters = {"now": "x", "runner_id": "r", "kinds": kinds}
+    plan = conn.execute("EXPLAIN QUERY PLAN " + _CLAIM, parameters).fetchall()
     conn.close()
     details = [row[-1] for row in plan]
     assert "SCAN jobs USING INDEX jobs_queued" in details, details

@@ -40,7 +40,9 @@ class ObservedStore:
     def create(self, job: NewJob, *, now: datetime.datetime) -> None:
         self._after(lambda: self.inner.create(job, now=now))
 
-    def claim_next(self, *, runner_id: str, now: datetime.datetime) -> ClaimedJob | None:
+    def claim_next(
+        self, *, runner_id: str, now: datetime.datetime, kinds=None
+    ) -> ClaimedJob | None:
         with self.changed:
             self.claims += 1
             fault = self.claim_faults.pop(0) if self.claim_faults else None
@@ -48,7 +50,7 @@ class ObservedStore:
             self._notify()
             raise fault
         claimed: ClaimedJob | None = self._after(
-            lambda: self.inner.claim_next(runner_id=runner_id, now=now)
+            lambda: self.inner.claim_next(runner_id=runner_id, now=now, kinds=kinds)
         )
         with self.changed:
             lose = claimed is not None and self.lost_claims > 0
@@ -75,10 +77,12 @@ class ObservedStore:
         self._finish_fault()
         return bool(self._after(lambda: self.inner.fail(claim, code=code, now=now)))
 
-    def finish_and_claim_next(self, claim, outcome, *, runner_id, now):
+    def finish_and_claim_next(self, claim, outcome, *, runner_id, now, kinds=None):
         self._finish_fault()
         return self._after(
-            lambda: self.inner.finish_and_claim_next(claim, outcome, runner_id=runner_id, now=now)
+            lambda: self.inner.finish_and_claim_next(
+                claim, outcome, runner_id=runner_id, now=now, kinds=kinds
+            )
         )
 
     def interrupt(self, claim, *, code, now):

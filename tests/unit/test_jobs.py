@@ -13,7 +13,6 @@ import pytest
 from jobtable.core import (
     INTERNAL_ERROR,
     INTERRUPTED,
-    UNKNOWN_KIND,
     Failure,
     JobContext,
     NewJob,
@@ -236,14 +235,23 @@ def test_the_worker_pool_is_bounded(make_system):
     assert peak == 2
 
 
-def test_a_job_whose_kind_has_no_handler_fails_unknown_kind(make_system):
+def test_a_job_of_a_kind_a_runner_does_not_run_waits_for_one_that_does(make_system):
+    """Round 2 (DESIGN.md): a runner claims only the kinds it registered; the reference failed
+    such a job ``unknown_kind``, which a deploy that adds a kind to one process at a time hits."""
     old = make_system()
     retired = old.kinds.register("retired", count, payload=CountPayload)
-    job_id = retired.enqueue(CountPayload())  # never started
+    job_id = retired.enqueue(CountPayload(steps=2))  # this runner never starts
 
-    system = make_system().start()
-    job = system.wait_for(job_id)
-    assert (job.status, job.error) == (Status.FAILED, UNKNOWN_KIND)
+    other = make_system()
+    other.kinds.register("count", count, payload=CountPayload)
+    other.start()
+    other.store.wait_until(lambda: other.store.claims >= 1)  # it looked, and took nothing
+    assert other.runner.get(job_id).status is Status.QUEUED
+
+    able = make_system()
+    able.kinds.register("retired", count, payload=CountPayload)
+    job = able.start().wait_for(job_id)
+    assert (job.status, job.result) == (Status.SUCCEEDED, '{"done":2}')
 
 
 def test_get_of_an_unknown_id_is_none(make_system):
