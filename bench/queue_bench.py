@@ -50,8 +50,10 @@ class CountingStore:
         self._count()
         return changed
 
-    def finish_and_claim_next(self, claim, outcome, *, runner_id, now):
-        finished = self._inner.finish_and_claim_next(claim, outcome, runner_id=runner_id, now=now)
+    def finish_and_claim_next(self, claim, outcome, *, runner_id, now, kinds=None):
+        finished = self._inner.finish_and_claim_next(
+            claim, outcome, runner_id=runner_id, now=now, kinds=kinds
+        )
         self._count()
         return finished
 

@@ -41,8 +41,9 @@ class Attempts:
 
     def begin(self, worker: int, claim: Claim) -> Attempt:
         attempt = Attempt(claim)
-        attempt.stop_reason = self._stop_all  # a job taken as everything stops stops too
-        self._slots[worker] = attempt
+        with self.changed:  # with stop_all: a job begun as everything stops is told too
+            attempt.stop_reason = self._stop_all
+            self._slots[worker] = attempt
         return attempt
 
     def end(self, worker: int) -> None:
@@ -67,8 +68,3 @@ class Attempts:
         with self.changed:
             self._stop_all = reason
         self.stop(self.snapshot(), reason)
-
-    def resume_all(self) -> None:
-        """Jobs begun from now on run normally again (running ones stay told)."""
-        with self.changed:
-            self._stop_all = None

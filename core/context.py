@@ -15,7 +15,10 @@ class JobContext:
 
     ``publish(partial)`` stores a partial result that GET shows while the
     job runs; ``wait(seconds)`` sleeps on the runner's clock and returns True
-    at once when the runner is stopping; ``stopping`` can be polled.
+    at once when the handler is told to stop; ``stopping`` can be polled.
+    A handler is told to stop in the second phase of a shutdown, when its
+    runner's liveness could not be confirmed in time, or when its job was
+    settled elsewhere; ``attempt`` counts from 1.
     """
 
     def __init__(
@@ -42,7 +45,7 @@ class JobContext:
         self._publish(partial)
 
     def wait(self, seconds: float) -> bool:
-        """Sleep up to ``seconds`` on the runner's clock; True once the runner is stopping."""
+        """Sleep up to ``seconds`` on the runner's clock; True once the handler is told to stop."""
         return self._wait(seconds)
 
     @property

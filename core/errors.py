@@ -70,3 +70,15 @@ class InvalidPayloadError(ValueError):
 
 class StoreUnavailableError(StoreError):
     """The database cannot be reached now; trying again later may work."""
+
+
+class LivenessLockLostError(StoreUnavailableError):
+    """A runner's liveness lock is certainly not held and could not be taken again.
+
+    Unlike a check that got no answer, this is known: the server answered (or
+    the lock file could not be made), so other runners can see the lock
+    absent. The owner must stop its handlers soon (core/liveness.py).
+    """
+
+    def __init__(self) -> None:
+        super().__init__("database unavailable")

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from jobtable.core.attempts import Attempts
 from jobtable.core.clock import Clock
 from jobtable.core.codes import INTERRUPTED
+from jobtable.core.errors import LivenessLockLostError
 from jobtable.core.jobs import Claim
 from jobtable.core.liveness import (
     CHECK_INTERVAL,
@@ -80,7 +81,10 @@ class LivenessKeeper:
         wake_one: Callable[[], None],
         check_interval: float | None,
         sweep_interval: float | None,
+        left_running: Callable[[], set[Claim]] = set,
     ) -> None:
+        """``left_running`` names claims whose handler ran but whose outcome could not be
+        recorded: never given back as if unrun, but settled as interrupted."""
         self._store = store
         self._clock = clock
         self._log = log
@@ -97,8 +101,14 @@ class LivenessKeeper:
         self._info: RunnerInfo | None = None
         self._changed = threading.Condition()
         self._finished = False
-        self._sweeping = threading.Lock()  # finish deletes the row only between sweeps
-        self._handlers_stopped = False
+        self._reconcile_requested = False  # wakes the sweeper early, once per request
+        self._sweeping = threading.Lock()  # finish deletes the row only between sweeps...
+        self._checking = threading.Lock()  # ...and between checks, which could take it again
+        self._unregistering: threading.Thread | None = None
+        self._unregistered: list[bool] = []
+        self._ended = threading.Condition()
+        self._handlers_stopped_until: float | None = None  # the deadline they were stopped at
+        self._left_running = left_running
         self._suspects: set[Claim] = set()  # held here, run by no worker, at the last sweep
         self._check_streak = _Streak(log, "confirming this runner's liveness lock")
         self._sweep_streak = _Streak(log, "sweep")
@@ -124,41 +134,53 @@ class LivenessKeeper:
     def start(self) -> None:
         if self._check_interval:
             threading.Thread(target=self._check_loop, name="jobtable-liveness", daemon=True).start()
+            terms = self._store.liveness_terms
+            if terms.lease is not None or terms.lock_timeout is not None:
+                # A check can block (a host name to resolve, a silent network): the
+                # deadline is kept by a thread that never touches the database.
+                threading.Thread(
+                    target=self._watchdog_loop, name="jobtable-deadline", daemon=True
+                ).start()
         if self._sweep_interval:
             threading.Thread(target=self._sweep_loop, name="jobtable-sweeper", daemon=True).start()
 
     def finish(self, timeout: float | None) -> bool:
-        """Stop both threads and delete the runner's row, giving up after ``timeout`` seconds.
+        """Stop the threads and delete the runner's row, waiting at most ``timeout`` seconds.
 
         Call once every worker has exited: whatever job is left running in
         this runner's name is then settled by others, as after a crash.
-        Bounded even when the database hangs: True if the row was deleted.
+        Bounded even when the database hangs; a later call waits again for
+        the same deletion. True once the row was deleted.
         """
         with self._changed:
             self._finished = True
             self._changed.notify_all()
-        ended = threading.Condition()
-        outcome: list[bool] = []
-
-        def unregister() -> None:
-            deleted = False
-            try:
-                with self._sweeping:
-                    self._store.unregister_runner(self._id)
-                deleted = True
-            except Exception as error:
-                self._log.warning(
-                    "could not delete this runner's row category=%s", loggable_category(error)
+            if self._unregistering is None:
+                self._unregistering = threading.Thread(
+                    target=self._unregister, name="jobtable-unregister", daemon=True
                 )
-            with ended:
-                outcome.append(deleted)
-                ended.notify_all()
-
-        threading.Thread(target=unregister, name="jobtable-unregister", daemon=True).start()
+                self._unregistering.start()
         self._clock.wait_for(
-            ended, lambda: bool(outcome), UNREGISTER_WAIT if timeout is None else timeout
+            self._ended,
+            lambda: bool(self._unregistered),
+            UNREGISTER_WAIT if timeout is None else timeout,
         )
-        return outcome == [True]
+        return self._unregistered == [True]
+
+    def _unregister(self) -> None:
+        deleted = False
+        try:
+            # Not during a sweep (it could register again) nor a check (it could re-take).
+            with self._sweeping, self._checking:
+                self._store.unregister_runner(self._id)
+            deleted = True
+        except Exception as error:
+            self._log.warning(
+                "could not delete this runner's row category=%s", loggable_category(error)
+            )
+        with self._ended:
+            self._unregistered.append(deleted)
+            self._ended.notify_all()
 
     def may_claim(self) -> bool:
         """Whether this runner's liveness is fresh enough to claim: memory only, no round trip."""
@@ -168,9 +190,12 @@ class LivenessKeeper:
         """Sleep ``interval`` on the clock; True once finished (and the thread should end)."""
 
         def woken() -> bool:
-            return self._finished or (or_reconcile and self._own.reconciling)
+            return self._finished or (or_reconcile and self._reconcile_requested)
 
         self._clock.wait_for(self._changed, woken, interval)
+        with self._changed:
+            if or_reconcile:
+                self._reconcile_requested = False  # one early wake per request
         return self._finished
 
     # -- the check thread -------------------------------------------------
@@ -178,38 +203,50 @@ class LivenessKeeper:
     def _check_loop(self) -> None:
         assert self._check_interval is not None
         while not self._wait(self._check_interval):
-            self._check_once()
+            with self._checking:
+                if self._finished:
+                    return
+                self._check_once()
+            self._enforce_deadline()
+
+    def _watchdog_loop(self) -> None:
+        assert self._check_interval is not None
+        while not self._wait(self._check_interval):
             self._enforce_deadline()
 
     def _check_once(self) -> None:
         sent = self._clock.monotonic()
-        # A check never runs past the handlers' deadline: the loop must be back to enforce it.
+        # A check stops at the handlers' deadline, so the loop is back to keep it.
         deadline = self._own.handler_deadline()
         timeout = CHECK_TIMEOUT if deadline is None else min(CHECK_TIMEOUT, deadline - sent)
         try:
             held = self._store.confirm_liveness(self._id, timeout=max(timeout, CHECK_INTERVAL))
+        except LivenessLockLostError as error:
+            self._own.lock_absent(sent)  # known absent: others can see it so
+            self._check_streak.failed(error, sent)
+            return
         except Exception as error:
             self._check_streak.failed(error, sent)
             return
         self._check_streak.succeeded(self._clock.monotonic())
         self._own.lock_confirmed(sent, retaken=not held)
-        self._handlers_stopped = False
         if not held:
             self._log.warning(
                 "this runner's liveness lock was lost and is taken again; "
                 "checking which of its jobs are still its own"
             )
             with self._changed:
+                self._reconcile_requested = True
                 self._changed.notify_all()  # the sweeper reconciles at once
         else:
             self._wake_all()  # workers waiting for a fresh confirmation may claim
 
     def _enforce_deadline(self) -> None:
         deadline = self._own.handler_deadline()
-        if deadline is None or self._handlers_stopped:
-            return
+        if deadline is None or deadline == self._handlers_stopped_until:
+            return  # no deadline, or this one was kept already
         if self._clock.monotonic() >= deadline:
-            self._handlers_stopped = True
+            self._handlers_stopped_until = deadline
             running = self._attempts.snapshot()
             self._log.error(
                 "liveness not confirmed in time: telling every handler to stop before "
@@ -256,6 +293,7 @@ class LivenessKeeper:
         assert self._info is not None
         with self._changed:
             self._own.must_reconcile()
+            self._reconcile_requested = True
         self._store.register_runner(self._info, now=self._clock.now())
         self._own.lock_confirmed(sent)
         self._own.beat_landed(sent)
@@ -281,7 +319,7 @@ class LivenessKeeper:
     def _settle_dead(self) -> None:
         at = self._clock.monotonic()
         sightings = [seen for seen in self._store.sight_runners() if seen.runner_id != self._id]
-        dead = self._judge.judge(sightings, at=at)
+        dead = self._judge.judge(sightings, at=at, returned_at=self._clock.monotonic())
         if not dead:
             return
         recovered = self._store.settle_dead(dead, code=INTERRUPTED, now=self._clock.now())
@@ -303,8 +341,13 @@ class LivenessKeeper:
         """
         running_here = {attempt.claim for attempt in self._attempts.snapshot()}
         lost = {claim for claim in self._suspects if claim not in running_here}
-        if lost:
-            moved = self._store.release_claims(lost, now=self._clock.now())
+        ran = lost & self._left_running()  # their handlers ran: interrupted, not unrun
+        for claim in ran:
+            if self._store.interrupt(claim, code=INTERRUPTED, now=self._clock.now()):
+                self._log.warning("settled a job whose outcome was never recorded; interrupted")
+                self._wake_one()
+        if lost - ran:
+            moved = self._store.release_claims(lost - ran, now=self._clock.now())
             if moved:
                 self._log.warning("requeued jobs whose claim reply was lost count=%d", moved)
                 self._wake_one()

@@ -11,18 +11,24 @@ clocks). A runner proves it is alive in two ways a store provides:
 
 Observers settle a runner's jobs only when its death is certain:
 
-- *fast*: its lock is absent (or it has no row) on two consecutive sweeps at
-  least a sweep apart, and its beat did not move between them, while the
-  owner re-checks its own lock several times per sweep and re-takes it at
-  once if it was lost; the store re-checks that evidence in the same
-  transaction that settles the jobs;
+- *fast*: its lock is absent (or it has no row) on consecutive sweeps that
+  span at least FAST_WINDOW (two sweeps), and its beat did not move in all
+  that time, while the owner re-checks its own lock ten times a second and
+  re-takes it at once if it was lost; the store re-checks that evidence, and
+  holds the lock itself, in the transaction that settles the jobs;
 - *lease*: where a store says so, its beat has not moved for ``lease``
   seconds of an observer's continuous watch.
 
 The owner keeps its side: it claims only while its lock was confirmed within
 the last sweep, and it stops its handlers before either rule could fire
-against it, at the latest ``margin`` seconds before its lease or its lock
-session's server-side timeout runs out.
+against it: ``margin`` seconds before its lease or its lock session's
+server-side timeout runs out, and, when it knows its lock is absent (the
+server answered, or the file could not be made again) and cannot take it
+back, within half the fast window.
+
+Times an observer records are conservative: a sighting counts from when its
+query returned, and is compared from when the next one was sent, so a slow
+sweep cannot make two sightings look further apart than they were.
 """
 
 from __future__ import annotations
@@ -41,6 +47,14 @@ CHECK_TIMEOUT = 2.0
 
 SWEEP_INTERVAL = 0.5
 """Seconds between sweeps: a beat, a look for dead runners, settling them."""
+
+FAST_WINDOW = 2 * SWEEP_INTERVAL
+"""How long an absent lock with a still beat must be watched before it is death: longer
+than the owner's beat period, so a live owner's beat always shows within it."""
+
+LOCK_ABSENT_GRACE = FAST_WINDOW / 2
+"""An owner that knows its lock is absent and cannot take it back stops its handlers
+after this long: before any observer's fast window could close."""
 
 FORGET_AFTER_SWEEPS = 10
 """An observer that saw nothing for this many sweeps (its own outage) starts its watch over."""
@@ -131,27 +145,36 @@ class DeathJudge:
 
     def __init__(self, terms: LivenessTerms, *, interval: float = SWEEP_INTERVAL) -> None:
         self._lease = terms.lease
-        self._min_gap = interval
+        self._window = 2 * interval
         self._forget_after = FORGET_AFTER_SWEEPS * interval
         self._tracks: dict[str | None, _Track] = {}
         self._last: float | None = None
 
-    def judge(self, sightings: Iterable[RunnerSighting], *, at: float) -> list[DeadRunner]:
-        """Record one sweep's sightings (taken at monotonic ``at``); return the runners now dead.
+    def judge(
+        self,
+        sightings: Iterable[RunnerSighting],
+        *,
+        at: float,
+        returned_at: float | None = None,
+    ) -> list[DeadRunner]:
+        """Record one sweep's sightings; return the runners now certainly dead.
 
-        A runner not sighted is forgotten. After a long gap since the last
-        sweep this observer saw, it starts over: it could not watch meanwhile,
-        so silence it did not see is no evidence.
+        ``at`` is the monotonic time the sweep's query was sent, ``returned_at``
+        when it came back (default: the same). A runner not sighted is
+        forgotten. After a long gap since the last sweep this observer saw, it
+        starts over: it could not watch meanwhile, so silence it did not see
+        is no evidence.
         """
+        seen_until = at if returned_at is None else returned_at
         if self._last is not None and at - self._last > self._forget_after:
             self._tracks = {}
-        self._last = at
+        self._last = seen_until
         tracks: dict[str | None, _Track] = {}
         dead: list[DeadRunner] = []
         for seen in sightings:
-            track = self._track(seen, at)
+            track = self._track(seen, seen_until)
             tracks[seen.runner_id] = track
-            fast = track.suspect_since is not None and at - track.suspect_since >= self._min_gap
+            fast = track.suspect_since is not None and at - track.suspect_since >= self._window
             leased = (
                 self._lease is not None and seen.registered and at - track.beat_since >= self._lease
             )
@@ -197,6 +220,7 @@ class OwnLiveness:
     def __init__(self, terms: LivenessTerms, *, freshness: float = SWEEP_INTERVAL) -> None:
         self._terms = terms
         self._freshness = freshness
+        self._lock_absent_since: float | None = None
         self._lock_ok: float | None = None
         self._beat_ok: float | None = None
         self._reconciling = False
@@ -204,8 +228,14 @@ class OwnLiveness:
     def lock_confirmed(self, sent_at: float, *, retaken: bool = False) -> None:
         """The lock was confirmed (or, with ``retaken``, lost and taken again) by a check sent then."""
         self._lock_ok = sent_at
+        self._lock_absent_since = None
         if retaken:
             self._reconciling = True
+
+    def lock_absent(self, sent_at: float) -> None:
+        """A check sent then found the lock absent and could not take it back (not a timeout)."""
+        if self._lock_absent_since is None:
+            self._lock_absent_since = sent_at
 
     def beat_landed(self, sent_at: float) -> None:
         self._beat_ok = sent_at
@@ -225,19 +255,22 @@ class OwnLiveness:
 
     def may_claim(self, now: float) -> bool:
         """Only with a lock confirmed within the last sweep: never while liveness is in doubt."""
+        deadline = self.handler_deadline()
         return (
             not self._reconciling
             and self._lock_ok is not None
             and now - self._lock_ok <= self._freshness
+            and (deadline is None or now < deadline)
         )
 
     def handler_deadline(self) -> float | None:
         """The monotonic time by which handlers must be told to stop; None when never."""
+        terms = self._terms
         deadlines = []
-        if self._terms.lock_timeout is not None and self._lock_ok is not None:
-            deadlines.append(self._lock_ok + self._terms.lock_timeout)
-        if self._terms.lease is not None and self._beat_ok is not None:
-            deadlines.append(self._beat_ok + self._terms.lease)
-        if not deadlines:
-            return None
-        return min(deadlines) - self._terms.margin
+        if terms.lock_timeout is not None and self._lock_ok is not None:
+            deadlines.append(self._lock_ok + terms.lock_timeout - terms.margin)
+        if terms.lease is not None and self._beat_ok is not None:
+            deadlines.append(self._beat_ok + terms.lease - terms.margin)
+        if self._lock_absent_since is not None:
+            deadlines.append(self._lock_absent_since + LOCK_ABSENT_GRACE)
+        return min(deadlines, default=None)

@@ -126,7 +126,9 @@ class JobStore(Protocol):
         True when it was held all along. False when it had been lost (a
         database session ended, a lock file removed) and was taken again just
         now: jobs held in the runner's name may have been settled meanwhile.
-        Raises StoreError when it cannot be confirmed (unreachable, too slow).
+        Raises LivenessLockLostError when the lock is certainly absent and
+        cannot be taken again, StoreError when it cannot be confirmed
+        (unreachable, too slow). ``timeout`` bounds the whole call.
         """
         ...
 

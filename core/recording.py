@@ -48,6 +48,8 @@ class OutcomeRecorder:
         self._log = log
         self._is_stopping = is_stopping
         self._pause = threading.Condition()  # only for timed waits between retries
+        self._left_running: set[Claim] = set()
+        self._left_guard = threading.Lock()
 
     def record(
         self,
@@ -142,7 +144,14 @@ class OutcomeRecorder:
             except Exception as error:
                 self._log_write_error(job, error, attempt=attempt, delay=delay)
         self._log.error("job outcome not recorded; left running %s attempts=%d", job, attempt)
+        with self._left_guard:
+            self._left_running.add(claim)
         return None
+
+    def left_running(self) -> set[Claim]:
+        """Claims whose handler ran but whose outcome never landed: to settle as interrupted."""
+        with self._left_guard:
+            return set(self._left_running)
 
     def publish(self, claim: Claim, result: str) -> bool:
         """Store a partial result; False only when the job is no longer held.
@@ -179,7 +188,7 @@ class OutcomeRecorder:
         delay: float | None = None
         for attempt in range(1, RECORD_ATTEMPTS + 1):
             try:
-                self._store.release_claims([claimed.claim], now=self._clock.now())
+                released = self._store.release_claims([claimed.claim], now=self._clock.now())
             except Exception as error:
                 self._log.warning(
                     "give back a job claimed while stopping failed job_id=%s category=%s attempt=%d",
@@ -188,7 +197,8 @@ class OutcomeRecorder:
                     attempt,
                 )
             else:
-                self._log.info("gave back a job claimed while stopping job_id=%s", claimed.id)
+                if released:
+                    self._log.info("gave back a job claimed while stopping job_id=%s", claimed.id)
                 return
             delay = next_claim_retry_delay(delay)
             self._clock.wait_for(self._pause, lambda: False, delay)

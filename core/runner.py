@@ -103,6 +103,7 @@ class Runner:
             wake_one=self._pass_the_wake,
             check_interval=check_interval,
             sweep_interval=sweep_interval,
+            left_running=self._recorder.left_running,
         )
 
     # -- lifecycle ---------------------------------------------------------
@@ -283,10 +284,9 @@ class Runner:
             claimed: ClaimedJob | None = None
             while not self._stopping:
                 claimed = self._claim() if claimed is None else self._run(number, claimed)
-                if claimed is not None and self._stopping:
-                    # The claim returned after stop began: its handler never ran.
-                    self._recorder.give_back(claimed)
-                    claimed = None
+            if claimed is not None:
+                # The claim returned after stop began: its handler never ran.
+                self._recorder.give_back(claimed)
         except BaseException as error:
             # Our own bug, or a store raising past Exception: the pool must keep its size.
             self._log.error(
@@ -298,11 +298,23 @@ class Runner:
         finally:
             self._attempts.end(number)
             if replace:
-                self._start_worker(number)
-            else:
+                replace = self._replace_worker(number)
+            if not replace:
                 with self._done:
                     self._live_workers -= 1
                     self._done.notify_all()
+
+    def _replace_worker(self, number: int) -> bool:
+        """Start a worker in a crashed one's place; False if even that fails (no threads left)."""
+        try:
+            self._start_worker(number)
+        except Exception as error:
+            self._log.error(
+                "could not start a worker in place of one that crashed category=%s",
+                loggable_category(error),
+            )
+            return False
+        return True
 
     def _claim(self) -> ClaimedJob | None:
         """Claim the oldest queued job; when there is none, sleep until woken or stopped.

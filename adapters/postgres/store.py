@@ -22,6 +22,7 @@ import datetime
 import importlib.resources
 import os
 import threading
+import time
 import weakref
 from collections.abc import Callable, Collection
 from typing import Any
@@ -63,6 +64,8 @@ never makes a caller wait this long)."""
 LIVENESS_TIMEOUT = 20.0
 """Seconds of silence after which the server ends a runner's lock session and others may
 judge it dead by its beat: the bound on settling the jobs of a host that vanished."""
+MIN_LIVENESS_TIMEOUT = 5.0
+"""Below this the owner's margin (at least 2 s) and a check's deadline leave it no time."""
 LOCK_CONNECT_TIMEOUT = 2.0
 POOLER_POLL_INTERVAL = 1.0
 """Behind a transaction pooler with no direct URL to LISTEN on: look for new jobs this often."""
@@ -88,7 +91,10 @@ _SETTLE_DEAD = _query("settle_dead_runner")
 _REGISTER = _query("register_runner")
 _BEAT = _query("beat_runner")
 _SIGHT = _query("sight_runners")
-_LOCK_HELD = _query("runner_lock_held")
+_TAKE_DEAD_LOCK = (
+    "SELECT pg_try_advisory_xact_lock("
+    "hashtextextended(coalesce(%(owner)s, ''), 0) & 4611686018427387903)"
+)
 _RUNNERS = _query("runners")
 _GET = _query("get_job")
 _NOTIFY = "SELECT pg_notify(%(channel)s, '')"
@@ -121,6 +127,8 @@ class PostgresStore:
         pooler: bool = False,
         liveness_timeout: float = LIVENESS_TIMEOUT,
     ) -> None:
+        if liveness_timeout < MIN_LIVENESS_TIMEOUT:
+            raise ValueError(f"liveness_timeout must be at least {MIN_LIVENESS_TIMEOUT} s")
         self._pool = pool
         self._conninfo = make_conninfo(conninfo, options=options) if options else conninfo
         self._listen_conninfo = listen_conninfo
@@ -310,8 +318,9 @@ class PostgresStore:
     # -- liveness and the runners table ----------------------------------
 
     def register_runner(self, info: RunnerInfo, *, now: datetime.datetime) -> None:
+        """Take the lock (or keep the one this store holds already) and write the row."""
         self._check_not_forked()
-        self._take_lock(info.id, timeout=CONNECT_TIMEOUT)
+        self.confirm_liveness(info.id, timeout=CONNECT_TIMEOUT)
         params = {**runner_parameters(info), "now": now, "locked_on": self._locked_on[info.id]}
         try:
             with translated(), self._pool.connection() as conn:
@@ -344,6 +353,7 @@ class PostgresStore:
         instead of hanging it.
         """
         self._check_not_forked()
+        deadline = time.monotonic() + timeout  # one budget for the check and a re-take
         with self._guard:
             session = self._sessions.get(runner_id)
         if session is not None:
@@ -352,7 +362,7 @@ class PostgresStore:
                 return True
             except StoreError:
                 pass  # the session ended (killed, restarted, failed over): take the lock again
-        self._take_lock(runner_id, timeout=timeout)
+        self._take_lock(runner_id, timeout=max(0.0, deadline - time.monotonic()))
         return False
 
     def lock_backend_pid(self, runner_id: str) -> int | None:
@@ -392,6 +402,12 @@ class PostgresStore:
             with translated(), self._pool.connection() as conn, conn.transaction():
                 if not self._evidence_holds(conn, verdict):
                     continue
+                if verdict.lock_absent or not verdict.registered:
+                    # Hold the dead runner's lock until commit: an owner that comes back
+                    # waits, and finds which jobs are still its own only after this.
+                    taken = conn.execute(_TAKE_DEAD_LOCK, {"owner": verdict.runner_id}).fetchone()
+                    if not (taken and taken[0]):
+                        continue
                 params = {"owner": verdict.runner_id, "code": code, "now": now}
                 statuses = [row[0] for row in conn.execute(_SETTLE_DEAD, params).fetchall()]
                 conn.execute(
@@ -413,12 +429,7 @@ class PostgresStore:
         ).fetchone()
         if verdict.registered != (row is not None):
             return False
-        if row is not None and row[0] != verdict.beat:
-            return False
-        if verdict.lock_absent or not verdict.registered:
-            held = conn.execute(_LOCK_HELD, {"owner": verdict.runner_id}).fetchone()
-            return not (held and held[0])
-        return True
+        return row is None or row[0] == verdict.beat
 
     def unregister_runner(self, runner_id: str) -> None:
         try:

@@ -25,6 +25,7 @@ import os
 import re
 import threading
 import weakref
+from collections.abc import Iterator
 
 _SAFE_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")
 
@@ -52,10 +53,17 @@ class LivenessLocks:
         return os.path.join(self._folder, f"{runner_id}.lock")
 
     def hold(self, runner_id: str) -> None:
-        """Take ``runner_id``'s lock; OSError when the folder or file cannot be made or locked."""
+        """Take ``runner_id``'s lock, or keep it if this process holds it already.
+
+        OSError when the folder or file cannot be made or locked.
+        """
         path = self._path(runner_id)
         if path is None:
             raise ValueError("a runner id is letters, digits, '-' and '_'")
+        with self._guard:
+            descriptor = self._held.get(runner_id)
+        if descriptor is not None and _same_file(descriptor, path):
+            return
         os.makedirs(self._folder, mode=0o700, exist_ok=True)
         descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
@@ -109,6 +117,33 @@ class LivenessLocks:
         for descriptor in held.values():
             with contextlib.suppress(OSError):
                 os.close(descriptor)  # the parent's descriptor keeps its lock
+
+    @contextlib.contextmanager
+    def holding_if_dead(self, runner_id: str | None) -> Iterator[bool]:
+        """Take a runner's lock for as long as the block runs, if nobody holds it: True then.
+
+        For settling a dead runner's jobs: an owner that comes back meanwhile
+        waits for the lock until the settling has committed, so its check of
+        which jobs are still its own comes after. The file is removed after.
+        """
+        path = None if runner_id is None else self._path(runner_id)
+        if path is None:
+            yield True  # no owner recorded: no lock could exist
+            return
+        os.makedirs(self._folder, mode=0o700, exist_ok=True)
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield False  # alive: someone holds it
+                return
+            yield True
+            if _same_file(descriptor, path):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path)  # a dead runner's file: nobody will lock it again
+        finally:
+            os.close(descriptor)
 
     def is_alive(self, runner_id: str | None) -> bool:
         """True while some process holds ``runner_id``'s lock."""

@@ -7,6 +7,7 @@ it survives a crash of the process, not of the machine).
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import importlib.resources
 import json
@@ -28,7 +29,7 @@ from jobtable.adapters.sqlite.errors import translated
 from jobtable.adapters.sqlite.liveness import LivenessLocks
 from jobtable.adapters.sqlite.migrate import migrate
 from jobtable.adapters.sqlite.watcher import DataVersionWatcher
-from jobtable.core.errors import StoreUnavailableError
+from jobtable.core.errors import LivenessLockLostError, StoreUnavailableError
 from jobtable.core.jobs import Claim, ClaimedJob, Job, NewJob, Recovered
 from jobtable.core.liveness import (
     DeadRunner,
@@ -235,7 +236,7 @@ class SqliteStore:
         try:
             return self._liveness.confirm(runner_id)
         except OSError:
-            raise StoreUnavailableError("database unavailable") from None
+            raise LivenessLockLostError() from None
 
     def beat(self, runner_id: str, *, busy: int, now: datetime.datetime) -> bool:
         params = {"id": runner_id, "busy": busy, "now": _stamp(now)}
@@ -266,6 +267,7 @@ class SqliteStore:
         self, verdicts: Collection[DeadRunner], *, code: str, now: datetime.datetime
     ) -> Recovered:
         stamp = _stamp(now)
+        held = contextlib.ExitStack()  # dead runners' locks, kept until the settling commits
 
         def settle(conn: sqlite3.Connection) -> Recovered:
             failed = requeued = 0
@@ -273,6 +275,10 @@ class SqliteStore:
                 # Under the write lock: the evidence cannot change before the jobs do.
                 if not self._evidence_holds(conn, verdict):
                     continue
+                if (verdict.lock_absent or not verdict.registered) and not held.enter_context(
+                    self._liveness.holding_if_dead(verdict.runner_id)
+                ):
+                    continue  # its owner holds its lock again
                 params = {"owner": verdict.runner_id, "code": code, "now": stamp}
                 for (status,) in conn.execute(_SETTLE_DEAD, params).fetchall():
                     requeued += status == "queued"
@@ -280,7 +286,7 @@ class SqliteStore:
                 conn.execute("DELETE FROM jobtable_runners WHERE id IS ?", (verdict.runner_id,))
             return Recovered(failed=failed, requeued=requeued)
 
-        with translated():
+        with held, translated():
             return self._db.write(settle)
 
     def _evidence_holds(self, conn: sqlite3.Connection, verdict: DeadRunner) -> bool:
@@ -289,10 +295,7 @@ class SqliteStore:
         ).fetchone()
         if verdict.registered != (row is not None):
             return False
-        if row is not None and row[0] != verdict.beat:
-            return False
-        relies_on_lock = verdict.lock_absent or not verdict.registered
-        return not (relies_on_lock and self._liveness.is_alive(verdict.runner_id))
+        return row is None or row[0] == verdict.beat
 
     def unregister_runner(self, runner_id: str) -> None:
         try:

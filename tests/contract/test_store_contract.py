@@ -384,3 +384,17 @@ def test_a_claim_takes_only_the_kinds_it_is_given(store):
     )  # fmt: skip
     assert (held, claimed) == (True, None)
     assert store.claim_next(runner_id=RUNNER, now=T0, kinds=("mail",)).id == other
+
+
+def test_a_runner_registers_again_after_being_settled_while_it_holds_its_lock(store):
+    """What a live runner judged dead does: its row is gone, its lock it holds still."""
+    store.register_runner(runner_info("runner-back"), now=T0)
+    claim = claimed_by(store, "runner-back")
+    store.settle_dead([dead("runner-back", 0, lock_absent=False)], code="x", now=LATER)
+    assert store.get(claim.job_id).status is Status.FAILED
+    assert not store.beat("runner-back", busy=0, now=LATER)  # no row: it learns it was settled
+    store.register_runner(runner_info("runner-back"), now=LATER)  # its lock is kept, not doubled
+    assert store.beat("runner-back", busy=0, now=LATER)
+    assert sighting(store, "runner-back").lock is LockState.HELD
+    assert store.confirm_liveness("runner-back", timeout=5) is True
+    store.unregister_runner("runner-back")

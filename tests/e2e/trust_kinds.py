@@ -76,12 +76,7 @@ def forks(ctx: JobContext, payload: Work) -> Done:
     child = multiprocessing.get_context("fork").Process(target=_linger, args=(120,), daemon=False)
     child.start()
     record(f"forked:{child.pid}", ctx)
-    record("start", ctx)
-    if ctx.wait(payload.ms / 1000):
-        record("stopped", ctx)
-        raise Stopped("told to stop")
-    record("end", ctx)
-    return Done(pid=os.getpid())
+    return ledgered(ctx, payload)
 
 
 def register(kinds: Any) -> None:

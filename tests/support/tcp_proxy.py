@@ -119,6 +119,6 @@ class TcpProxy:
 def _is_registered(selector: selectors.BaseSelector, sock: socket.socket) -> bool:
     try:
         selector.get_key(sock)
-    except KeyError:
+    except (KeyError, ValueError):  # ValueError: the socket is closed already
         return False
     return True

@@ -20,20 +20,37 @@ def seen(lock: LockState, beat: int | None = 7, *, runner: str | None = "r", reg
     return RunnerSighting(runner_id=runner, registered=registered, beat=beat, lock=lock)
 
 
-def test_an_absent_lock_is_death_only_on_the_second_sweep_at_least_a_sweep_later():
+def test_an_absent_lock_is_death_only_once_watched_for_two_sweeps_with_a_still_beat():
     judge = DeathJudge(LivenessTerms(), interval=0.5)
     assert judge.judge([seen(ABSENT)], at=0.0) == []
-    assert judge.judge([seen(ABSENT)], at=0.4) == []  # too soon after the first
-    assert judge.judge([seen(ABSENT)], at=0.5) == [
+    assert judge.judge([seen(ABSENT)], at=0.5) == []
+    assert judge.judge([seen(ABSENT)], at=0.9) == []  # too soon after the first
+    assert judge.judge([seen(ABSENT)], at=1.0) == [
         DeadRunner(runner_id="r", registered=True, beat=7, lock_absent=True)
     ]
+
+
+def test_a_live_owner_beating_slower_than_the_observer_sweeps_is_not_judged_dead():
+    """The owner's beat period is its sweep plus the sweep's own length: the window covers it."""
+    judge = DeathJudge(LivenessTerms(), interval=0.5)
+    beats = {0.0: 1, 0.45: 1, 0.9: 2, 1.35: 2, 1.8: 3, 2.25: 3, 2.7: 4}  # a beat each 0.9 s
+    assert all(judge.judge([seen(ABSENT, beat=b)], at=at) == [] for at, b in beats.items())
+
+
+def test_a_slow_sweep_cannot_make_two_sightings_look_further_apart_than_they_were():
+    judge = DeathJudge(LivenessTerms(), interval=0.5)
+    judge.judge([seen(ABSENT)], at=0.0, returned_at=0.8)  # its query took 0.8 s
+    assert judge.judge([seen(ABSENT)], at=1.0, returned_at=1.01) == []  # only 0.2 s apart
+    assert judge.judge([seen(ABSENT)], at=1.8) != []
 
 
 def test_a_beat_between_two_sweeps_clears_an_absent_lock():
     judge = DeathJudge(LivenessTerms(), interval=0.5)
     judge.judge([seen(ABSENT, beat=7)], at=0.0)
-    assert judge.judge([seen(ABSENT, beat=8)], at=0.5) == []  # alive: it beat meanwhile
-    assert judge.judge([seen(ABSENT, beat=8)], at=1.0) != []
+    judge.judge([seen(ABSENT, beat=7)], at=0.5)
+    assert judge.judge([seen(ABSENT, beat=8)], at=1.0) == []  # alive: it beat meanwhile
+    assert judge.judge([seen(ABSENT, beat=8)], at=1.5) == []
+    assert judge.judge([seen(ABSENT, beat=8)], at=2.0) != []
 
 
 def test_a_lock_taken_again_between_two_sweeps_clears_the_suspicion():
@@ -41,7 +58,8 @@ def test_a_lock_taken_again_between_two_sweeps_clears_the_suspicion():
     judge.judge([seen(ABSENT)], at=0.0)
     assert judge.judge([seen(HELD)], at=0.5) == []
     assert judge.judge([seen(ABSENT)], at=1.0) == []  # a new suspicion starts over
-    assert judge.judge([seen(ABSENT)], at=1.5) != []
+    assert judge.judge([seen(ABSENT)], at=1.5) == []
+    assert judge.judge([seen(ABSENT)], at=2.0) != []
 
 
 def test_a_held_or_unknown_lock_is_never_death_without_a_lease():
@@ -73,7 +91,8 @@ def test_an_observer_that_could_not_watch_starts_over():
     judge = DeathJudge(LivenessTerms(lease=10.0), interval=0.5)
     judge.judge([seen(ABSENT)], at=0.0)
     assert judge.judge([seen(ABSENT)], at=30.0) == []  # neither fast nor lease: it starts over
-    assert judge.judge([seen(ABSENT)], at=30.5) != []
+    assert judge.judge([seen(ABSENT)], at=30.5) == []
+    assert judge.judge([seen(ABSENT)], at=31.0) != []
 
 
 def test_an_owner_with_no_row_is_dead_after_two_sweeps_unless_its_lock_is_held():
@@ -82,15 +101,17 @@ def test_an_owner_with_no_row_is_dead_after_two_sweeps_unless_its_lock_is_held()
     locked = seen(HELD, beat=None, runner="locked", registered=False)
     legacy = seen(ABSENT, beat=None, runner=None, registered=False)
     assert judge.judge([gone, locked, legacy], at=0.0) == []
-    dead = judge.judge([gone, locked, legacy], at=0.5)
+    assert judge.judge([gone, locked, legacy], at=0.5) == []
+    dead = judge.judge([gone, locked, legacy], at=1.0)
     assert {verdict.runner_id for verdict in dead} == {"gone", None}
 
 
 def test_a_runner_not_sighted_is_forgotten():
     judge = DeathJudge(LivenessTerms(), interval=0.5)
     judge.judge([seen(ABSENT)], at=0.0)
-    judge.judge([], at=0.5)
-    assert judge.judge([seen(ABSENT)], at=1.0) == []
+    judge.judge([seen(ABSENT)], at=0.5)
+    judge.judge([], at=1.0)
+    assert judge.judge([seen(ABSENT)], at=1.5) == []
 
 
 def test_an_owner_claims_only_with_a_lock_confirmed_within_the_freshness():
@@ -133,3 +154,25 @@ def test_an_owners_deadline_comes_before_any_observers_verdict():
             at for at in (n * 0.5 for n in range(1000)) if judge.judge([seen(HELD)], at=at)
         )
         assert own.handler_deadline() < verdict_at
+
+
+def test_an_owner_that_knows_its_lock_is_absent_stops_before_an_observers_window_closes():
+    from jobtable.core.liveness import FAST_WINDOW
+
+    own = OwnLiveness(LivenessTerms(), freshness=0.5)  # SQLite: no lease, no lock timeout
+    own.lock_confirmed(10.0)
+    assert own.handler_deadline() is None
+    own.lock_absent(10.1)  # the file could not be made again
+    own.lock_absent(10.2)  # it counts from the first
+    assert own.handler_deadline() == pytest.approx(10.1 + FAST_WINDOW / 2)
+    assert own.handler_deadline() < 10.1 + FAST_WINDOW  # before any fast verdict
+    assert not own.may_claim(10.1 + FAST_WINDOW / 2)
+    own.lock_confirmed(10.3)  # taken back after all
+    assert own.handler_deadline() is None
+
+
+def test_an_owner_past_its_handler_deadline_claims_nothing_even_with_a_fresh_lock():
+    own = OwnLiveness(LivenessTerms(lease=6.0, lock_timeout=6.0), freshness=0.5)
+    own.beat_landed(0.0)
+    own.lock_confirmed(10.0)  # its lock confirms, but its beats stopped landing at 0
+    assert not own.may_claim(10.1)
