@@ -108,6 +108,7 @@ class LivenessKeeper:
         self._unregistered: list[bool] = []
         self._ended = threading.Condition()
         self._handlers_stopped_until: float | None = None  # the deadline they were stopped at
+        self._watchdog = terms.lease is not None or terms.lock_timeout is not None
         self._left_running = left_running
         self._suspects: set[Claim] = set()  # held here, run by no worker, at the last sweep
         self._check_streak = _Streak(log, "confirming this runner's liveness lock")
@@ -134,8 +135,7 @@ class LivenessKeeper:
     def start(self) -> None:
         if self._check_interval:
             threading.Thread(target=self._check_loop, name="jobtable-liveness", daemon=True).start()
-            terms = self._store.liveness_terms
-            if terms.lease is not None or terms.lock_timeout is not None:
+            if self._watchdog:
                 # A check can block (a host name to resolve, a silent network): the
                 # deadline is kept by a thread that never touches the database.
                 threading.Thread(
@@ -207,7 +207,8 @@ class LivenessKeeper:
                 if self._finished:
                     return
                 self._check_once()
-            self._enforce_deadline()
+            if not self._watchdog:  # where a check cannot block, it keeps the deadline itself
+                self._enforce_deadline()
 
     def _watchdog_loop(self) -> None:
         assert self._check_interval is not None
