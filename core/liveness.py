@@ -124,6 +124,10 @@ class LivenessTerms:
     """The server ends a lock session that stays silent this long (None: never)."""
 
     @property
+    def never_run_out(self) -> bool:
+        return self.lease is None and self.lock_timeout is None
+
+    @property
     def margin(self) -> float:
         """How long before either runs out the owner stops its handlers."""
         given = [t for t in (self.lease, self.lock_timeout) if t is not None]
@@ -254,14 +258,16 @@ class OwnLiveness:
         return self._reconciling
 
     def may_claim(self, now: float) -> bool:
-        """Only with a lock confirmed within the last sweep: never while liveness is in doubt."""
+        """Only with a lock confirmed within the last sweep: never while liveness is in doubt.
+
+        On every claim's path: the deadline is worked out only where one can exist.
+        """
+        if self._reconciling or self._lock_ok is None or now - self._lock_ok > self._freshness:
+            return False
+        if self._lock_absent_since is None and self._terms.never_run_out:
+            return True
         deadline = self.handler_deadline()
-        return (
-            not self._reconciling
-            and self._lock_ok is not None
-            and now - self._lock_ok <= self._freshness
-            and (deadline is None or now < deadline)
-        )
+        return deadline is None or now < deadline
 
     def handler_deadline(self) -> float | None:
         """The monotonic time by which handlers must be told to stop; None when never."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import functools
 import importlib.resources
 import json
 import os
@@ -75,7 +76,15 @@ def _stamp(now: datetime.datetime) -> str:
 
 def _kinds(kinds: Collection[str] | None) -> str | None:
     """The kinds a claim may take, as the JSON array the claim query reads (None: any)."""
-    return None if kinds is None else json.dumps(sorted(kinds))
+    if kinds is None:
+        return None
+    return _kinds_json(kinds if isinstance(kinds, frozenset) else frozenset(kinds))
+
+
+@functools.lru_cache(maxsize=64)
+def _kinds_json(kinds: frozenset[str]) -> str:
+    """Cached: a runner passes the same set on every claim."""
+    return json.dumps(sorted(kinds))
 
 
 def _parse_stamp(text: Any) -> datetime.datetime:
