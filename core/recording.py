@@ -27,7 +27,7 @@ PUBLISH_ATTEMPTS = 3
 _RUNNER_CODES = frozenset({INTERNAL_ERROR, UNKNOWN_KIND})
 
 
-def loggable_category(error: Exception) -> str:
+def loggable_category(error: BaseException) -> str:
     """What of an exception may be logged: a store's fixed category, else the type name."""
     if isinstance(error, StoreError):
         return error.category

@@ -89,7 +89,6 @@ class Runner:
         self._stopping = False  # phase 1: no new claims
         self._stopping_now = False  # phase 2: handlers told to stop
         self._started = False
-        self._finished = False
         self._live_workers = 0
         self._attempts = Attempts(workers)
         self._kinds: frozenset[str] = frozenset()  # what this runner claims: set at start
@@ -120,8 +119,7 @@ class Runner:
             if self._started:
                 raise RunnerStateError("the runner has already started")
             self._started = True
-        self.kinds.freeze()
-        self._kinds = frozenset(self.kinds.names())
+        self._close_registration()
         info = RunnerInfo(
             id=self.id,
             host=self._host,
@@ -142,6 +140,11 @@ class Runner:
         for number in range(self._workers):
             self._start_worker(number)
         self._keeper.start()
+
+    def _close_registration(self) -> None:
+        """No kind may be registered from now on; these are the kinds this runner claims."""
+        self.kinds.freeze()
+        self._kinds = frozenset(self.kinds.names())
 
     def _start_worker(self, number: int) -> None:
         threading.Thread(
@@ -181,12 +184,10 @@ class Runner:
         started = self._clock.monotonic()
         finished = self._clock.wait_for(self._done, lambda: self._live_workers == 0, timeout)
         if finished and self._started:
-            with self._wake:
-                first = not self._finished
-                self._finished = True
-            if first:
-                left = None if timeout is None else max(0.0, timeout - self._elapsed(started))
-                self._keeper.finish(left)
+            # Every call waits (what is left of its timeout) for the same deletion, so a
+            # caller that joins in short slices does not give it up after the first.
+            spent = self._clock.monotonic() - started
+            self._keeper.finish(None if timeout is None else max(0.0, timeout - spent))
         return finished
 
     def shutdown(self, grace: float, *, then_wait: float = STOP_NOW_WAIT) -> bool:
@@ -202,9 +203,6 @@ class Runner:
         )
         self.stop_now()
         return self.join(timeout=then_wait)
-
-    def _elapsed(self, since: float) -> float:
-        return self._clock.monotonic() - since
 
     @property
     def live_workers(self) -> int:
@@ -247,8 +245,7 @@ class Runner:
         with self._wake:
             if self._started:
                 raise RunnerStateError("drain runs jobs without workers; the runner has started")
-        self.kinds.freeze()
-        self._kinds = frozenset(self.kinds.names())
+        self._close_registration()
         finished: list[Job] = []
         claimed = self._store.claim_next(
             runner_id=self.id, now=self._clock.now(), kinds=self._kinds
@@ -292,7 +289,7 @@ class Runner:
             self._log.error(
                 "worker crashed; starting another worker=%d category=%s",
                 number,
-                loggable_category(error) if isinstance(error, Exception) else type(error).__name__,
+                loggable_category(error),
             )
             replace = not self._stopping
         finally:

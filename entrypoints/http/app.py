@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.metadata
 import logging
 
 import falcon
@@ -23,10 +22,10 @@ OPENAPI_PATH = "/api/v1/openapi.json"
 
 
 def package_version() -> str:
-    try:
-        return importlib.metadata.version("jobtable")
-    except importlib.metadata.PackageNotFoundError:
-        return "dev"
+    """The installed distribution's version (one source: ``jobtable.__version__``)."""
+    import jobtable
+
+    return str(jobtable.__version__)
 
 
 def create_app(

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 from pathlib import Path
@@ -23,6 +22,7 @@ import pytest
 
 from tests.e2e.conftest import REPO, wait_until
 from tests.integration.test_readme import examples
+from tests.support.repository import copy_of_the_repository
 
 pytestmark = pytest.mark.e2e
 README = (REPO / "README.md").read_text(encoding="utf-8")
@@ -31,21 +31,6 @@ BLOCK = re.compile(r"<!-- readme-shell: (\S+) -->\n```sh\n(.*?)```", re.DOTALL)
 
 def blocks() -> dict[str, str]:
     return dict(BLOCK.findall(README))
-
-
-def copy_of_the_repository(into: Path) -> Path:
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=REPO, capture_output=True, check=True,
-    ).stdout.decode().split("\0")  # fmt: skip
-    for name in filter(None, listed):
-        source, target = REPO / name, into / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if source.is_symlink():
-            target.symlink_to(os.readlink(source))
-        elif source.is_file():
-            shutil.copy2(source, target)
-    return into
 
 
 def shell(script: str, folder: Path, env: dict[str, str], **options) -> subprocess.Popen:

@@ -336,3 +336,26 @@ def test_a_claim_whose_handler_ran_but_whose_outcome_never_landed_is_interrupted
     job = system.wait_for("ran")
     assert (job.status, job.error) == (Status.FAILED, INTERRUPTED)
     assert store.row("ran")["attempt"] == 1  # counted: its handler did run
+
+
+def test_joining_in_short_slices_still_waits_for_the_runners_row_to_go(make_system):
+    """As the CLI joins, a slice at a time: a later join waits for the deletion the first began."""
+    system = make_system()
+    system.start()
+    store = system.store.inner
+    real_unregister = store.unregister_runner
+    slow = threading.Event()
+    store.unregister_runner = lambda runner_id: slow.wait(10) and real_unregister(runner_id)
+    system.runner.stop()
+    deadline = time.monotonic() + 10
+    while system.runner.live_workers and time.monotonic() < deadline:
+        time.sleep(0.005)  # a worker's exit changes no store row to wait on
+    assert system.runner.join(timeout=0.0)  # the workers are gone; the row is not yet
+    returned = []
+    joiner = threading.Thread(target=lambda: returned.append(system.runner.join(timeout=5.0)))
+    joiner.start()
+    system.clock.wait_for_sleepers(1)  # the second join waits for the deletion too
+    slow.set()
+    joiner.join(10)
+    assert returned == [True]
+    assert store.runners() == []
