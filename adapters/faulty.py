@@ -16,10 +16,20 @@ import random
 import threading
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from jobtable.core.errors import StoreError, StoreUnavailableError
-from jobtable.core.jobs import Claim, ClaimedJob, Job, NewJob, Recovered
+from jobtable.core.jobs import (
+    CancelOutcome,
+    Claim,
+    ClaimedJob,
+    Enqueued,
+    Job,
+    JobDetail,
+    NewJob,
+    QueueState,
+    Recovered,
+)
 from jobtable.core.liveness import (
     DeadRunner,
     LivenessTerms,
@@ -27,7 +37,7 @@ from jobtable.core.liveness import (
     RunnerRecord,
     RunnerSighting,
 )
-from jobtable.core.outcome import Fail, Succeed
+from jobtable.core.outcome import Requeue, Succeed, Write
 from jobtable.core.ports import JobStore
 
 T = TypeVar("T")
@@ -85,15 +95,33 @@ class FaultyStore:
             call()
         raise fault
 
-    def create(self, job: NewJob, *, now: datetime.datetime) -> None:
-        self._call("create", lambda: self.inner.create(job, now=now))
+    def create(self, job: NewJob, *, now: datetime.datetime) -> Enqueued:
+        return self._call("create", lambda: self.inner.create(job, now=now))
+
+    def create_many(self, jobs: Collection[NewJob], *, now: datetime.datetime) -> list[Enqueued]:
+        return self._call("create", lambda: self.inner.create_many(jobs, now=now))
+
+    def create_in(self, connection: Any, job: NewJob, *, now: datetime.datetime) -> Enqueued:
+        return self._call("create", lambda: self.inner.create_in(connection, job, now=now))
 
     def claim_next(
-        self, *, runner_id: str, now: datetime.datetime, kinds: Collection[str] | None = None
+        self,
+        *,
+        runner_id: str,
+        now: datetime.datetime,
+        kinds: Collection[str] | None = None,
+        queues: Collection[str] | None = None,
     ) -> ClaimedJob | None:
         return self._call(
-            "claim", lambda: self.inner.claim_next(runner_id=runner_id, now=now, kinds=kinds)
+            "claim",
+            lambda: self.inner.claim_next(runner_id=runner_id, now=now, kinds=kinds, queues=queues),
         )
+
+    def promote_due(self, *, now: datetime.datetime) -> int:
+        return self._call("claim", lambda: self.inner.promote_due(now=now))
+
+    def next_due(self) -> datetime.datetime | None:
+        return self._call("claim", self.inner.next_due)
 
     def publish(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
         return self._call("publish", lambda: self.inner.publish(claim, result=result, now=now))
@@ -107,18 +135,22 @@ class FaultyStore:
     def finish_and_claim_next(
         self,
         claim: Claim,
-        outcome: Succeed | Fail,
+        outcome: Write,
         *,
         runner_id: str,
         now: datetime.datetime,
         kinds: Collection[str] | None = None,
+        queues: Collection[str] | None = None,
     ) -> tuple[bool, ClaimedJob | None]:
         return self._call(
             "succeed" if isinstance(outcome, Succeed) else "fail",
             lambda: self.inner.finish_and_claim_next(
-                claim, outcome, runner_id=runner_id, now=now, kinds=kinds
+                claim, outcome, runner_id=runner_id, now=now, kinds=kinds, queues=queues
             ),
         )
+
+    def requeue(self, claim: Claim, outcome: Requeue, *, now: datetime.datetime) -> bool:
+        return self._call("fail", lambda: self.inner.requeue(claim, outcome, now=now))
 
     def interrupt(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
         return self._call("fail", lambda: self.inner.interrupt(claim, code=code, now=now))
@@ -158,6 +190,27 @@ class FaultyStore:
 
     def get(self, job_id: str) -> Job | None:
         return self._call("get", lambda: self.inner.get(job_id))
+
+    def cancel(self, job_id: str, *, now: datetime.datetime) -> CancelOutcome | None:
+        return self._call("fail", lambda: self.inner.cancel(job_id, now=now))
+
+    def cancel_requests(self, runner_id: str) -> list[Claim]:
+        return self._call("sweep", lambda: self.inner.cancel_requests(runner_id))
+
+    def set_queue_paused(self, name: str, *, paused: bool, now: datetime.datetime) -> None:
+        self.inner.set_queue_paused(name, paused=paused, now=now)
+
+    def queues(self) -> list[QueueState]:
+        return self.inner.queues()
+
+    def paused_queues(self) -> frozenset[str]:
+        return self.inner.paused_queues()
+
+    def detail(self, job_id: str) -> JobDetail | None:
+        return self._call("get", lambda: self.inner.detail(job_id))
+
+    def jobs_ahead(self, detail: JobDetail) -> int:
+        return self.inner.jobs_ahead(detail)
 
     def close(self) -> None:
         self.inner.close()

@@ -9,13 +9,27 @@ from __future__ import annotations
 
 import datetime
 import heapq
+import json
+import random
 import threading
 from collections.abc import Collection
 from typing import Any
 
 import attrs
 
-from jobtable.core.jobs import Claim, ClaimedJob, Job, NewJob, Recovered
+from jobtable.core.codes import CANCELLED
+from jobtable.core.jobs import (
+    AttemptRecord,
+    CancelOutcome,
+    Claim,
+    ClaimedJob,
+    Enqueued,
+    Job,
+    JobDetail,
+    NewJob,
+    QueueState,
+    Recovered,
+)
 from jobtable.core.liveness import (
     DeadRunner,
     LivenessTerms,
@@ -24,25 +38,52 @@ from jobtable.core.liveness import (
     RunnerRecord,
     RunnerSighting,
 )
-from jobtable.core.outcome import Fail, Succeed
+from jobtable.core.outcome import Requeue, Succeed, Write
+from jobtable.core.retry import RetryAt, RetryPolicy, after_failure
 from jobtable.core.status import Status
+
+_jitter = random.random  # the retry backoff's random share; no secret rides on it
+
+SCHEDULED = "scheduled"
+"""The stored state of a queued job that is not due yet (shown as queued)."""
 
 
 @attrs.define(kw_only=True)
 class _Row:
     id: str
     kind: str
-    status: Status
+    status: Status | str  # a Status, or SCHEDULED
     payload: str
     created_at: str
     updated_at: str
+    run_at: str
+    queue: str
+    priority: int
+    policy: RetryPolicy
+    timeout: float | None
+    unique_key: str | None
+    unique_while_active: bool
     result: str | None = None
     error: str | None = None
     started_at: str | None = None
     finished_at: str | None = None
     claimed_by: str | None = None
     attempt: int = 0
-    max_attempts: int = 1
+    cancel_requested: bool = False
+    last_code: str | None = None
+    attempts_log: list[dict[str, Any]] = attrs.Factory(list)
+
+    @property
+    def max_attempts(self) -> int:
+        return self.policy.max_attempts
+
+    @property
+    def order(self) -> tuple[int, str, str]:
+        """Claim order: priority, then due time, then id."""
+        return (self.priority, self.run_at, self.id)
+
+    def shown_status(self) -> Status:
+        return Status.QUEUED if self.status == SCHEDULED else Status(self.status)
 
 
 @attrs.define(kw_only=True)
@@ -57,6 +98,14 @@ def _stamp(now: datetime.datetime) -> str:
     return now.astimezone(datetime.UTC).isoformat(timespec="microseconds")
 
 
+def _parse(stamp: str) -> datetime.datetime:
+    return datetime.datetime.fromisoformat(stamp)
+
+
+def _parse_or_none(stamp: str | None) -> datetime.datetime | None:
+    return None if stamp is None else _parse(stamp)
+
+
 class MemoryStore:
     liveness_terms = LivenessTerms()
     """One process: a lock (a set entry) is lost only when a test takes it away."""
@@ -66,32 +115,80 @@ class MemoryStore:
             self.liveness_terms = liveness_terms  # tests of leases and lock timeouts
         self._lock = threading.RLock()  # finish_and_claim_next nests the other writes
         self._rows: dict[str, _Row] = {}
-        self._queued: list[str] = []  # a heap of queued ids: the oldest is first
+        self._ready: dict[str, list[tuple[int, str, str]]] = {}  # kind -> heap of due rows' order
+        self._scheduled: list[tuple[str, str]] = []  # a heap of (run_at, id) not yet due
+        self._unique: dict[tuple[str, str], str] = {}  # (kind, key) -> the id holding it
+        self._paused: set[str] = set()
+        self._known_queues: set[str] = set()
         self._locks: set[str] = set()  # runner ids holding their liveness lock
         self._runners: dict[str, _RunnerRow] = {}
 
-    def create(self, job: NewJob, *, now: datetime.datetime) -> None:
-        stamp = _stamp(now)
+    # -- enqueue -----------------------------------------------------------
+
+    def create(self, job: NewJob, *, now: datetime.datetime) -> Enqueued:
         with self._lock:
-            if job.id in self._rows:
-                raise ValueError(f"job {job.id} already exists")
-            self._rows[job.id] = _Row(
-                id=job.id,
-                kind=job.kind,
-                status=Status.QUEUED,
-                payload=job.payload,
-                created_at=stamp,
-                updated_at=stamp,
-                max_attempts=job.max_attempts,
-            )
-            heapq.heappush(self._queued, job.id)
+            return self._insert(job, now)
+
+    def create_many(self, jobs: Collection[NewJob], *, now: datetime.datetime) -> list[Enqueued]:
+        with self._lock:
+            ids = [job.id for job in jobs]
+            if len(set(ids)) != len(ids) or any(job_id in self._rows for job_id in ids):
+                raise ValueError("a job with one of these ids already exists")
+            return [self._insert(job, now) for job in jobs]
+
+    def create_in(self, connection: Any, job: NewJob, *, now: datetime.datetime) -> Enqueued:
+        raise TypeError("the in-memory store has no database connection to enqueue on")
+
+    def _insert(self, job: NewJob, now: datetime.datetime) -> Enqueued:
+        if job.id in self._rows:
+            raise ValueError(f"job {job.id} already exists")
+        if job.unique_key is not None:
+            holder = self._unique.get((job.kind, job.unique_key))
+            if holder is not None:
+                return Enqueued(holder, duplicate=True)
+            self._unique[(job.kind, job.unique_key)] = job.id
+        stamp = _stamp(now)
+        run_at = _stamp(job.run_at or now)
+        row = _Row(
+            id=job.id,
+            kind=job.kind,
+            status=SCHEDULED if run_at > stamp else Status.QUEUED,
+            payload=job.payload,
+            created_at=stamp,
+            updated_at=stamp,
+            run_at=run_at,
+            queue=job.queue,
+            priority=job.priority,
+            policy=job.policy,
+            timeout=job.timeout,
+            unique_key=job.unique_key,
+            unique_while_active=job.unique_while_active,
+        )
+        self._rows[job.id] = row
+        self._known_queues.add(job.queue)
+        self._file(row)
+        return Enqueued(job.id)
+
+    def _file(self, row: _Row) -> None:
+        """Put a queued or scheduled row where claims or promotion find it."""
+        if row.status == SCHEDULED:
+            heapq.heappush(self._scheduled, (row.run_at, row.id))
+        else:
+            heapq.heappush(self._ready.setdefault(row.kind, []), row.order)
+
+    # -- claims ------------------------------------------------------------
 
     def claim_next(
-        self, *, runner_id: str, now: datetime.datetime, kinds: Collection[str] | None = None
+        self,
+        *,
+        runner_id: str,
+        now: datetime.datetime,
+        kinds: Collection[str] | None = None,
+        queues: Collection[str] | None = None,
     ) -> ClaimedJob | None:
         stamp = _stamp(now)
         with self._lock:
-            row = self._pop_oldest(kinds)
+            row = self._first_due(kinds, queues)
             if row is None:
                 return None
             row.status = Status.RUNNING
@@ -99,7 +196,75 @@ class MemoryStore:
             row.claimed_by = runner_id
             row.attempt += 1
             claim = Claim(job_id=row.id, runner_id=runner_id, attempt=row.attempt)
-            return ClaimedJob(claim=claim, kind=row.kind, payload=row.payload)
+            return ClaimedJob(
+                claim=claim,
+                kind=row.kind,
+                payload=row.payload,
+                policy=row.policy,
+                timeout=row.timeout,
+                checkpoint=row.result,
+            )
+
+    def _first_due(
+        self, kinds: Collection[str] | None, queues: Collection[str] | None
+    ) -> _Row | None:
+        """The first due row in claim order among ``kinds``, off its heap."""
+        best: tuple[tuple[int, str, str], str] | None = None
+        for kind in list(self._ready) if kinds is None else kinds:
+            order = self._peek(kind, queues)
+            if order is not None and (best is None or order < best[0]):
+                best = (order, kind)
+        if best is None:
+            return None
+        heapq.heappop(self._ready[best[1]])
+        return self._rows[best[0][2]]
+
+    def _peek(self, kind: str, queues: Collection[str] | None) -> tuple[int, str, str] | None:
+        """The first claimable entry of ``kind``'s heap, dropping stale ones on the way."""
+        heap = self._ready.get(kind)
+        passed: list[tuple[int, str, str]] = []
+        found = None
+        while heap:
+            order = heap[0]
+            row = self._rows.get(order[2])
+            if row is None or row.status is not Status.QUEUED or row.order != order:
+                heapq.heappop(heap)  # stale: claimed, finished or moved since
+                continue
+            if row.queue in self._paused or (queues is not None and row.queue not in queues):
+                passed.append(heapq.heappop(heap))
+                continue
+            found = order
+            break
+        for order in passed:
+            heapq.heappush(heap, order)  # type: ignore[arg-type]
+        return found
+
+    def promote_due(self, *, now: datetime.datetime) -> int:
+        stamp = _stamp(now)
+        moved = 0
+        with self._lock:
+            while self._scheduled and self._scheduled[0][0] <= stamp:
+                run_at, job_id = heapq.heappop(self._scheduled)
+                row = self._rows.get(job_id)
+                if row is None or row.status != SCHEDULED or row.run_at != run_at:
+                    continue
+                row.status = Status.QUEUED
+                row.updated_at = stamp
+                self._file(row)
+                moved += 1
+        return moved
+
+    def next_due(self) -> datetime.datetime | None:
+        with self._lock:
+            while self._scheduled:
+                run_at, job_id = self._scheduled[0]
+                row = self._rows.get(job_id)
+                if row is not None and row.status == SCHEDULED and row.run_at == run_at:
+                    return datetime.datetime.fromisoformat(run_at)
+                heapq.heappop(self._scheduled)
+            return None
+
+    # -- outcomes ----------------------------------------------------------
 
     def publish(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
         with self._lock:
@@ -115,9 +280,8 @@ class MemoryStore:
             row = self._held(claim)
             if row is None:
                 return False
-            row.status = Status.SUCCEEDED
             row.result = result
-            row.finished_at = row.updated_at = _stamp(now)
+            self._finish(row, Status.SUCCEEDED, None, _stamp(now), outcome="succeeded")
             return True
 
     def fail(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
@@ -125,61 +289,94 @@ class MemoryStore:
             row = self._held(claim)
             if row is None:
                 return False
-            row.status = Status.FAILED
-            row.error = code
-            row.finished_at = row.updated_at = _stamp(now)
+            self._finish(row, Status.FAILED, code, _stamp(now), outcome=code)
             return True
 
-    def _pop_oldest(self, kinds: Collection[str] | None) -> _Row | None:
-        """The oldest queued row of ``kinds`` off the heap; rows of other kinds stay queued."""
-        passed: list[str] = []
-        found = None
-        while self._queued:
-            row = self._rows[heapq.heappop(self._queued)]
-            if row.status is not Status.QUEUED:
-                continue  # a stale heap entry
-            if kinds is None or row.kind in kinds:
-                found = row
-                break
-            passed.append(row.id)
-        for job_id in passed:
-            heapq.heappush(self._queued, job_id)
-        return found
+    def _finish(
+        self, row: _Row, status: Status, code: str | None, stamp: str, *, outcome: str | None
+    ) -> None:
+        if outcome is not None:
+            self._log_attempt(row, outcome, stamp)
+        row.status = status
+        row.error = code
+        row.last_code = code
+        row.cancel_requested = False
+        row.finished_at = row.updated_at = stamp
+        if row.unique_key is not None and row.unique_while_active:
+            self._unique.pop((row.kind, row.unique_key), None)
+            row.unique_key = None
+
+    @staticmethod
+    def _log_attempt(row: _Row, outcome: str, stamp: str) -> None:
+        row.attempts_log.append(
+            {
+                "attempt": row.attempt,
+                "runner": row.claimed_by,
+                "started_at": row.started_at,
+                "ended_at": stamp,
+                "outcome": outcome,
+            }
+        )
+
+    def requeue(self, claim: Claim, outcome: Requeue, *, now: datetime.datetime) -> bool:
+        with self._lock:
+            row = self._held(claim)
+            if row is None:
+                return False
+            self._requeue(row, outcome, _stamp(now))
+            return True
+
+    def _requeue(self, row: _Row, outcome: Requeue, stamp: str) -> None:
+        if row.cancel_requested:  # a cancel is never lost to a retry
+            self._log_attempt(row, outcome.code, stamp)
+            self._finish(row, Status.FAILED, CANCELLED, stamp, outcome=None)
+            return
+        self._log_attempt(row, outcome.code, stamp)
+        if outcome.give_back:
+            row.attempt -= 1
+        row.run_at = _stamp(outcome.run_at)
+        row.status = SCHEDULED if row.run_at > stamp else Status.QUEUED
+        row.last_code = outcome.code
+        row.updated_at = stamp
+        self._file(row)
 
     def finish_and_claim_next(
         self,
         claim: Claim,
-        outcome: Succeed | Fail,
+        outcome: Write,
         *,
         runner_id: str,
         now: datetime.datetime,
         kinds: Collection[str] | None = None,
+        queues: Collection[str] | None = None,
     ) -> tuple[bool, ClaimedJob | None]:
         with self._lock:
             if isinstance(outcome, Succeed):
                 held = self.succeed(claim, result=outcome.result, now=now)
+            elif isinstance(outcome, Requeue):
+                held = self.requeue(claim, outcome, now=now)
             else:
                 held = self.fail(claim, code=outcome.code, now=now)
-            return held, self.claim_next(runner_id=runner_id, now=now, kinds=kinds)
+            return held, self.claim_next(runner_id=runner_id, now=now, kinds=kinds, queues=queues)
 
     def interrupt(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
         with self._lock:
             row = self._held(claim)
             if row is None:
                 return False
-            self._settle_interrupted(row, code, _stamp(now))
+            self._settle_interrupted(row, code, now)
             return True
 
-    def _settle_interrupted(self, row: _Row, code: str, stamp: str) -> bool:
-        """Queued again while attempts last, else failed with ``code``; True when requeued."""
-        row.updated_at = stamp
-        if row.attempt < row.max_attempts:
-            row.status = Status.QUEUED
-            heapq.heappush(self._queued, row.id)
-            return True
-        row.status = Status.FAILED
-        row.error = code
-        row.finished_at = stamp
+    def _settle_interrupted(self, row: _Row, code: str, now: datetime.datetime) -> bool:
+        """Settled by its stored policy (core/retry.py); True when queued again."""
+        decision = after_failure(
+            row.policy, attempt=row.attempt, code=code, now=now, jitter=_jitter()
+        )
+        stamp = _stamp(now)
+        if isinstance(decision, RetryAt):
+            self._requeue(row, Requeue(run_at=decision.run_at, code=code), stamp)
+            return row.status != Status.FAILED
+        self._finish(row, Status.FAILED, decision.code, stamp, outcome=decision.code)
         return False
 
     def release_claims(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
@@ -192,9 +389,104 @@ class MemoryStore:
                 row.status = Status.QUEUED
                 row.attempt -= 1
                 row.updated_at = _stamp(now)
-                heapq.heappush(self._queued, row.id)
+                self._file(row)
                 moved += 1
         return moved
+
+    # -- cancellation, queues, detail ----------------------------------------
+
+    def cancel(self, job_id: str, *, now: datetime.datetime) -> CancelOutcome | None:
+        stamp = _stamp(now)
+        with self._lock:
+            row = self._rows.get(job_id)
+            if row is None:
+                return None
+            if row.status in (Status.QUEUED, SCHEDULED):
+                self._finish(row, Status.FAILED, CANCELLED, stamp, outcome=None)
+                return CancelOutcome.CANCELLED
+            if row.status is Status.RUNNING:
+                row.cancel_requested = True
+                row.updated_at = stamp
+                return CancelOutcome.REQUESTED
+            return CancelOutcome.CANCELLED if row.error == CANCELLED else CancelOutcome.REFUSED
+
+    def cancel_requests(self, runner_id: str) -> list[Claim]:
+        with self._lock:
+            return [
+                Claim(job_id=row.id, runner_id=runner_id, attempt=row.attempt)
+                for row in self._rows.values()
+                if row.status is Status.RUNNING
+                and row.claimed_by == runner_id
+                and row.cancel_requested
+            ]
+
+    def set_queue_paused(self, name: str, *, paused: bool, now: datetime.datetime) -> None:
+        with self._lock:
+            self._known_queues.add(name)
+            if paused:
+                self._paused.add(name)
+            else:
+                self._paused.discard(name)
+
+    def queues(self) -> list[QueueState]:
+        with self._lock:
+            counts: dict[str, dict[str, int]] = {
+                name: {status.value: 0 for status in Status} for name in self._known_queues
+            }
+            for row in self._rows.values():
+                counts[row.queue][row.shown_status().value] += 1
+            return [
+                QueueState(name=name, paused=name in self._paused, counts=counts[name])
+                for name in sorted(counts)
+            ]
+
+    def paused_queues(self) -> frozenset[str]:
+        with self._lock:
+            return frozenset(self._paused)
+
+    def detail(self, job_id: str) -> JobDetail | None:
+        with self._lock:
+            row = self._rows.get(job_id)
+            if row is None:
+                return None
+            return JobDetail(
+                job=self._public(row),
+                queue=row.queue,
+                priority=row.priority,
+                run_at=_parse(row.run_at),
+                attempt=row.attempt,
+                max_attempts=row.max_attempts,
+                created_at=_parse(row.created_at),
+                started_at=_parse_or_none(row.started_at),
+                finished_at=_parse_or_none(row.finished_at),
+                timeout=row.timeout,
+                unique_key=row.unique_key,
+                cancel_requested=row.cancel_requested,
+                claimed_by=row.claimed_by,
+                attempts=tuple(
+                    AttemptRecord(
+                        attempt=entry["attempt"],
+                        runner_id=entry["runner"],
+                        started_at=_parse_or_none(entry["started_at"]),
+                        ended_at=_parse_or_none(entry["ended_at"]),
+                        outcome=entry["outcome"],
+                    )
+                    for entry in row.attempts_log
+                ),
+                last_code=row.last_code,
+            )
+
+    def jobs_ahead(self, detail: JobDetail) -> int:
+        order = (detail.priority, _stamp(detail.run_at), detail.job.id)
+        with self._lock:
+            return sum(
+                1
+                for row in self._rows.values()
+                if row.status is Status.QUEUED
+                and row.kind == detail.job.kind
+                and row.queue == detail.queue
+                and row.order < order
+            )
 
     # -- liveness ----------------------------------------------------------
 
@@ -247,15 +539,14 @@ class MemoryStore:
     def settle_dead(
         self, verdicts: Collection[DeadRunner], *, code: str, now: datetime.datetime
     ) -> Recovered:
-        stamp = _stamp(now)
         failed = requeued = 0
         with self._lock:
             for verdict in verdicts:
                 if not self._evidence_holds(verdict):
                     continue
-                for row in self._rows.values():
+                for row in list(self._rows.values()):
                     if row.status is Status.RUNNING and row.claimed_by == verdict.runner_id:
-                        if self._settle_interrupted(row, code, stamp):
+                        if self._settle_interrupted(row, code, now):
                             requeued += 1
                         else:
                             failed += 1
@@ -301,17 +592,26 @@ class MemoryStore:
     def get(self, job_id: str) -> Job | None:
         with self._lock:
             row = self._rows.get(job_id)
-            if row is None:
-                return None
-            return Job(
-                id=row.id, kind=row.kind, status=row.status, result=row.result, error=row.error
-            )
+            return None if row is None else self._public(row)
+
+    @staticmethod
+    def _public(row: _Row) -> Job:
+        return Job(
+            id=row.id, kind=row.kind, status=row.shown_status(), result=row.result, error=row.error
+        )
 
     def row(self, job_id: str) -> dict[str, Any] | None:
         """Every column of the job's row, for inspection and tests."""
         with self._lock:
             row = self._rows.get(job_id)
-            return None if row is None else attrs.asdict(row)
+            if row is None:
+                return None
+            columns = attrs.asdict(row, recurse=False)
+            columns["max_attempts"] = row.max_attempts
+            columns["retry"] = row.policy.to_json()
+            columns["attempts_log"] = json.dumps(row.attempts_log) if row.attempts_log else None
+            del columns["policy"]
+            return columns
 
     def close(self) -> None:
         pass

@@ -8,12 +8,23 @@ from __future__ import annotations
 
 import datetime
 import json
+import random
 from collections.abc import Callable
 from typing import Any
 
-from jobtable.core.jobs import Claim, ClaimedJob
+from jobtable.core.jobs import (
+    AttemptRecord,
+    Claim,
+    ClaimedJob,
+    Job,
+    JobDetail,
+    NewJob,
+    QueueState,
+)
 from jobtable.core.liveness import RunnerInfo, RunnerRecord
-from jobtable.core.outcome import Fail, Succeed
+from jobtable.core.outcome import Requeue, Succeed, Write
+from jobtable.core.retry import FailWith, RetryAt, RetryPolicy, after_failure
+from jobtable.core.status import Status
 
 
 def fence(claim: Claim) -> dict[str, Any]:
@@ -22,22 +33,148 @@ def fence(claim: Claim) -> dict[str, Any]:
 
 
 def finish_parameters(
-    claim: Claim, outcome: Succeed | Fail, now: Any, *, succeed_sql: str, fail_sql: str
+    claim: Claim,
+    outcome: Write,
+    now: Any,
+    *,
+    succeed_sql: str,
+    fail_sql: str,
+    retry_sql: str,
+    stamp: Callable[[Any], Any] = lambda value: value,
 ) -> tuple[str, dict[str, Any]]:
     """The statement and parameters that record ``outcome`` under ``claim``."""
     if isinstance(outcome, Succeed):
-        return succeed_sql, {**fence(claim), "result": outcome.result, "now": now}
-    return fail_sql, {**fence(claim), "code": outcome.code, "now": now}
+        return succeed_sql, {**fence(claim), "result": outcome.result, "now": stamp(now)}
+    if isinstance(outcome, Requeue):
+        retry = RetryAt(run_at=outcome.run_at, code=outcome.code)
+        params = requeue_parameters(claim, retry, now, stamp=stamp, give_back=outcome.give_back)
+        return retry_sql, params
+    return fail_sql, {**fence(claim), "code": outcome.code, "now": stamp(now)}
 
 
 def claimed(row: Any, runner_id: str) -> ClaimedJob | None:
-    """A ``RETURNING id, kind, payload, attempt`` row as a claimed job; None for no row."""
+    """A claim's ``RETURNING id, kind, payload, attempt, max_attempts, retry, timeout,
+    result`` row as a claimed job; None for no row."""
     if row is None:
         return None
-    job_id, kind, payload, attempt = row
+    job_id, kind, payload, attempt, max_attempts, retry, timeout, result = row
     return ClaimedJob(
-        claim=Claim(job_id=job_id, runner_id=runner_id, attempt=attempt), kind=kind, payload=payload
+        claim=Claim(job_id=job_id, runner_id=runner_id, attempt=attempt),
+        kind=kind,
+        payload=payload,
+        policy=RetryPolicy.stored(max_attempts, retry),
+        timeout=timeout,
+        checkpoint=result,
     )
+
+
+def new_job_parameters(job: NewJob, now: Any, *, stamp: Callable[[Any], Any]) -> dict[str, Any]:
+    """A job's row as query parameters; ``stamp`` turns times into the engine's form."""
+    policy = job.policy
+    return {
+        "id": job.id,
+        "kind": job.kind,
+        "payload": job.payload,
+        "now": stamp(now),
+        "max_attempts": policy.max_attempts,
+        "retry": policy.to_json(),
+        "queue": job.queue,
+        "priority": job.priority,
+        "run_at": stamp(job.run_at or now),
+        "timeout": job.timeout,
+        "unique_key": job.unique_key,
+        "unique_while_active": job.unique_while_active,
+    }
+
+
+def requeue_parameters(
+    claim: Claim, retry: RetryAt, now: Any, *, stamp: Callable[[Any], Any], give_back: bool
+) -> dict[str, Any]:
+    """The retry statement's parameters: due at ``retry.run_at``, the attempt kept or given back."""
+    return {
+        **fence(claim),
+        "run_at": stamp(retry.run_at),
+        "code": retry.code,
+        "now": stamp(now),
+        "give_back": 1 if give_back else 0,
+    }
+
+
+def settle_by_policy(
+    owner: str | None,
+    row: Any,
+    *,
+    code: str,
+    now: datetime.datetime,
+    jitter: Callable[[], float] = random.random,
+) -> tuple[Claim, RetryAt | FailWith]:
+    """A running job's ``id, attempt, max_attempts, retry`` row, and what its policy says.
+
+    The decision is the core's (``core/retry.py``): queued again, due after
+    the backoff, while attempts remain and ``code`` may retry; else failed.
+    """
+    job_id, attempt, max_attempts, retry = row
+    claim = Claim(job_id=job_id, runner_id=owner or "", attempt=attempt)
+    policy = RetryPolicy.stored(max_attempts, retry)
+    return claim, after_failure(policy, attempt=attempt, code=code, now=now, jitter=jitter())
+
+
+def attempt_records(
+    log: Any, *, parse_time: Callable[[Any], datetime.datetime]
+) -> tuple[AttemptRecord, ...]:
+    """The stored attempts log (JSON text or a decoded list) as records."""
+    if log is None:
+        return ()
+    entries = json.loads(log) if isinstance(log, str) else log
+    return tuple(
+        AttemptRecord(
+            attempt=entry["attempt"],
+            runner_id=entry.get("runner"),
+            started_at=None if entry.get("started_at") is None else parse_time(entry["started_at"]),
+            ended_at=None if entry.get("ended_at") is None else parse_time(entry["ended_at"]),
+            outcome=entry["outcome"],
+        )
+        for entry in entries
+    )
+
+
+def job_detail(row: Any, *, parse_time: Callable[[Any], datetime.datetime]) -> JobDetail:
+    """A ``job_detail`` query's row as the detail view."""
+    (
+        job_id, kind, shown, result, error, queue, priority, run_at, attempt, max_attempts,
+        created_at, started_at, finished_at, timeout, unique_key, cancel_requested,
+        claimed_by, attempts_log, last_code, _stored_status,
+    ) = row  # fmt: skip
+    return JobDetail(
+        job=Job(id=job_id, kind=kind, status=Status(shown), result=result, error=error),
+        queue=queue,
+        priority=priority,
+        run_at=parse_time(run_at),
+        attempt=attempt,
+        max_attempts=max_attempts,
+        created_at=parse_time(created_at),
+        started_at=None if started_at is None else parse_time(started_at),
+        finished_at=None if finished_at is None else parse_time(finished_at),
+        timeout=timeout,
+        unique_key=unique_key,
+        cancel_requested=bool(cancel_requested),
+        claimed_by=claimed_by,
+        attempts=attempt_records(attempts_log, parse_time=parse_time),
+        last_code=last_code,
+    )
+
+
+def queue_states(rows: Any) -> list[QueueState]:
+    """A ``queues`` query's ``name, paused, status, count`` rows, one state per queue."""
+    states: dict[str, QueueState] = {}
+    for name, paused, shown, count in rows:
+        state = states.get(name)
+        if state is None:
+            counts = {status.value: 0 for status in Status}
+            state = states[name] = QueueState(name=name, paused=bool(paused), counts=counts)
+        if shown is not None:
+            state.counts[shown] = int(count)
+    return list(states.values())
 
 
 def runner_parameters(info: RunnerInfo) -> dict[str, Any]:

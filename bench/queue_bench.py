@@ -50,9 +50,9 @@ class CountingStore:
         self._count()
         return changed
 
-    def finish_and_claim_next(self, claim, outcome, *, runner_id, now, kinds=None):
+    def finish_and_claim_next(self, claim, outcome, *, runner_id, now, kinds=None, queues=None):
         finished = self._inner.finish_and_claim_next(
-            claim, outcome, runner_id=runner_id, now=now, kinds=kinds
+            claim, outcome, runner_id=runner_id, now=now, kinds=kinds, queues=queues
         )
         self._count()
         return finished

@@ -1,14 +1,21 @@
 """The jobs a runner's workers hold right now, and the stop signal each handler sees.
 
 A handler is told to stop for one of several reasons: the runner's second
-phase of stopping, its liveness running out, or its job settled elsewhere
-(found no longer held when a lost lock was taken again). Each running job
-has its own signal, so one job can be stopped without the others.
+phase of stopping, its liveness running out, its job settled elsewhere
+(found no longer held when a lost lock was taken again), a cancel, or its
+timeout. Each running job has its own signal, so one job can be stopped
+without the others.
+
+Exactly one party records an attempt's outcome: its worker when the handler
+returns, or the runner when a handler ignores a cancel or a timeout for too
+long (it then records the job and gives the worker's place to a new
+thread). ``take_settling`` decides which, once.
 """
 
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 from jobtable.core.jobs import Claim
 
@@ -16,11 +23,16 @@ from jobtable.core.jobs import Claim
 class Attempt:
     """One job a worker is running: its claim, and whether its handler was told to stop."""
 
-    __slots__ = ("claim", "stop_reason")
+    __slots__ = ("claim", "job", "settled_by", "stop_reason", "worker")
 
-    def __init__(self, claim: Claim) -> None:
+    def __init__(self, claim: Claim, worker: int = 0, job: Any = None) -> None:
         self.claim = claim
+        self.worker = worker
+        self.job = job
+        """The ClaimedJob (its stored retry policy settles it if the runner must)."""
         self.stop_reason: str | None = None
+        self.settled_by: str | None = None
+        """"worker" or "runner": who took the right to record the outcome."""
 
     @property
     def stopping(self) -> bool:
@@ -39,15 +51,34 @@ class Attempts:
         self.changed = threading.Condition()
         self._stop_all: str | None = None
 
-    def begin(self, worker: int, claim: Claim) -> Attempt:
-        attempt = Attempt(claim)
+    def begin(self, worker: int, claim: Claim, job: Any = None) -> Attempt:
+        attempt = Attempt(claim, worker, job)
         with self.changed:  # with stop_all: a job begun as everything stops is told too
             attempt.stop_reason = self._stop_all
             self._slots[worker] = attempt
         return attempt
 
     def end(self, worker: int) -> None:
+        """Free the worker's slot; never called by a worker whose attempt the runner settled
+        (the slot is its replacement's by then)."""
         self._slots[worker] = None
+
+    def abandon(self, attempt: Attempt) -> None:
+        """The runner settled ``attempt`` for its worker: free the slot for a replacement."""
+        with self.changed:
+            if self._slots[attempt.worker] is attempt:
+                self._slots[attempt.worker] = None
+
+    def take_settling(self, attempt: Attempt, party: str) -> bool:
+        """Claim the right to record ``attempt``'s outcome; False when the other party has it."""
+        with self.changed:
+            if attempt.settled_by is not None:
+                return attempt.settled_by == party
+            attempt.settled_by = party
+            return True
+
+    def find(self, claims: set[Claim]) -> list[Attempt]:
+        return [attempt for attempt in self.snapshot() if attempt.claim in claims]
 
     def snapshot(self) -> list[Attempt]:
         return [attempt for attempt in list(self._slots) if attempt is not None]

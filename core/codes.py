@@ -18,7 +18,13 @@ UNKNOWN_KIND = "unknown_kind"
 INTERRUPTED = "interrupted by restart"
 """The job was left running by a process that is gone. Not snake case, so no kind can match it."""
 
-RESERVED_CODES = frozenset({INTERNAL_ERROR, UNKNOWN_KIND, INTERRUPTED})
+CANCELLED = "cancelled"
+"""Someone cancelled the job: never retried."""
+
+TIMED_OUT = "timed_out"
+"""The job ran past its timeout: retried like an interruption while attempts remain."""
+
+RESERVED_CODES = frozenset({INTERNAL_ERROR, UNKNOWN_KIND, INTERRUPTED, CANCELLED, TIMED_OUT})
 
 _CODE_PATTERN = re.compile(r"[a-z][a-z0-9_]{0,63}")
 

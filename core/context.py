@@ -17,8 +17,11 @@ class JobContext:
     job runs; ``wait(seconds)`` sleeps on the runner's clock and returns True
     at once when the handler is told to stop; ``stopping`` can be polled.
     A handler is told to stop in the second phase of a shutdown, when its
-    runner's liveness could not be confirmed in time, or when its job was
-    settled elsewhere; ``attempt`` counts from 1.
+    runner's liveness could not be confirmed in time, when its job was
+    settled elsewhere, cancelled, or ran past its timeout. ``attempt``
+    counts from 1. ``checkpoint`` is the last partial result an earlier
+    attempt published (its public JSON), or None: a retried job resumes
+    from it instead of starting over.
     """
 
     def __init__(
@@ -26,12 +29,14 @@ class JobContext:
         *,
         job_id: str,
         attempt: int,
+        checkpoint: Any = None,
         publish: Callable[[Any], None],
         wait: Callable[[float], bool],
         is_stopping: Callable[[], bool],
     ) -> None:
         self.job_id = job_id
         self.attempt = attempt
+        self.checkpoint = checkpoint
         self._publish = publish
         self._wait = wait
         self._is_stopping = is_stopping

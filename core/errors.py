@@ -18,6 +18,24 @@ class Failure(Exception):
         return f"failure {self.code}"
 
 
+class Snooze(Exception):
+    """Raised by a handler to run its job again after ``seconds``, without using an attempt.
+
+    For work that is not ready yet (a rate limit, a file still arriving), as
+    Oban's snooze: the job is queued again, due ``seconds`` from now, its
+    attempt given back and its last partial result kept.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not seconds >= 0:
+            raise ValueError("Snooze needs seconds >= 0")
+        super().__init__(seconds)
+        self.seconds = float(seconds)
+
+    def __str__(self) -> str:
+        return f"snooze {self.seconds}s"
+
+
 class RegistrationError(ValueError):
     """A kind registration the runner refuses; the message says which rule it broke."""
 

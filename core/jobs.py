@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import datetime
+import enum
 import json
 from typing import Any
 
 import attrs
 
+from jobtable.core.retry import RetryPolicy
 from jobtable.core.status import Status
+
+DEFAULT_QUEUE = "default"
+PRIORITIES = range(10)
+"""0 runs first, 9 last."""
 
 
 @attrs.frozen(kw_only=True)
@@ -45,6 +52,38 @@ class NewJob:
     payload: str
     max_attempts: int = 1
     """How many times it may be claimed: stored with it, so any runner can settle it."""
+    retry: RetryPolicy | None = None
+    """Which codes retry and how long between; stored with it (None: the defaults)."""
+    queue: str = DEFAULT_QUEUE
+    priority: int = 0
+    run_at: datetime.datetime | None = None
+    """When it is due; None: at once (its creation time, so oldest-first order holds)."""
+    timeout: float | None = None
+    """Seconds an attempt may run before its handler is told to stop (None: no limit)."""
+    unique_key: str | None = None
+    """With its kind, at most one job holds this key (see ``unique_while_active``)."""
+    unique_while_active: bool = True
+    """True: the key is let go when the job finishes; False: it is kept for good (a key
+    that already names its period, such as a cron tick's)."""
+
+    @property
+    def policy(self) -> RetryPolicy:
+        return self.retry or RetryPolicy(max_attempts=self.max_attempts)
+
+
+class Enqueued(str):
+    """The id of the job an enqueue stored, or of the one already holding its unique key.
+
+    A ``str``, so code that treats ``enqueue``'s answer as the id keeps
+    working; ``duplicate`` tells the two apart.
+    """
+
+    duplicate: bool
+
+    def __new__(cls, job_id: str, *, duplicate: bool = False) -> Enqueued:
+        made = super().__new__(cls, job_id)
+        made.duplicate = duplicate
+        return made
 
 
 @attrs.frozen(kw_only=True)
@@ -58,11 +97,16 @@ class Claim:
 
 @attrs.frozen(kw_only=True)
 class ClaimedJob:
-    """A job a runner has just marked running."""
+    """A job a runner has just marked running, with what it needs to run and settle it."""
 
     claim: Claim
     kind: str
     payload: str
+    policy: RetryPolicy = attrs.Factory(RetryPolicy)
+    """The retry policy stored on the job (its registration may have changed since)."""
+    timeout: float | None = None
+    checkpoint: str | None = None
+    """The JSON text of the last partial result an earlier attempt published, if any."""
 
     @property
     def id(self) -> str:
@@ -75,3 +119,58 @@ class Recovered:
 
     failed: int = 0
     requeued: int = 0
+
+
+@attrs.frozen(kw_only=True)
+class AttemptRecord:
+    """One attempt of a job, as its detail lists it."""
+
+    attempt: int
+    runner_id: str | None
+    started_at: datetime.datetime | None
+    ended_at: datetime.datetime | None
+    outcome: str
+    """``succeeded``, a failure code, ``snoozed``, or ``given back`` (never ran)."""
+
+
+@attrs.frozen(kw_only=True)
+class JobDetail:
+    """Everything stored about a job that may be shown: its public view and its lifecycle."""
+
+    job: Job
+    queue: str
+    priority: int
+    run_at: datetime.datetime
+    attempt: int
+    max_attempts: int
+    created_at: datetime.datetime
+    started_at: datetime.datetime | None
+    finished_at: datetime.datetime | None
+    timeout: float | None
+    unique_key: str | None
+    cancel_requested: bool
+    claimed_by: str | None
+    attempts: tuple[AttemptRecord, ...]
+    last_code: str | None
+    """The code the latest attempt ended with (for a retrying job, why it waits)."""
+
+
+class CancelOutcome(enum.Enum):
+    """What ``cancel`` did."""
+
+    CANCELLED = "cancelled"
+    """It was queued (or already cancelled): it is failed ``cancelled`` now."""
+    REQUESTED = "requested"
+    """It is running: its runner was asked to stop it."""
+    REFUSED = "refused"
+    """It had finished otherwise: nothing changed."""
+
+
+@attrs.frozen(kw_only=True)
+class QueueState:
+    """A queue as ``GET /api/v1/queues`` shows it."""
+
+    name: str
+    paused: bool
+    counts: dict[str, int]
+    """Jobs by public status (queued counts scheduled ones too)."""

@@ -20,7 +20,7 @@ import logging
 import threading
 from collections.abc import Callable
 
-from jobtable.core.attempts import Attempts
+from jobtable.core.attempts import Attempt, Attempts
 from jobtable.core.clock import Clock
 from jobtable.core.codes import INTERRUPTED
 from jobtable.core.errors import LivenessLockLostError
@@ -82,9 +82,11 @@ class LivenessKeeper:
         check_interval: float | None,
         sweep_interval: float | None,
         left_running: Callable[[], set[Claim]] = set,
+        cancel: Callable[[Attempt], None] = lambda attempt: None,
     ) -> None:
         """``left_running`` names claims whose handler ran but whose outcome could not be
-        recorded: never given back as if unrun, but settled as interrupted."""
+        recorded: never given back as if unrun, but settled as interrupted. ``cancel`` stops a
+        handler whose job someone asked to cancel (seen on each sweep, from any process)."""
         self._store = store
         self._clock = clock
         self._log = log
@@ -92,6 +94,7 @@ class LivenessKeeper:
         self._attempts = attempts
         self._wake_all = wake_all
         self._wake_one = wake_one
+        self._cancel = cancel
         self._check_interval = check_interval
         self._sweep_interval = sweep_interval
         terms = store.liveness_terms
@@ -275,6 +278,7 @@ class LivenessKeeper:
                 self._own.lock_confirmed(started, retaken=not held)
             self._beat()
             self._reconcile()
+            self._stop_cancelled()
             self._settle_dead()
             self._requeue_lost_claims()
         except Exception as error:
@@ -316,6 +320,15 @@ class LivenessKeeper:
         with self._changed:
             self._own.reconciled()
         self._wake_all()
+
+    def _stop_cancelled(self) -> None:
+        """Tell the handlers of jobs someone asked to cancel (here or elsewhere) to stop."""
+        if not self._attempts.busy():
+            return  # nothing running: no query
+        requested = set(self._store.cancel_requests(self._id))
+        for attempt in self._attempts.find(requested):
+            if attempt.stop_reason is None:
+                self._cancel(attempt)
 
     def _settle_dead(self) -> None:
         at = self._clock.monotonic()

@@ -7,10 +7,11 @@ so a mistake fails at boot, not at three in the morning on the first job.
 
 from __future__ import annotations
 
+import datetime
 import threading
 import typing
-from collections.abc import Callable, Iterable
-from typing import Any, Generic, TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Generic, Protocol, TypeVar
 
 import attrs
 import cattrs
@@ -18,13 +19,30 @@ import cattrs
 from jobtable.core import codec
 from jobtable.core.codes import InvalidFailureCodeError, validate_declared_codes
 from jobtable.core.context import JobContext
+from jobtable.core.enqueue_options import (
+    EnqueueOptions,
+    InvalidOptionError,
+    Unique,
+    check_priority,
+    check_queue,
+    seconds,
+)
 from jobtable.core.errors import InvalidPayloadError, RegistrationError, RunnerStateError
+from jobtable.core.jobs import DEFAULT_QUEUE, Enqueued
+from jobtable.core.retry import RetryPolicy, check_policy
 
 P = TypeVar("P")
 
 Handler = Callable[[JobContext, P], Any]
-Enqueuer = Callable[["KindSpec", str], str]
-"""Stores a queued job of a kind with JSON payload text and returns its id."""
+
+
+class Enqueuer(Protocol):
+    """Stores jobs of registered kinds (the runner): one, many in one transaction, or one on
+    the application's own connection."""
+
+    def __call__(
+        self, requests: Sequence[EncodedJob], *, connection: Any = None
+    ) -> list[Enqueued]: ...
 
 
 @attrs.frozen(kw_only=True)
@@ -36,9 +54,33 @@ class KindSpec:
     payload_type: type
     result_type: type | None
     failure_codes: frozenset[str]
-    max_attempts: int = 1
-    """How many times a job may be claimed, stored on each job at enqueue: one whose handler
-    was interrupted (its runner died or stopped it) with attempts left is queued again."""
+    policy: RetryPolicy = attrs.Factory(RetryPolicy)
+    """Attempts, retryable codes and backoff: stored on each job at enqueue."""
+    queue: str = DEFAULT_QUEUE
+    priority: int = 0
+    timeout: float | None = None
+    unique: Unique | None = None
+
+    @property
+    def max_attempts(self) -> int:
+        return self.policy.max_attempts
+
+
+@attrs.frozen(kw_only=True)
+class EncodedJob:
+    """A job checked and encoded, about to be stored: its kind, payload JSON and options."""
+
+    spec: KindSpec
+    payload: str
+    options: EnqueueOptions
+
+
+@attrs.frozen
+class JobRequest(Generic[P]):
+    """One job for ``enqueue_many``: a payload and its options (``Kind.job`` makes one)."""
+
+    payload: P
+    options: EnqueueOptions = attrs.Factory(EnqueueOptions)
 
 
 class Kind(Generic[P]):
@@ -53,8 +95,74 @@ class Kind(Generic[P]):
     def name(self) -> str:
         return self._spec.name
 
-    def enqueue(self, payload: P) -> str:
-        """Store a queued job with ``payload``, wake one idle worker, and return the job's id."""
+    def enqueue(
+        self,
+        payload: P,
+        *,
+        run_at: datetime.datetime | None = None,
+        delay: float | None = None,
+        queue: str | None = None,
+        priority: int | None = None,
+        timeout: float | None = None,
+        unique_key: str | None = None,
+        connection: Any = None,
+    ) -> Enqueued:
+        """Store a job with ``payload`` and return its id; wake a worker when it is due.
+
+        ``run_at`` (timezone-aware) or ``delay`` (seconds) schedule it;
+        ``queue``, ``priority`` (0 first, 9 last) and ``timeout`` (seconds)
+        override the kind's defaults. With ``unique_key`` (or the kind's
+        unique fields), a job already holding the key is returned instead,
+        its ``duplicate`` set. With ``connection`` (the application's own
+        sqlite3 or psycopg connection, in a transaction) the job is written
+        in that transaction: it exists once the application commits.
+        Raises InvalidPayloadError or InvalidOptionError, storing nothing.
+        """
+        request = self.job(
+            payload,
+            run_at=run_at,
+            delay=delay,
+            queue=queue,
+            priority=priority,
+            timeout=timeout,
+            unique_key=unique_key,
+        )
+        (enqueued,) = self._enqueuer([self._encoded(request)], connection=connection)
+        return enqueued
+
+    def job(
+        self,
+        payload: P,
+        *,
+        run_at: datetime.datetime | None = None,
+        delay: float | None = None,
+        queue: str | None = None,
+        priority: int | None = None,
+        timeout: float | None = None,
+        unique_key: str | None = None,
+    ) -> JobRequest[P]:
+        """One job with options, for ``enqueue_many``."""
+        options = EnqueueOptions(
+            run_at=run_at,
+            delay=delay,
+            queue=queue,
+            priority=priority,
+            timeout=timeout,
+            unique_key=unique_key,
+        )
+        return JobRequest(payload, options.check())
+
+    def enqueue_many(self, jobs: Iterable[P | JobRequest[P]]) -> list[Enqueued]:
+        """Store every job in one transaction (all or none), after checking every one.
+
+        Each item is a payload or ``kind.job(payload, ...)`` with options.
+        """
+        requests = [item if isinstance(item, JobRequest) else JobRequest(item) for item in jobs]
+        encoded = [self._encoded(request) for request in requests]
+        return self._enqueuer(encoded)
+
+    def _encoded(self, request: JobRequest[P]) -> EncodedJob:
+        payload = request.payload
         if not isinstance(payload, self._spec.payload_type):
             raise TypeError(
                 f"{self._spec.name}: payload must be a {self._spec.payload_type.__name__}"
@@ -63,7 +171,7 @@ class Kind(Generic[P]):
             encoded = codec.encode_payload(self._converter, payload)
         except codec.NotStrictJsonError as error:
             raise InvalidPayloadError(self._spec.name, (error.problem,)) from None
-        return self._enqueuer(self._spec, encoded)
+        return EncodedJob(spec=self._spec, payload=encoded, options=request.options)
 
 
 class KindRegistry:
@@ -85,6 +193,12 @@ class KindRegistry:
         failure_codes: Iterable[str] = (),
         result: type | None = None,
         max_attempts: int = 1,
+        retry_on: Iterable[str] = (),
+        backoff: tuple[float, float] | None = None,
+        queue: str = DEFAULT_QUEUE,
+        priority: int = 0,
+        timeout: float | None = None,
+        unique: Unique | None = None,
     ) -> Kind[P]:
         """Make ``handler`` run jobs of ``kind`` and return the handle that enqueues them.
 
@@ -93,10 +207,15 @@ class KindRegistry:
         is read from the handler's return annotation. It must have a
         ``public()`` method. ``failure_codes`` are the codes the handler may
         raise with ``Failure``. ``max_attempts`` (default 1) is how many times
-        a job may be claimed: when the process running it dies, a job with
-        attempts left is queued again instead of failing ``interrupted by
-        restart``. Raises RegistrationError for a bad registration and
-        RunnerStateError once the runner has started.
+        a job may run. A job whose attempt ended with ``internal_error``,
+        ``timed_out`` or ``interrupted by restart``, or with a declared code
+        listed in ``retry_on``, runs again while attempts remain, after an
+        exponential backoff with full jitter (``backoff=(base, cap)``
+        seconds, default (2, 600)). ``queue``, ``priority`` (0-9, 0 first)
+        and ``timeout`` (seconds an attempt may run) are the defaults each
+        job may override; ``unique`` makes jobs unique by key. Raises
+        RegistrationError for a bad registration and RunnerStateError once
+        the runner has started.
         """
         if not isinstance(kind, str) or not kind.strip():
             raise RegistrationError("register: kind must be a non-empty string")
@@ -105,11 +224,20 @@ class KindRegistry:
         self._check_payload_type(kind, payload)
         result_type = result if result is not None else _return_annotation(handler)
         _check_result_type(kind, result_type)
-        if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
-            raise RegistrationError(f"register {kind!r}: max_attempts must be a whole number >= 1")
         try:
             codes = validate_declared_codes(failure_codes)
         except InvalidFailureCodeError as error:
+            raise RegistrationError(f"register {kind!r}: {error}") from None
+        try:
+            policy = check_policy(
+                max_attempts=max_attempts, retry_on=retry_on, backoff=backoff, declared=codes
+            )
+            check_queue(queue)
+            check_priority(priority)
+            if timeout is not None:
+                timeout = seconds(timeout, "timeout", allow_zero=False)
+            _check_unique(unique, payload)
+        except (ValueError, InvalidOptionError) as error:
             raise RegistrationError(f"register {kind!r}: {error}") from None
         spec = KindSpec(
             name=kind,
@@ -117,7 +245,11 @@ class KindRegistry:
             payload_type=payload,
             result_type=result_type,
             failure_codes=codes,
-            max_attempts=max_attempts,
+            policy=policy,
+            queue=queue,
+            priority=priority,
+            timeout=timeout,
+            unique=unique,
         )
         with self._lock:
             if self._frozen:
@@ -147,6 +279,19 @@ class KindRegistry:
             raise RegistrationError(
                 f"register {kind!r}: cattrs cannot structure {payload.__name__}: {error}"
             ) from None
+
+
+def _check_unique(unique: object, payload: type) -> None:
+    if unique is None:
+        return
+    if not isinstance(unique, Unique):
+        raise ValueError("unique must be a Unique(fields=..., period=...)")
+    names = {field.name for field in attrs.fields(payload)}
+    unknown = sorted(set(unique.fields) - names)
+    if unknown:
+        raise ValueError(f"unique fields not in the payload: {unknown}")
+    if unique.period is not None:
+        seconds(unique.period, "unique period", allow_zero=False)
 
 
 def _return_annotation(handler: Callable[..., Any]) -> type | None:

@@ -7,6 +7,7 @@ for it. Nothing here touches the database or quotes an exception's text.
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 import attrs
@@ -14,7 +15,7 @@ import attrs
 from jobtable.core import codec
 from jobtable.core.codes import INTERNAL_ERROR, stored_code
 from jobtable.core.context import JobContext
-from jobtable.core.errors import Failure
+from jobtable.core.errors import Failure, Snooze
 from jobtable.core.kinds import KindSpec
 
 
@@ -40,7 +41,30 @@ class Interrupted:
     """
 
 
-Decision = Succeed | Fail | Interrupted
+@attrs.frozen(kw_only=True)
+class Snoozed:
+    """The handler asked to run again ``seconds`` from now, without using an attempt."""
+
+    seconds: float
+
+
+@attrs.frozen(kw_only=True)
+class Requeue:
+    """Queue the job again, due at ``run_at``, after an attempt that ended with ``code``.
+
+    ``give_back``: the attempt does not count (a snooze).
+    """
+
+    run_at: datetime.datetime
+    code: str
+    give_back: bool = False
+
+
+Decision = Succeed | Fail | Interrupted | Snoozed
+"""What a handler's run came to, before any policy."""
+
+Write = Succeed | Fail | Requeue
+"""What a store records for a finished attempt: a ``Fail`` here is final."""
 
 
 def run_handler(spec: KindSpec, payload_text: str, ctx: JobContext, converter: Any) -> Decision:
@@ -51,6 +75,8 @@ def run_handler(spec: KindSpec, payload_text: str, ctx: JobContext, converter: A
         return Fail(code=INTERNAL_ERROR, reason="payload does not decode")
     try:
         result = spec.handler(ctx, payload)
+    except Snooze as snooze:
+        return Snoozed(seconds=snooze.seconds)
     except BaseException as error:
         # BaseException too: a handler's SystemExit or KeyboardInterrupt must end its
         # job, not the worker thread that runs it.

@@ -10,9 +10,19 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Collection
-from typing import Protocol
+from typing import Any, Protocol
 
-from jobtable.core.jobs import Claim, ClaimedJob, Job, NewJob, Recovered
+from jobtable.core.jobs import (
+    CancelOutcome,
+    Claim,
+    ClaimedJob,
+    Enqueued,
+    Job,
+    JobDetail,
+    NewJob,
+    QueueState,
+    Recovered,
+)
 from jobtable.core.liveness import (
     DeadRunner,
     LivenessTerms,
@@ -20,29 +30,58 @@ from jobtable.core.liveness import (
     RunnerRecord,
     RunnerSighting,
 )
-from jobtable.core.outcome import Fail, Succeed
+from jobtable.core.outcome import Requeue, Write
 
 
 class JobStore(Protocol):
-    def create(self, job: NewJob, *, now: datetime.datetime) -> None:
-        """Store ``job`` queued, durably: once this returns, the job survives a crash.
+    def create(self, job: NewJob, *, now: datetime.datetime) -> Enqueued:
+        """Store ``job`` queued (scheduled when due later), durably: once this returns, the
+        job survives a crash.
 
-        Its attempt budget (``job.max_attempts``) is stored with it, so any
-        runner can settle it, whether or not it registered the job's kind.
+        Its retry policy is stored with it, so any runner can settle it,
+        whether or not it registered the job's kind. When another job of its
+        kind holds its ``unique_key``, nothing is stored and that job's id is
+        returned with ``duplicate`` set; race-free (a unique index).
+        """
+        ...
+
+    def create_many(self, jobs: Collection[NewJob], *, now: datetime.datetime) -> list[Enqueued]:
+        """``create`` for each job, in one transaction: all are stored, or none."""
+        ...
+
+    def create_in(self, connection: Any, job: NewJob, *, now: datetime.datetime) -> Enqueued:
+        """``create`` on the application's own connection, inside its open transaction.
+
+        The job exists once the application commits and never if it rolls
+        back. TypeError when the connection is not one of this engine's.
         """
         ...
 
     def claim_next(
-        self, *, runner_id: str, now: datetime.datetime, kinds: Collection[str] | None = None
+        self,
+        *,
+        runner_id: str,
+        now: datetime.datetime,
+        kinds: Collection[str] | None = None,
+        queues: Collection[str] | None = None,
     ) -> ClaimedJob | None:
-        """Atomically mark the oldest queued job running under ``runner_id`` and return it.
+        """Atomically mark the first due job in claim order running under ``runner_id``.
 
-        Only a job of one of ``kinds`` (None: any kind): a runner claims only
-        what it can run, and a job of a kind nobody registered waits. The
-        job's attempt number goes up by one and is part of the returned
-        claim. Returns None when no such job is queued. Two callers, in any
-        threads or processes, never claim the same job.
+        Claim order is priority (0 first), then due time, then id. Only a job
+        of one of ``kinds`` (None: any kind) in one of ``queues`` (None: every
+        queue), never one in a paused queue: a job of a kind nobody
+        registered waits. The job's attempt number goes up by one and is part
+        of the returned claim. Returns None when no such job is due. Two
+        callers, in any threads or processes, never claim the same job.
         """
+        ...
+
+    def promote_due(self, *, now: datetime.datetime) -> int:
+        """Make every scheduled job due by ``now`` claimable; returns how many."""
+        ...
+
+    def next_due(self) -> datetime.datetime | None:
+        """When the earliest scheduled job falls due; None when none is scheduled."""
         ...
 
     def publish(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
@@ -64,16 +103,27 @@ class JobStore(Protocol):
         """
         ...
 
+    def requeue(self, claim: Claim, outcome: Requeue, *, now: datetime.datetime) -> bool:
+        """Queue the job again, due at ``outcome.run_at``, keeping its last partial result.
+
+        The attempt counts unless ``outcome.give_back`` (a snooze). A job
+        someone asked to cancel meanwhile fails ``cancelled`` instead. False
+        and no change unless running under ``claim``.
+        """
+        ...
+
     def finish_and_claim_next(
         self,
         claim: Claim,
-        outcome: Succeed | Fail,
+        outcome: Write,
         *,
         runner_id: str,
         now: datetime.datetime,
         kinds: Collection[str] | None = None,
+        queues: Collection[str] | None = None,
     ) -> tuple[bool, ClaimedJob | None]:
-        """Record ``outcome`` as ``succeed`` or ``fail`` would, then claim the next job, atomically.
+        """Record ``outcome`` as ``succeed``, ``fail`` or ``requeue`` would, then claim the next
+        job, atomically.
 
         One transaction (one commit, one fsync) per job instead of two: the
         worker that finishes a job takes the next without a second round
@@ -84,11 +134,12 @@ class JobStore(Protocol):
         ...
 
     def interrupt(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
-        """Settle a job whose handler was stopped: queued again while its attempts last, else failed.
+        """Settle a job whose handler was stopped, by the retry policy stored on it.
 
-        A job whose attempt number is below the ``max_attempts`` stored on it
-        goes back to queued; any other fails with ``code``. Both keep the last
-        partial result. False and no change unless running under ``claim``.
+        The decision is the core's (``core/retry.after_failure``): queued
+        again after the backoff while attempts remain and ``code`` may retry,
+        else failed with ``code``. Both keep the last partial result. False
+        and no change unless running under ``claim``.
         """
         ...
 
@@ -166,6 +217,39 @@ class JobStore(Protocol):
 
     def runners(self) -> list[RunnerRecord]:
         """Every registered runner, oldest first."""
+        ...
+
+    # -- cancellation, queues, detail ----------------------------------------
+
+    def cancel(self, job_id: str, *, now: datetime.datetime) -> CancelOutcome | None:
+        """Fail a queued or scheduled job ``cancelled`` at once; flag a running one.
+
+        A running job's runner sees the flag on its next sweep (or at once in
+        the process that cancels) and tells the handler to stop. None when
+        there is no such job.
+        """
+        ...
+
+    def cancel_requests(self, runner_id: str) -> list[Claim]:
+        """The claims of jobs running under ``runner_id`` that someone asked to cancel."""
+        ...
+
+    def set_queue_paused(self, name: str, *, paused: bool, now: datetime.datetime) -> None:
+        """Pause (claims pass its jobs by) or resume a queue, for every process."""
+        ...
+
+    def queues(self) -> list[QueueState]:
+        """Every queue that holds jobs or was ever paused, with counts by public status."""
+        ...
+
+    def paused_queues(self) -> frozenset[str]: ...
+
+    def detail(self, job_id: str) -> JobDetail | None:
+        """Everything about the job that may be shown, or None when there is none."""
+        ...
+
+    def jobs_ahead(self, detail: JobDetail) -> int:
+        """Due jobs of the same kind and queue before this one in claim order."""
         ...
 
     def get(self, job_id: str) -> Job | None:

@@ -15,7 +15,7 @@ from jobtable.core.clock import Clock
 from jobtable.core.codes import INTERNAL_ERROR, INTERRUPTED, UNKNOWN_KIND
 from jobtable.core.errors import StoreError
 from jobtable.core.jobs import Claim, ClaimedJob
-from jobtable.core.outcome import Decision, Fail, Interrupted, Succeed
+from jobtable.core.outcome import Fail, Requeue, Succeed, Write
 from jobtable.core.ports import JobStore
 
 RECORD_ATTEMPTS = 5
@@ -54,11 +54,12 @@ class OutcomeRecorder:
     def record(
         self,
         claimed: ClaimedJob,
-        decision: Decision,
+        decision: Write,
         *,
         runner_id: str,
         claim_next: bool,
         kinds: Collection[str] | None = None,
+        queues: Collection[str] | None = None,
     ) -> ClaimedJob | None:
         """Log and store ``decision``; with ``claim_next``, also claim and return the next job.
 
@@ -67,22 +68,21 @@ class OutcomeRecorder:
         returned: the worker then claims the usual way.
         """
         job = f"job_id={claimed.id} kind={claimed.kind}"
-        if isinstance(decision, Interrupted):
-            self._log.warning("job stopped before it finished; interrupted %s", job)
-            claim_next = False
+        if isinstance(decision, Requeue):
+            self._log_requeue(job, decision, attempt=claimed.claim.attempt)
         if isinstance(decision, Fail):
             self._log_failure(job, decision)
         held: bool | None
         next_job: ClaimedJob | None = None
         try:
             if claim_next:
-                assert not isinstance(decision, Interrupted)
                 held, next_job = self._store.finish_and_claim_next(
                     claimed.claim,
                     decision,
                     runner_id=runner_id,
                     now=self._clock.now(),
                     kinds=kinds,
+                    queues=queues,
                 )
             else:
                 held = self._finish(claimed.claim, decision)
@@ -93,7 +93,30 @@ class OutcomeRecorder:
             self._log.warning("job outcome not recorded: no longer held %s", job)
         return next_job
 
+    def _log_requeue(self, job: str, decision: Requeue, *, attempt: int) -> None:
+        if decision.give_back:
+            self._log.info("job snoozed %s run_at=%s", job, decision.run_at.isoformat())
+            return
+        if decision.code == INTERRUPTED:
+            self._log.warning(
+                "job stopped before it finished; interrupted %s; retrying attempt=%d run_at=%s",
+                job,
+                attempt,
+                decision.run_at.isoformat(),
+            )
+            return
+        self._log.info(
+            "job attempt failed; retrying %s code=%s attempt=%d run_at=%s",
+            job,
+            decision.code,
+            attempt,
+            decision.run_at.isoformat(),
+        )
+
     def _log_failure(self, job: str, decision: Fail) -> None:
+        if decision.code == INTERRUPTED:
+            self._log.warning("job stopped before it finished; interrupted %s", job)
+            return
         level = logging.ERROR if decision.code in _RUNNER_CODES else logging.INFO
         suffix = f" exception_type={decision.exception_type}" if decision.exception_type else ""
         self._log.log(
@@ -116,15 +139,15 @@ class OutcomeRecorder:
             attempt,
         )
 
-    def _finish(self, claim: Claim, decision: Decision) -> bool:
+    def _finish(self, claim: Claim, decision: Write) -> bool:
         now = self._clock.now()
         if isinstance(decision, Succeed):
             return self._store.succeed(claim, result=decision.result, now=now)
-        if isinstance(decision, Interrupted):
-            return self._store.interrupt(claim, code=INTERRUPTED, now=now)
+        if isinstance(decision, Requeue):
+            return self._store.requeue(claim, decision, now=now)
         return self._store.fail(claim, code=decision.code, now=now)
 
-    def _finish_with_retries(self, claim: Claim, decision: Decision, job: str) -> bool | None:
+    def _finish_with_retries(self, claim: Claim, decision: Write, job: str) -> bool | None:
         """Retry after a database error, with the claim-retry backoff; None if it never landed.
 
         A finished job's outcome is the one thing a worker must not drop, so

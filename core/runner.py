@@ -13,9 +13,12 @@ stop. ``shutdown(grace)`` runs both in turn.
 from __future__ import annotations
 
 import datetime
+import json
 import logging
 import os
+import random
 import threading
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from jobtable.core import codec
@@ -23,20 +26,53 @@ from jobtable.core.attempts import Attempt, Attempts
 from jobtable.core.backoff import CLAIM_RETRY_MAXIMUM, next_claim_retry_delay
 from jobtable.core.builtins import Builtins, register_builtins
 from jobtable.core.clock import Clock
-from jobtable.core.codes import UNKNOWN_KIND
+from jobtable.core.codes import CANCELLED, INTERRUPTED, TIMED_OUT, UNKNOWN_KIND
 from jobtable.core.context import JobContext, JobNotHeldError
+from jobtable.core.enqueue_options import WHILE_ACTIVE, EnqueueOptions, check_queue
 from jobtable.core.errors import InvalidPayloadError, RunnerStateError, UnknownKindError
 from jobtable.core.ids import JobIdGenerator
-from jobtable.core.jobs import ClaimedJob, Job, NewJob
+from jobtable.core.jobs import (
+    CancelOutcome,
+    ClaimedJob,
+    Enqueued,
+    Job,
+    JobDetail,
+    NewJob,
+    QueueState,
+)
 from jobtable.core.keeper import LivenessKeeper
-from jobtable.core.kinds import KindRegistry, KindSpec
-from jobtable.core.liveness import CHECK_INTERVAL, SWEEP_INTERVAL, RunnerInfo
-from jobtable.core.outcome import Decision, Fail, run_handler
+from jobtable.core.kinds import EncodedJob, KindRegistry
+from jobtable.core.liveness import CHECK_INTERVAL, SWEEP_INTERVAL, RunnerInfo, RunnerRecord
+from jobtable.core.outcome import (
+    Decision,
+    Fail,
+    Interrupted,
+    Requeue,
+    Snoozed,
+    Succeed,
+    Write,
+    run_handler,
+)
 from jobtable.core.ports import JobStore
+from jobtable.core.preemption import ABANDON, PREEMPT_GRACE, STOP, Deadlines
 from jobtable.core.recording import OutcomeRecorder, loggable_category
+from jobtable.core.retry import RetryAt, after_failure
+from jobtable.core.waiting import why_waiting
 
 STOP_NOW_WAIT = 5.0
 """Seconds ``shutdown`` waits for handlers once they were told to stop."""
+
+SNOOZED = "snoozed"
+"""The outcome an attempt that asked to run later is logged with (not a failure code)."""
+
+SCHEDULER_MIN_INTERVAL = 0.01
+"""Seconds between the scheduler's reads when other processes' changes keep waking it."""
+
+_STOP_CODES = {CANCELLED: CANCELLED, TIMED_OUT: TIMED_OUT}
+"""Why a handler was told to stop, as the code its job ends with (else interrupted)."""
+
+_LEFT_BEHIND = object()
+"""What ``_run`` returns to a worker whose attempt the runner settled: leave the pool."""
 
 
 class Runner:
@@ -46,27 +82,38 @@ class Runner:
         clock: Clock,
         *,
         workers: int = 2,
+        queues: Collection[str] | None = None,
         logger: logging.Logger | None = None,
         sweep_interval: float | None = SWEEP_INTERVAL,
         check_interval: float | None = CHECK_INTERVAL,
         host: str | None = None,
+        jitter: Callable[[], float] = random.random,
+        left_behind_cap: int | None = None,
     ) -> None:
         """A runner over ``store``; nothing runs until ``start``.
 
-        ``sweep_interval`` (seconds between beats and sweeps for dead runners)
-        and ``check_interval`` (seconds between checks of this runner's own
-        liveness lock) keep their defaults in production; None turns either
-        thread off, for tests that drive them by hand.
+        ``workers=0`` makes an insert-only runner (a web tier): it enqueues,
+        cancels and reads, and claims nothing. ``queues`` limits the queues
+        it claims from (None: every queue). ``sweep_interval`` (seconds
+        between beats and sweeps for dead runners) and ``check_interval``
+        (seconds between checks of this runner's own liveness lock) keep
+        their defaults in production; None turns either thread off, for
+        tests that drive them by hand. ``jitter`` draws the retry backoff's
+        random share. ``left_behind_cap`` bounds the handlers that ignored a
+        cancel or timeout and still run (default: the pool's size); past it
+        the runner stops replacing their workers until some return.
         """
         if store is None:
             raise ValueError("Runner needs a store")
         if clock is None:
             raise ValueError("Runner needs a clock")
-        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-            raise ValueError(f"Runner needs at least 1 worker, got {workers!r}")
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+            raise ValueError(f"Runner needs 0 or more workers, got {workers!r}")
         self._store = store
         self._clock = clock
         self._workers = workers
+        self._queues = None if queues is None else frozenset(check_queue(q) for q in queues)
+        self._jitter = jitter
         self._host = host or os.uname().nodename
         self._log = logger or logging.getLogger("jobtable.runner")
         self._ids = JobIdGenerator()
@@ -76,7 +123,7 @@ class Runner:
             store, clock, self._log, is_stopping=lambda: self._stopping_now
         )
         self._converter = codec.make_converter()
-        self.kinds = KindRegistry(self._converter, self._enqueue_encoded)
+        self.kinds = KindRegistry(self._converter, self._store_jobs)
         self.builtins: Builtins = register_builtins(self.kinds)
 
         lock = threading.Lock()
@@ -92,6 +139,13 @@ class Runner:
         self._live_workers = 0
         self._attempts = Attempts(workers)
         self._kinds: frozenset[str] = frozenset()  # what this runner claims: set at start
+        self._scheduler = threading.Condition()  # the scheduler thread waits here
+        self._reread_schedule = False  # the store may hold an earlier due time
+        self._deadlines_changed = False
+        self._deadlines = Deadlines()
+        self._left_behind = 0  # handlers that ignored a stop, still running
+        self._left_behind_cap = max(1, workers) if left_behind_cap is None else left_behind_cap
+        self._empty_seats: list[int] = []  # workers not replaced while past the cap
         self._keeper = LivenessKeeper(
             store,
             clock,
@@ -103,6 +157,7 @@ class Runner:
             check_interval=check_interval,
             sweep_interval=sweep_interval,
             left_running=self._recorder.left_running,
+            cancel=lambda attempt: self._preempt(attempt, CANCELLED),
         )
 
     # -- lifecycle ---------------------------------------------------------
@@ -120,13 +175,15 @@ class Runner:
                 raise RunnerStateError("the runner has already started")
             self._started = True
         self._close_registration()
+        if not self._workers:
+            return  # insert-only: no registration, no claims, nobody to sweep for
         info = RunnerInfo(
             id=self.id,
             host=self._host,
             pid=os.getpid(),
             started_at=self._clock.now(),
             kinds=tuple(self.kinds.names()),
-            queues=None,
+            queues=None if self._queues is None else tuple(sorted(self._queues)),
             workers=self._workers,
         )
         try:
@@ -140,6 +197,7 @@ class Runner:
         for number in range(self._workers):
             self._start_worker(number)
         self._keeper.start()
+        threading.Thread(target=self._schedule_loop, name="jobtable-scheduler", daemon=True).start()
 
     def _close_registration(self) -> None:
         """No kind may be registered from now on; these are the kinds this runner claims."""
@@ -160,6 +218,13 @@ class Runner:
             self._stopping = True
             self._wake.notify_all()
             self._stop.notify_all()
+        with self._scheduler:
+            self._scheduler.notify_all()
+        with self._done:
+            if self._empty_seats:  # seats never refilled: nothing left to wait for in them
+                self._live_workers -= len(self._empty_seats)
+                self._empty_seats.clear()
+                self._done.notify_all()
 
     def stop_now(self) -> None:
         """The second phase: also tell every handler to stop (``ctx.wait`` returns True).
@@ -183,7 +248,7 @@ class Runner:
         """
         started = self._clock.monotonic()
         finished = self._clock.wait_for(self._done, lambda: self._live_workers == 0, timeout)
-        if finished and self._started:
+        if finished and self._started and self._workers:
             # Every call waits (what is left of its timeout) for the same deletion, so a
             # caller that joins in short slices does not give it up after the first.
             spent = self._clock.monotonic() - started
@@ -216,13 +281,22 @@ class Runner:
         """The job with ``job_id`` as shown to anyone, or None when there is none."""
         return self._store.get(job_id)
 
-    def enqueue(self, kind: str, payload: Any) -> str:
+    def enqueue(self, kind: str, payload: Any, options: EnqueueOptions | None = None) -> Enqueued:
         """Enqueue a job by kind name with a decoded JSON payload, as a typed handle would.
 
         The payload is validated exactly as the kind's handle validates it,
-        and stored as the handle would store it. Raises UnknownKindError or
-        InvalidPayloadError, storing nothing.
+        and stored as the handle would store it. Raises UnknownKindError,
+        InvalidPayloadError or InvalidOptionError, storing nothing.
         """
+        (enqueued,) = self._store_jobs([self.encode(kind, payload, options)])
+        return enqueued
+
+    def enqueue_batch(self, jobs: Sequence[EncodedJob]) -> list[Enqueued]:
+        """Store jobs made by ``encode`` in one transaction: all of them, or none."""
+        return self._store_jobs(jobs)
+
+    def encode(self, kind: str, payload: Any, options: EnqueueOptions | None = None) -> EncodedJob:
+        """Check and encode one job by kind name, storing nothing (for ``enqueue_batch``)."""
         spec = self.kinds.get(kind) if isinstance(kind, str) else None
         if spec is None:
             raise UnknownKindError(str(kind))
@@ -233,54 +307,151 @@ class Runner:
             raise InvalidPayloadError(kind, error.problems) from None
         except codec.NotStrictJsonError as error:
             raise InvalidPayloadError(kind, (error.problem,)) from None
-        return self._enqueue_encoded(spec, encoded)
+        return EncodedJob(spec=spec, payload=encoded, options=(options or EnqueueOptions()).check())
 
     def drain(self) -> list[Job]:
-        """Run every queued job to completion in the calling thread; return them as finished.
+        """Run every due job to completion in the calling thread; return them as finished.
 
-        Jobs the handlers enqueue run too. For tests: deterministic, no
-        worker threads. Refused once the runner has started; registration
-        closes at the first drain, as it does at start.
+        Jobs the handlers enqueue run too, when they are due. For tests:
+        deterministic, no worker threads; a test advances its clock to make
+        scheduled and retrying jobs due, then drains again. Refused once the
+        runner has started; registration closes at the first drain, as it
+        does at start.
         """
         with self._wake:
             if self._started:
                 raise RunnerStateError("drain runs jobs without workers; the runner has started")
         self._close_registration()
         finished: list[Job] = []
-        claimed = self._store.claim_next(
-            runner_id=self.id, now=self._clock.now(), kinds=self._kinds
-        )
+        claimed = self._drain_claim()
         while claimed is not None:
             following = self._run(0, claimed)
             job = self._store.get(claimed.id)
             if job is not None:
                 finished.append(job)
-            claimed = following or self._store.claim_next(
-                runner_id=self.id, now=self._clock.now(), kinds=self._kinds
-            )
+            claimed = following if isinstance(following, ClaimedJob) else self._drain_claim()
         return finished
 
-    def _enqueue_encoded(self, spec: KindSpec, payload: str) -> str:
-        now = self._clock.now()  # one reading: the id's time and the stored time agree
-        job_id = self._ids.next_id(_unix_ms(now))
-        self._store.create(
-            NewJob(id=job_id, kind=spec.name, payload=payload, max_attempts=spec.max_attempts),
-            now=now,
+    def _drain_claim(self) -> ClaimedJob | None:
+        now = self._clock.now()
+        self._store.promote_due(now=now)
+        return self._store.claim_next(
+            runner_id=self.id, now=now, kinds=self._kinds, queues=self._queues
         )
-        with self._wake:
-            self._wake_tokens = min(self._wake_tokens + 1, self._workers)
-            self._wake.notify()
-        return job_id
+
+    def _store_jobs(
+        self, requests: Sequence[EncodedJob], *, connection: Any = None
+    ) -> list[Enqueued]:
+        """Store checked jobs (one, many in one transaction, or one on the caller's connection)."""
+        now = self._clock.now()  # one reading: the ids' time and the stored time agree
+        jobs = [self._new_job(request, now) for request in requests]
+        if connection is not None:
+            if len(jobs) != 1:
+                raise ValueError("enqueue on a connection takes one job at a time")
+            enqueued = [self._store.create_in(connection, jobs[0], now=now)]
+        elif len(jobs) == 1:
+            enqueued = [self._store.create(jobs[0], now=now)]
+        else:
+            enqueued = self._store.create_many(jobs, now=now) if jobs else []
+        due_now = sum(
+            1
+            for job, stored in zip(jobs, enqueued, strict=True)
+            if not stored.duplicate and (job.run_at is None or job.run_at <= now)
+        )
+        if due_now:
+            with self._wake:
+                self._wake_tokens = min(self._wake_tokens + due_now, self._workers)
+                self._wake.notify(due_now)
+        if len(enqueued) > due_now:
+            self._reread_schedule_soon()  # a scheduled job may fall due before any known
+        return enqueued
+
+    def _new_job(self, request: EncodedJob, now: datetime.datetime) -> NewJob:
+        spec, options = request.spec, request.options
+        unique = spec.unique or WHILE_ACTIVE
+        unique_key, while_active = unique.key(options.unique_key, request.payload, now)
+        return NewJob(
+            id=self._ids.next_id(_unix_ms(now)),
+            kind=spec.name,
+            payload=request.payload,
+            max_attempts=spec.policy.max_attempts,
+            retry=spec.policy,
+            queue=options.queue or spec.queue,
+            priority=spec.priority if options.priority is None else options.priority,
+            run_at=options.due(now),
+            timeout=spec.timeout if options.timeout is None else options.timeout,
+            unique_key=unique_key,
+            unique_while_active=while_active,
+        )
+
+    # -- operating: cancel, queues, detail ------------------------------------
+
+    def cancel(self, job_id: str) -> tuple[CancelOutcome, Job] | None:
+        """Cancel a job: at once when it is not running; a running one's handler is told to stop.
+
+        Returns what happened and the job as it is now, or None when there is
+        no such job. A running job is recorded ``cancelled`` when its handler
+        stops (within a second in whichever process runs it), unless it
+        returned a result first. A job that finished otherwise is left as it
+        is (REFUSED).
+        """
+        outcome = self._store.cancel(job_id, now=self._clock.now())
+        if outcome is None:
+            return None
+        if outcome is CancelOutcome.REQUESTED:
+            for attempt in self._attempts.snapshot():
+                if attempt.claim.job_id == job_id:
+                    self._preempt(attempt, CANCELLED)  # ours: no need to wait for a sweep
+        job = self._store.get(job_id)
+        if job is None:
+            return None
+        return outcome, job
+
+    def detail(self, job_id: str) -> tuple[JobDetail, list[str]] | None:
+        """The job's detail and, when it is not running, why it waits (plain sentences)."""
+        detail = self._store.detail(job_id)
+        if detail is None:
+            return None
+        return detail, why_waiting(
+            detail,
+            now=self._clock.now(),
+            paused=self._store.paused_queues(),
+            runners=self._store.runners(),
+            ahead=lambda: self._store.jobs_ahead(detail),
+        )
+
+    def queues(self) -> list[QueueState]:
+        return self._store.queues()
+
+    def pause_queue(self, name: str) -> None:
+        """Stop every runner claiming from ``name`` (its running jobs go on); persisted."""
+        self._store.set_queue_paused(check_queue(name), paused=True, now=self._clock.now())
+
+    def resume_queue(self, name: str) -> None:
+        self._store.set_queue_paused(check_queue(name), paused=False, now=self._clock.now())
+        self.notice_jobs_from_elsewhere()
+
+    def runners(self) -> list[RunnerRecord]:
+        """Every live runner on the database, oldest first."""
+        return self._store.runners()
 
     # -- workers -----------------------------------------------------------
 
     def _work(self, number: int) -> None:
         """One worker: claim, run, record, until stopped; a worker that crashes is replaced."""
         replace = False
+        left_behind = False
         try:
             claimed: ClaimedJob | None = None
             while not self._stopping:
-                claimed = self._claim() if claimed is None else self._run(number, claimed)
+                if claimed is None:
+                    claimed = self._claim()
+                    continue
+                following = self._run(number, claimed)
+                if following is _LEFT_BEHIND:
+                    left_behind = True  # the runner settled its job and gave its place away
+                    return
+                claimed = following if isinstance(following, ClaimedJob) else None
             if claimed is not None:
                 # The claim returned after stop began: its handler never ran.
                 self._recorder.give_back(claimed)
@@ -293,13 +464,16 @@ class Runner:
             )
             replace = not self._stopping
         finally:
-            self._attempts.end(number)
-            if replace:
-                replace = self._replace_worker(number)
-            if not replace:
-                with self._done:
-                    self._live_workers -= 1
-                    self._done.notify_all()
+            if left_behind:
+                self._left_behind_returned()
+            else:
+                self._attempts.end(number)
+                if replace:
+                    replace = self._replace_worker(number)
+                if not replace:
+                    with self._done:
+                        self._live_workers -= 1
+                        self._done.notify_all()
 
     def _replace_worker(self, number: int) -> bool:
         """Start a worker in a crashed one's place; False if even that fails (no threads left)."""
@@ -327,7 +501,7 @@ class Runner:
                 continue
             try:
                 claimed = self._store.claim_next(
-                    runner_id=self.id, now=self._clock.now(), kinds=self._kinds
+                    runner_id=self.id, now=self._clock.now(), kinds=self._kinds, queues=self._queues
                 )
             except Exception as error:
                 retry_delay = next_claim_retry_delay(retry_delay)
@@ -377,9 +551,12 @@ class Runner:
 
         A worker that finds a job wakes the next idle one, so a burst is
         spread over the pool without waking every worker for a single job.
-        Cheap enough for a watcher to call on every change it sees.
+        The scheduler looks again for the earliest due time too (another
+        process may have scheduled an earlier job). Cheap enough for a
+        watcher to call on every change it sees.
         """
         self._pass_the_wake()
+        self._reread_schedule_soon()
 
     def _pass_the_wake(self) -> None:
         """Make sure one worker looks: wake an idle one, or leave a token for the next to idle.
@@ -400,25 +577,62 @@ class Runner:
             if self._liveness_waiters:
                 self._wake.notify_all()
 
-    def _run(self, number: int, claimed: ClaimedJob) -> ClaimedJob | None:
-        """Run one job, record its outcome, and return the next job claimed with it, if any."""
-        attempt = self._attempts.begin(number, claimed.claim)
+    def _run(self, number: int, claimed: ClaimedJob) -> object:
+        """Run one job, record its outcome, and return the next job claimed with it, if any.
+
+        Returns _LEFT_BEHIND instead when the handler ignored a cancel or a
+        timeout so long that the runner settled the job itself: the worker
+        then leaves the pool (a new one has its place).
+        """
+        attempt = self._attempts.begin(number, claimed.claim, claimed)
         try:
+            if claimed.timeout is not None and self._started:
+                self._add_deadline(claimed.timeout, STOP, TIMED_OUT, attempt)
             spec = self.kinds.get(claimed.kind)
             if spec is None:
                 decision: Decision = Fail(code=UNKNOWN_KIND, reason="no handler registered")
             else:
-                context = self._context(attempt)
+                context = self._context(attempt, claimed)
                 decision = run_handler(spec, claimed.payload, context, self._converter)
+            if not self._attempts.take_settling(attempt, "worker"):
+                return _LEFT_BEHIND
             # drain (no workers, no liveness: tests) always takes the next job along.
             claim_next = not self._stopping and (not self._started or self._keeper.may_claim())
             return self._recorder.record(
-                claimed, decision, runner_id=self.id, claim_next=claim_next, kinds=self._kinds
+                claimed,
+                self._write_for(claimed, decision, attempt),
+                runner_id=self.id,
+                claim_next=claim_next,
+                kinds=self._kinds,
+                queues=self._queues,
             )
         finally:
-            self._attempts.end(number)
+            if attempt.settled_by != "runner":
+                self._attempts.end(number)
 
-    def _context(self, attempt: Attempt) -> JobContext:
+    def _write_for(self, claimed: ClaimedJob, decision: Decision, attempt: Attempt) -> Write:
+        """What to store for an attempt: its result, or its failure as the job's policy says."""
+        if isinstance(decision, Succeed):
+            return decision
+        now = self._clock.now()
+        if isinstance(decision, Snoozed):
+            run_at = now + datetime.timedelta(seconds=decision.seconds)
+            return Requeue(run_at=run_at, code=SNOOZED, give_back=True)
+        if isinstance(decision, Interrupted):
+            code = _STOP_CODES.get(attempt.stop_reason or "", INTERRUPTED)
+            decision = Fail(code=code, reason="handler told to stop")
+        step = after_failure(
+            claimed.policy,
+            attempt=claimed.claim.attempt,
+            code=decision.code,
+            now=now,
+            jitter=self._jitter(),
+        )
+        if isinstance(step, RetryAt):
+            return Requeue(run_at=step.run_at, code=step.code)
+        return decision
+
+    def _context(self, attempt: Attempt, claimed: ClaimedJob) -> JobContext:
         claim = attempt.claim
 
         def publish(partial: Any) -> None:
@@ -432,10 +646,164 @@ class Runner:
         return JobContext(
             job_id=claim.job_id,
             attempt=claim.attempt,
+            checkpoint=None if claimed.checkpoint is None else json.loads(claimed.checkpoint),
             publish=publish,
             wait=wait,
             is_stopping=lambda: attempt.stopping,
         )
+
+    # -- cancels, timeouts and handlers left behind ----------------------------
+
+    def _preempt(self, attempt: Attempt, code: str) -> None:
+        """Tell a handler to stop with ``code`` now; leave it behind if it has not returned
+        after PREEMPT_GRACE."""
+        if attempt.settled_by is not None:
+            return
+        self._attempts.stop([attempt], code)
+        if self._started:
+            self._add_deadline(PREEMPT_GRACE, ABANDON, code, attempt)
+
+    def _add_deadline(self, seconds: float, action: str, code: str, attempt: Attempt) -> None:
+        self._deadlines.add(self._clock.monotonic() + seconds, action, code, attempt)
+        with self._scheduler:
+            self._deadlines_changed = True
+            self._scheduler.notify_all()
+
+    def _act_on_deadlines(self) -> None:
+        for action, code, attempt in self._deadlines.due(self._clock.monotonic()):
+            if attempt.settled_by is not None:
+                continue  # its handler returned in time
+            if action == STOP:
+                self._log.warning(
+                    "job ran past its timeout; telling its handler to stop job_id=%s",
+                    attempt.claim.job_id,
+                )
+                self._preempt(attempt, code)
+            elif self._attempts.take_settling(attempt, "runner"):
+                threading.Thread(
+                    target=self._leave_behind,
+                    args=(attempt, code),
+                    name="jobtable-settle-left-behind",
+                    daemon=True,
+                ).start()
+
+    def _leave_behind(self, attempt: Attempt, code: str) -> None:
+        """Record a job whose handler ignored its stop, and give its worker's place away."""
+        self._attempts.abandon(attempt)
+        with self._done:
+            self._left_behind += 1
+            count = self._left_behind
+            refill = count <= self._left_behind_cap and not self._stopping
+            if not refill and not self._stopping:
+                self._empty_seats.append(attempt.worker)
+            elif self._stopping:
+                self._live_workers -= 1
+                self._done.notify_all()
+        self._log.error(
+            "handler ignored its stop; its job is recorded and its worker replaced "
+            "job_id=%s code=%s left_behind=%d",
+            attempt.claim.job_id,
+            code,
+            count,
+        )
+        if not refill and not self._stopping:
+            self._log.error(
+                "too many handlers left behind; claiming with fewer workers until some return "
+                "left_behind=%d cap=%d",
+                count,
+                self._left_behind_cap,
+            )
+        claimed = attempt.job
+        write = self._write_for(claimed, Interrupted(), attempt)
+        self._recorder.record(claimed, write, runner_id=self.id, claim_next=False)
+        if refill and not self._replace_worker(attempt.worker):
+            with self._done:
+                self._live_workers -= 1
+                self._done.notify_all()
+
+    def _left_behind_returned(self) -> None:
+        """A handler left behind returned at last: refill a seat left empty past the cap."""
+        with self._done:
+            self._left_behind -= 1
+            seat = self._empty_seats.pop() if self._empty_seats and not self._stopping else None
+        if seat is not None and not self._replace_worker(seat):
+            with self._done:
+                self._live_workers -= 1
+                self._done.notify_all()
+
+    # -- the scheduler: due jobs and deadlines -------------------------------
+
+    def _reread_schedule_soon(self) -> None:
+        with self._scheduler:
+            self._reread_schedule = True
+            self._scheduler.notify_all()
+
+    def _schedule_loop(self) -> None:
+        """Sleep until the earliest due job or deadline; then promote, wake workers, act.
+
+        No polling: the wait ends at the earliest due time this runner knows
+        of, or when an enqueue here or a change from elsewhere may have made
+        an earlier one (then it looks again, at most every
+        SCHEDULER_MIN_INTERVAL).
+        """
+        retry_delay: float | None = None
+        due_at: float | None = None  # monotonic time the earliest known job falls due
+        looked_at: float | None = None
+        look = True
+        while True:
+            self._act_on_deadlines()
+            if look:
+                if looked_at is not None:
+                    rest = looked_at + SCHEDULER_MIN_INTERVAL - self._clock.monotonic()
+                    if rest > 0:
+                        self._clock.wait_for(self._scheduler, lambda: self._stopping, rest)
+                looked_at = self._clock.monotonic()
+                try:
+                    due_in = self._promote_due()
+                except Exception as error:
+                    retry_delay = next_claim_retry_delay(retry_delay)
+                    self._log.warning(
+                        "scheduling due jobs failed; retrying category=%s retry_in=%.3fs",
+                        loggable_category(error),
+                        retry_delay,
+                    )
+                    due_in = retry_delay
+                else:
+                    retry_delay = None
+                due_at = None if due_in is None else self._clock.monotonic() + due_in
+            self._clock.wait_for(
+                self._scheduler,
+                lambda: self._stopping or self._reread_schedule or self._deadlines_changed,
+                self._next_wait(due_at),
+            )
+            with self._scheduler:
+                if self._stopping:
+                    return
+                reread = self._reread_schedule
+                self._reread_schedule = self._deadlines_changed = False
+            look = reread or (due_at is not None and self._clock.monotonic() >= due_at)
+
+    def _next_wait(self, due_at: float | None) -> float | None:
+        """Seconds until the earliest due job or deadline; None: nothing to wait for."""
+        times = [t for t in (due_at, self._deadlines.next_at()) if t is not None]
+        if not times:
+            return None
+        return max(0.0, min(times) - self._clock.monotonic())
+
+    def _promote_due(self) -> float | None:
+        """Promote what is due, wake workers for it, and say how soon the next job falls due."""
+        due = self._store.next_due()
+        now = self._clock.now()
+        if due is not None and due <= now:
+            promoted = self._store.promote_due(now=now)
+            if promoted:
+                with self._wake:
+                    self._wake_tokens = min(self._wake_tokens + promoted, self._workers)
+                    self._wake.notify(promoted)
+            due = self._store.next_due()
+        if due is None:
+            return None
+        return max(0.0, (due - self._clock.now()).total_seconds())
 
 
 def _unix_ms(now: datetime.datetime) -> int:

@@ -39,11 +39,26 @@ from jobtable.adapters.sql_rows import (
     claimed,
     fence,
     finish_parameters,
+    job_detail,
+    new_job_parameters,
+    queue_states,
+    requeue_parameters,
     runner_parameters,
     runner_record,
+    settle_by_policy,
 )
 from jobtable.core.errors import StoreError
-from jobtable.core.jobs import Claim, ClaimedJob, Job, NewJob, Recovered
+from jobtable.core.jobs import (
+    CancelOutcome,
+    Claim,
+    ClaimedJob,
+    Enqueued,
+    Job,
+    JobDetail,
+    NewJob,
+    QueueState,
+    Recovered,
+)
 from jobtable.core.liveness import (
     DeadRunner,
     LivenessTerms,
@@ -52,7 +67,8 @@ from jobtable.core.liveness import (
     RunnerRecord,
     RunnerSighting,
 )
-from jobtable.core.outcome import Fail, Succeed
+from jobtable.core.outcome import Requeue, Write
+from jobtable.core.retry import FailWith, RetryAt
 from jobtable.core.status import Status
 
 DEFAULT_POOL_SIZE = 10
@@ -81,13 +97,32 @@ def _query(name: str) -> str:
 
 _CREATE = _query("create_job")
 _CLAIM = _query("claim_next_job")
+_CLAIM_ANY = _query("claim_any_job")
 _PUBLISH = _query("publish_job_result")
 _SUCCEED = _query("succeed_job")
 _FAIL = _query("fail_job")
-_INTERRUPT = _query("interrupt_job")
+_RETRY = _query("retry_job")
 _RELEASE = _query("release_claim")
 _RUNNING_CLAIMS = _query("running_claims")
-_SETTLE_DEAD = _query("settle_dead_runner")
+_RUNNING_POLICIES = _query("running_policies")
+_PROMOTE_DUE = _query("promote_due")
+_DETAIL = _query("job_detail")
+_AHEAD = _query("jobs_ahead")
+_CANCEL_QUEUED = _query("cancel_queued")
+_CANCEL_RUNNING = _query("cancel_running")
+_CANCEL_REQUESTS = _query("cancel_requests")
+_QUEUES = _query("queues")
+_SET_PAUSED = _query("set_queue_paused")
+_FIND_UNIQUE = "SELECT id FROM jobs WHERE kind = %(kind)s AND unique_key = %(unique_key)s"
+_HOLDER_POLICY = (
+    "SELECT id, attempt, max_attempts, retry FROM jobs WHERE id = %(id)s AND status = 'running'"
+    " AND claimed_by = %(runner_id)s AND attempt = %(attempt)s FOR UPDATE"
+)
+UNIQUE_TRIES = 5
+"""Inserts tried while a unique key's holder keeps letting it go in between (it never does
+twice in a row in practice)."""
+PROMOTE_BATCH = 1000
+"""Scheduled jobs made due per statement: a backlog is promoted in bounded steps."""
 _REGISTER = _query("register_runner")
 _BEAT = _query("beat_runner")
 _SIGHT = _query("sight_runners")
@@ -100,9 +135,30 @@ _GET = _query("get_job")
 _NOTIFY = "SELECT pg_notify(%(channel)s, '')"
 
 
-def _kinds(kinds: Collection[str] | None) -> list[str] | None:
-    """The kinds a claim may take, as the text[] the claim query reads (None: any)."""
-    return None if kinds is None else sorted(kinds)
+def _names(names: Collection[str] | None) -> list[str] | None:
+    """Kinds or queues a claim may take, as the text[] the claim query reads (None: any)."""
+    return None if names is None else sorted(names)
+
+
+def _claim_parameters(
+    runner_id: str,
+    now: datetime.datetime,
+    kinds: Collection[str] | None,
+    queues: Collection[str] | None,
+) -> tuple[str, dict[str, Any]]:
+    params = {"runner_id": runner_id, "now": now, "kinds": _names(kinds), "queues": _names(queues)}
+    return (_CLAIM_ANY if kinds is None else _CLAIM), params
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _as_time(value: Any) -> datetime.datetime:
+    """A timestamptz column (a datetime) or a time inside jsonb (ISO text)."""
+    if isinstance(value, datetime.datetime):
+        return value
+    return datetime.datetime.fromisoformat(str(value))
 
 
 _open_stores: weakref.WeakSet[PostgresStore] = weakref.WeakSet()
@@ -212,17 +268,49 @@ class PostgresStore:
         self.channel = f"jobtable_jobs_{schema}"[:63]
         return applied
 
-    def create(self, job: NewJob, *, now: datetime.datetime) -> None:
-        params = {
-            "id": job.id,
-            "kind": job.kind,
-            "payload": job.payload,
-            "now": now,
-            "max_attempts": job.max_attempts,
-        }
+    def create(self, job: NewJob, *, now: datetime.datetime) -> Enqueued:
         with translated(), self._pool.connection() as conn:
-            conn.execute(_CREATE, params)
-            conn.execute(_NOTIFY, {"channel": self.channel})  # delivered at commit
+            return self._insert(conn, job, now)
+
+    def create_many(self, jobs: Collection[NewJob], *, now: datetime.datetime) -> list[Enqueued]:
+        """Store every job in one transaction: all of them, or (on an error) none."""
+        with translated(), self._pool.connection() as conn, conn.transaction():
+            enqueued = [self._insert(conn, job, now, notify=False) for job in jobs]
+            self._notify(conn)
+            return enqueued
+
+    def create_in(
+        self, connection: psycopg.Connection, job: NewJob, *, now: datetime.datetime
+    ) -> Enqueued:
+        """Store ``job`` on the application's own psycopg connection, inside its transaction.
+
+        Nothing is committed here: the job exists once the application
+        commits, and not at all if it rolls back; the wake (NOTIFY) is
+        delivered at that commit too.
+        """
+        if not isinstance(connection, psycopg.Connection):
+            raise TypeError("connection must be a psycopg.Connection to this database")
+        with translated():
+            return self._insert(connection, job, now)
+
+    def _insert(
+        self, conn: psycopg.Connection, job: NewJob, now: datetime.datetime, *, notify: bool = True
+    ) -> Enqueued:
+        """Insert one job; with a unique key already held, the holder's id instead."""
+        params = new_job_parameters(job, now, stamp=_same)
+        for _ in range(UNIQUE_TRIES):
+            if conn.execute(_CREATE, params).fetchone() is not None:
+                if notify:
+                    self._notify(conn)
+                return Enqueued(job.id)
+            holder = conn.execute(_FIND_UNIQUE, params).fetchone()
+            if holder is not None:
+                return Enqueued(holder[0], duplicate=True)
+            # The holder finished and let its key go in between: try the insert again.
+        raise StoreError("database error")
+
+    def _notify(self, conn: psycopg.Connection) -> None:
+        conn.execute(_NOTIFY, {"channel": self.channel})  # delivered at commit
 
     def watch(
         self, on_change: Callable[[], None], *, fallback_interval: float = FALLBACK_INTERVAL
@@ -257,29 +345,54 @@ class PostgresStore:
         )
 
     def claim_next(
-        self, *, runner_id: str, now: datetime.datetime, kinds: Collection[str] | None = None
-    ) -> ClaimedJob | None:
-        params = {"runner_id": runner_id, "now": now, "kinds": _kinds(kinds)}
-        with translated(), self._pool.connection() as conn:
-            row = conn.execute(_CLAIM, params).fetchone()
-        return claimed(row, runner_id)
-
-    def finish_and_claim_next(
         self,
-        claim: Claim,
-        outcome: Succeed | Fail,
         *,
         runner_id: str,
         now: datetime.datetime,
         kinds: Collection[str] | None = None,
+        queues: Collection[str] | None = None,
+    ) -> ClaimedJob | None:
+        sql, params = _claim_parameters(runner_id, now, kinds, queues)
+        with translated(), self._pool.connection() as conn:
+            row = conn.execute(sql, params).fetchone()
+        return claimed(row, runner_id)
+
+    def promote_due(self, *, now: datetime.datetime) -> int:
+        """Make scheduled jobs that are due claimable; how many it moved."""
+        params = {"now": now, "limit": PROMOTE_BATCH}
+        moved = 0
+        while True:
+            with translated(), self._pool.connection() as conn:
+                count = conn.execute(_PROMOTE_DUE, params).rowcount
+                if count:
+                    self._notify(conn)  # other processes' workers may claim them too
+            moved += count
+            if count < PROMOTE_BATCH:
+                return moved
+
+    def next_due(self) -> datetime.datetime | None:
+        """When the earliest scheduled job falls due (None: none is scheduled)."""
+        with translated(), self._pool.connection() as conn:
+            row = conn.execute("SELECT min(run_at) FROM jobs WHERE status = 'scheduled'").fetchone()
+        return None if row is None else row[0]
+
+    def finish_and_claim_next(
+        self,
+        claim: Claim,
+        outcome: Write,
+        *,
+        runner_id: str,
+        now: datetime.datetime,
+        kinds: Collection[str] | None = None,
+        queues: Collection[str] | None = None,
     ) -> tuple[bool, ClaimedJob | None]:
         finish_sql, finish = finish_parameters(
-            claim, outcome, now, succeed_sql=_SUCCEED, fail_sql=_FAIL
+            claim, outcome, now, succeed_sql=_SUCCEED, fail_sql=_FAIL, retry_sql=_RETRY
         )
+        claim_sql, next_claim = _claim_parameters(runner_id, now, kinds, queues)
         with translated(), self._pool.connection() as conn:
             held = conn.execute(finish_sql, finish).rowcount == 1
-            next_claim = {"runner_id": runner_id, "now": now, "kinds": _kinds(kinds)}
-            row = conn.execute(_CLAIM, next_claim).fetchone()
+            row = conn.execute(claim_sql, next_claim).fetchone()
         return held, claimed(row, runner_id)
 
     def publish(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
@@ -291,11 +404,42 @@ class PostgresStore:
     def fail(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
         return self._fenced(_FAIL, claim, code=code, now=now)
 
-    def interrupt(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
+    def requeue(self, claim: Claim, outcome: Requeue, *, now: datetime.datetime) -> bool:
+        retry = RetryAt(run_at=outcome.run_at, code=outcome.code)
+        params = requeue_parameters(claim, retry, now, stamp=_same, give_back=outcome.give_back)
         with translated(), self._pool.connection() as conn:
-            changed = conn.execute(_INTERRUPT, {**fence(claim), "code": code, "now": now}).rowcount
-            conn.execute(_NOTIFY, {"channel": self.channel})  # in case it was queued again
+            changed = conn.execute(_RETRY, params).rowcount
+            self._notify(conn)  # it may be due at once
         return bool(changed == 1)
+
+    def interrupt(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
+        with translated(), self._pool.connection() as conn, conn.transaction():
+            row = conn.execute(_HOLDER_POLICY, fence(claim)).fetchone()
+            if row is None:
+                return False
+            _, decision = settle_by_policy(claim.runner_id, row, code=code, now=now)
+            self._apply(conn, claim, decision, now)
+            self._notify(conn)  # in case it was queued again
+            return True
+
+    @staticmethod
+    def _apply(
+        conn: psycopg.Connection,
+        claim: Claim,
+        decision: RetryAt | FailWith,
+        now: datetime.datetime,
+        *,
+        owner: str | None = "",
+    ) -> bool:
+        """Record a policy's decision for a running job under ``claim`` (fenced)."""
+        if isinstance(decision, RetryAt):
+            sql = _RETRY
+            params = requeue_parameters(claim, decision, now, stamp=_same, give_back=False)
+        else:
+            sql, params = _FAIL, {**fence(claim), "code": decision.code, "now": now}
+        if owner is None:
+            params["runner_id"] = None  # a running row with no owner (an old version's)
+        return bool(conn.execute(sql, params).rowcount == 1)
 
     def release_claims(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
         if not claims:
@@ -408,16 +552,20 @@ class PostgresStore:
                     taken = conn.execute(_TAKE_DEAD_LOCK, {"owner": verdict.runner_id}).fetchone()
                     if not (taken and taken[0]):
                         continue
-                params = {"owner": verdict.runner_id, "code": code, "now": now}
-                statuses = [row[0] for row in conn.execute(_SETTLE_DEAD, params).fetchall()]
+                rows = conn.execute(_RUNNING_POLICIES, {"owner": verdict.runner_id}).fetchall()
+                decisions = []
+                for row in rows:
+                    claim, decision = settle_by_policy(verdict.runner_id, row, code=code, now=now)
+                    self._apply(conn, claim, decision, now, owner=verdict.runner_id)
+                    decisions.append(decision)
                 conn.execute(
                     "DELETE FROM jobtable_runners WHERE id IS NOT DISTINCT FROM %s",
                     (verdict.runner_id,),
                 )
-                if "queued" in statuses:
-                    conn.execute(_NOTIFY, {"channel": self.channel})
-            requeued += statuses.count("queued")
-            failed += statuses.count("failed")
+                if any(isinstance(decision, RetryAt) for decision in decisions):
+                    self._notify(conn)
+            requeued += sum(isinstance(decision, RetryAt) for decision in decisions)
+            failed += sum(isinstance(decision, FailWith) for decision in decisions)
         return Recovered(failed=failed, requeued=requeued)
 
     def _evidence_holds(self, conn: psycopg.Connection, verdict: DeadRunner) -> bool:
@@ -442,6 +590,69 @@ class PostgresStore:
         with translated(), self._pool.connection() as conn:
             rows = conn.execute(_RUNNERS).fetchall()
         return [runner_record(row, parse_time=lambda value: value) for row in rows]
+
+    # -- cancellation, queues, detail ----------------------------------------
+
+    def cancel(self, job_id: str, *, now: datetime.datetime) -> CancelOutcome | None:
+        """Cancel a job not yet running at once; ask a running one's runner to stop it.
+
+        None when there is no such job.
+        """
+        params = {"id": job_id, "now": now}
+        with translated(), self._pool.connection() as conn, conn.transaction():
+            if conn.execute(_CANCEL_QUEUED, params).rowcount:
+                return CancelOutcome.CANCELLED
+            if conn.execute(_CANCEL_RUNNING, params).rowcount:
+                return CancelOutcome.REQUESTED
+            row = conn.execute("SELECT error FROM jobs WHERE id = %(id)s", params).fetchone()
+        if row is None:
+            return None
+        return CancelOutcome.CANCELLED if row[0] == "cancelled" else CancelOutcome.REFUSED
+
+    def cancel_requests(self, runner_id: str) -> list[Claim]:
+        """Jobs running under ``runner_id`` that someone asked to cancel."""
+        with translated(), self._pool.connection() as conn:
+            rows = conn.execute(_CANCEL_REQUESTS, {"runner_id": runner_id}).fetchall()
+        return [
+            Claim(job_id=job_id, runner_id=runner_id, attempt=attempt) for job_id, attempt in rows
+        ]
+
+    def set_queue_paused(self, name: str, *, paused: bool, now: datetime.datetime) -> None:
+        """Pause or resume a queue for every process: claims pass a paused queue's jobs by."""
+        with translated(), self._pool.connection() as conn:
+            conn.execute(_SET_PAUSED, {"name": name, "paused": paused, "now": now})
+            if not paused:
+                self._notify(conn)  # its jobs may run now
+
+    def queues(self) -> list[QueueState]:
+        """Every queue that holds jobs or was paused, with its jobs counted by status."""
+        with translated(), self._pool.connection() as conn:
+            rows = conn.execute(_QUEUES).fetchall()
+        return queue_states(rows)
+
+    def paused_queues(self) -> frozenset[str]:
+        with translated(), self._pool.connection() as conn:
+            rows = conn.execute("SELECT name FROM jobtable_queues WHERE paused").fetchall()
+        return frozenset(name for (name,) in rows)
+
+    def detail(self, job_id: str) -> JobDetail | None:
+        """Everything about the job that may be shown, or None when there is none."""
+        with translated(), self._pool.connection() as conn:
+            row = conn.execute(_DETAIL, {"id": job_id}).fetchone()
+        return None if row is None else job_detail(row, parse_time=_as_time)
+
+    def jobs_ahead(self, detail: JobDetail) -> int:
+        """Due jobs of the same kind and queue that come before this one in claim order."""
+        params = {
+            "kind": detail.job.kind,
+            "queue": detail.queue,
+            "priority": detail.priority,
+            "run_at": detail.run_at,
+            "id": detail.job.id,
+        }
+        with translated(), self._pool.connection() as conn:
+            row = conn.execute(_AHEAD, params).fetchone()
+        return int(row[0]) if row else 0
 
     # -- reading -----------------------------------------------------------
 

@@ -22,8 +22,13 @@ from jobtable.adapters.sql_rows import (
     claimed,
     fence,
     finish_parameters,
+    job_detail,
+    new_job_parameters,
+    queue_states,
+    requeue_parameters,
     runner_parameters,
     runner_record,
+    settle_by_policy,
 )
 from jobtable.adapters.sqlite.connections import BUSY_TIMEOUT_MS, Connections
 from jobtable.adapters.sqlite.errors import translated
@@ -31,7 +36,17 @@ from jobtable.adapters.sqlite.liveness import LivenessLocks
 from jobtable.adapters.sqlite.migrate import migrate
 from jobtable.adapters.sqlite.watcher import DataVersionWatcher
 from jobtable.core.errors import LivenessLockLostError, StoreUnavailableError
-from jobtable.core.jobs import Claim, ClaimedJob, Job, NewJob, Recovered
+from jobtable.core.jobs import (
+    CancelOutcome,
+    Claim,
+    ClaimedJob,
+    Enqueued,
+    Job,
+    JobDetail,
+    NewJob,
+    QueueState,
+    Recovered,
+)
 from jobtable.core.liveness import (
     DeadRunner,
     LivenessTerms,
@@ -40,7 +55,8 @@ from jobtable.core.liveness import (
     RunnerRecord,
     RunnerSighting,
 )
-from jobtable.core.outcome import Fail, Succeed
+from jobtable.core.outcome import Requeue, Write
+from jobtable.core.retry import FailWith, RetryAt
 from jobtable.core.status import Status
 
 _OPEN_RETRY_DELAYS = (0.05, 0.1, 0.2, 0.4, 0.8)
@@ -56,14 +72,30 @@ def _query(name: str) -> str:
 
 _CREATE = _query("create_job")
 _CLAIM = _query("claim_next_job")
+_CLAIM_ANY = _query("claim_any_job")
 _PUBLISH = _query("publish_job_result")
 _SUCCEED = _query("succeed_job")
 _FAIL = _query("fail_job")
-_INTERRUPT = _query("interrupt_job")
+_RETRY = _query("retry_job")
 _RELEASE = _query("release_claim")
 _RUNNING_CLAIMS = _query("running_claims")
 _RUNNING_OWNERS = _query("running_owners")
-_SETTLE_DEAD = _query("settle_dead_runner")
+_RUNNING_POLICIES = _query("running_policies")
+_PROMOTE_DUE = _query("promote_due")
+_DETAIL = _query("job_detail")
+_AHEAD = _query("jobs_ahead")
+_CANCEL_QUEUED = _query("cancel_queued")
+_CANCEL_RUNNING = _query("cancel_running")
+_CANCEL_REQUESTS = _query("cancel_requests")
+_QUEUES = _query("queues")
+_SET_PAUSED = _query("set_queue_paused")
+_FIND_UNIQUE = "SELECT id FROM jobs WHERE kind = :kind AND unique_key = :unique_key"
+_HOLDER_STATUS = (
+    "SELECT status, attempt, max_attempts, retry FROM jobs "
+    "WHERE id = :id AND status = 'running' AND claimed_by = :runner_id AND attempt = :attempt"
+)
+PROMOTE_BATCH = 1000
+"""Scheduled jobs made due per statement: a backlog is promoted in bounded steps."""
 _REGISTER = _query("register_runner")
 _BEAT = _query("beat_runner")
 _RUNNERS = _query("runners")
@@ -74,17 +106,29 @@ def _stamp(now: datetime.datetime) -> str:
     return now.astimezone(datetime.UTC).isoformat(timespec="microseconds")
 
 
-def _kinds(kinds: Collection[str] | None) -> str | None:
-    """The kinds a claim may take, as the JSON array the claim query reads (None: any)."""
-    if kinds is None:
+def _names(names: Collection[str] | None) -> str | None:
+    """Kinds or queues a claim may take, as the JSON array the claim query reads (None: any)."""
+    if names is None:
         return None
-    return _kinds_json(kinds if isinstance(kinds, frozenset) else frozenset(kinds))
+    return _names_json(names if isinstance(names, frozenset) else frozenset(names))
 
 
 @functools.lru_cache(maxsize=64)
-def _kinds_json(kinds: frozenset[str]) -> str:
-    """Cached: a runner passes the same set on every claim."""
-    return json.dumps(sorted(kinds))
+def _names_json(names: frozenset[str]) -> str:
+    """Cached: a runner passes the same sets on every claim."""
+    return json.dumps(sorted(names))
+
+
+def _claim_parameters(
+    runner_id: str, stamp: str, kinds: Collection[str] | None, queues: Collection[str] | None
+) -> tuple[str, dict[str, Any]]:
+    params = {
+        "runner_id": runner_id,
+        "now": stamp,
+        "kinds": _names(kinds),
+        "queues": _names(queues),
+    }
+    return (_CLAIM_ANY if kinds is None else _CLAIM), params
 
 
 def _parse_stamp(text: Any) -> datetime.datetime:
@@ -151,43 +195,85 @@ class SqliteStore:
         with translated(), self._db.writer() as conn:
             return migrate(conn, now=now)
 
-    def create(self, job: NewJob, *, now: datetime.datetime) -> None:
-        params = {
-            "id": job.id,
-            "kind": job.kind,
-            "payload": job.payload,
-            "now": _stamp(now),
-            "max_attempts": job.max_attempts,
-        }
+    def create(self, job: NewJob, *, now: datetime.datetime) -> Enqueued:
         with translated():
-            self._db.write(lambda conn: conn.execute(_CREATE, params))
+            return self._db.write(lambda conn: _insert(conn, job, now))
+
+    def create_many(self, jobs: Collection[NewJob], *, now: datetime.datetime) -> list[Enqueued]:
+        """Store every job in one transaction: all of them, or (on an error) none."""
+        with translated():
+            return self._db.write(lambda conn: [_insert(conn, job, now) for job in jobs])
+
+    def create_in(
+        self, connection: sqlite3.Connection, job: NewJob, *, now: datetime.datetime
+    ) -> Enqueued:
+        """Store ``job`` on the application's own connection, inside its transaction.
+
+        Nothing is committed here: the job exists once the application
+        commits, and not at all if it rolls back. Runners in this and other
+        processes notice the commit through the database file, as they do
+        any other process's enqueue.
+        """
+        if not isinstance(connection, sqlite3.Connection):
+            raise TypeError("connection must be a sqlite3.Connection to this database")
+        with translated():
+            return _insert(connection, job, now)
 
     def claim_next(
-        self, *, runner_id: str, now: datetime.datetime, kinds: Collection[str] | None = None
-    ) -> ClaimedJob | None:
-        params = {"runner_id": runner_id, "now": _stamp(now), "kinds": _kinds(kinds)}
-        with translated():
-            row = self._db.write(lambda conn: conn.execute(_CLAIM, params).fetchone())
-        return claimed(row, runner_id)
-
-    def finish_and_claim_next(
         self,
-        claim: Claim,
-        outcome: Succeed | Fail,
         *,
         runner_id: str,
         now: datetime.datetime,
         kinds: Collection[str] | None = None,
+        queues: Collection[str] | None = None,
+    ) -> ClaimedJob | None:
+        sql, params = _claim_parameters(runner_id, _stamp(now), kinds, queues)
+        with translated():
+            row = self._db.write(lambda conn: conn.execute(sql, params).fetchone())
+        return claimed(row, runner_id)
+
+    def promote_due(self, *, now: datetime.datetime) -> int:
+        """Make scheduled jobs that are due claimable; how many it moved."""
+        params = {"now": _stamp(now), "limit": PROMOTE_BATCH}
+        moved = 0
+        while True:
+            with translated():
+                count = self._db.write(lambda conn: conn.execute(_PROMOTE_DUE, params).rowcount)
+            moved += count
+            if count < PROMOTE_BATCH:
+                return moved
+
+    def next_due(self) -> datetime.datetime | None:
+        """When the earliest scheduled job falls due (None: none is scheduled)."""
+        with translated(), self._db.reader() as conn:
+            row = conn.execute("SELECT min(run_at) FROM jobs WHERE status = 'scheduled'").fetchone()
+        return None if row is None or row[0] is None else _parse_stamp(row[0])
+
+    def finish_and_claim_next(
+        self,
+        claim: Claim,
+        outcome: Write,
+        *,
+        runner_id: str,
+        now: datetime.datetime,
+        kinds: Collection[str] | None = None,
+        queues: Collection[str] | None = None,
     ) -> tuple[bool, ClaimedJob | None]:
         stamp = _stamp(now)
         finish_sql, finish = finish_parameters(
-            claim, outcome, stamp, succeed_sql=_SUCCEED, fail_sql=_FAIL
+            claim,
+            outcome,
+            now,
+            succeed_sql=_SUCCEED,
+            fail_sql=_FAIL,
+            retry_sql=_RETRY,
+            stamp=_stamp,
         )
-        next_claim = {"runner_id": runner_id, "now": stamp, "kinds": _kinds(kinds)}
+        claim_sql, next_claim = _claim_parameters(runner_id, stamp, kinds, queues)
 
         def work(conn: sqlite3.Connection) -> tuple[bool, Any]:
             held = conn.execute(finish_sql, finish).rowcount == 1
-            return held, conn.execute(_CLAIM, next_claim).fetchone()
+            return held, conn.execute(claim_sql, next_claim).fetchone()
 
         with translated():
             held, row = self._db.write(work)
@@ -202,8 +288,25 @@ class SqliteStore:
     def fail(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
         return self._fenced(_FAIL, claim, code=code, now=_stamp(now))
 
+    def requeue(self, claim: Claim, outcome: Requeue, *, now: datetime.datetime) -> bool:
+        retry = RetryAt(run_at=outcome.run_at, code=outcome.code)
+        params = requeue_parameters(claim, retry, now, stamp=_stamp, give_back=outcome.give_back)
+        with translated():
+            changed = self._db.write(lambda conn: conn.execute(_RETRY, params).rowcount)
+        return bool(changed == 1)
+
     def interrupt(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
-        return self._fenced(_INTERRUPT, claim, code=code, now=_stamp(now))
+        def settle(conn: sqlite3.Connection) -> bool:
+            row = conn.execute(_HOLDER_STATUS, fence(claim)).fetchone()
+            if row is None:
+                return False
+            _, decision = settle_by_policy(
+                claim.runner_id, (claim.job_id, *row[1:]), code=code, now=now
+            )
+            return _apply(conn, claim, decision, now)
+
+        with translated():
+            return self._db.write(settle)
 
     def release_claims(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
         if not claims:
@@ -275,7 +378,6 @@ class SqliteStore:
     def settle_dead(
         self, verdicts: Collection[DeadRunner], *, code: str, now: datetime.datetime
     ) -> Recovered:
-        stamp = _stamp(now)
         held = contextlib.ExitStack()  # dead runners' locks, kept until the settling commits
 
         def settle(conn: sqlite3.Connection) -> Recovered:
@@ -288,10 +390,12 @@ class SqliteStore:
                     self._liveness.holding_if_dead(verdict.runner_id)
                 ):
                     continue  # its owner holds its lock again
-                params = {"owner": verdict.runner_id, "code": code, "now": stamp}
-                for (status,) in conn.execute(_SETTLE_DEAD, params).fetchall():
-                    requeued += status == "queued"
-                    failed += status == "failed"
+                rows = conn.execute(_RUNNING_POLICIES, {"owner": verdict.runner_id}).fetchall()
+                for row in rows:
+                    claim, decision = settle_by_policy(verdict.runner_id, row, code=code, now=now)
+                    _apply(conn, claim, decision, now, owner_known=verdict.runner_id is not None)
+                    requeued += isinstance(decision, RetryAt)
+                    failed += isinstance(decision, FailWith)
                 conn.execute("DELETE FROM jobtable_runners WHERE id IS ?", (verdict.runner_id,))
             return Recovered(failed=failed, requeued=requeued)
 
@@ -321,6 +425,71 @@ class SqliteStore:
         with translated(), self._db.reader() as conn:
             rows = conn.execute(_RUNNERS).fetchall()
         return [runner_record(row, parse_time=_parse_stamp) for row in rows]
+
+    # -- cancellation, queues, detail ----------------------------------------
+
+    def cancel(self, job_id: str, *, now: datetime.datetime) -> CancelOutcome | None:
+        """Cancel a job not yet running at once; ask a running one's runner to stop it.
+
+        None when there is no such job.
+        """
+        params = {"id": job_id, "now": _stamp(now)}
+
+        def work(conn: sqlite3.Connection) -> CancelOutcome | None:
+            if conn.execute(_CANCEL_QUEUED, params).rowcount:
+                return CancelOutcome.CANCELLED
+            if conn.execute(_CANCEL_RUNNING, params).rowcount:
+                return CancelOutcome.REQUESTED
+            row = conn.execute("SELECT error FROM jobs WHERE id = :id", params).fetchone()
+            if row is None:
+                return None
+            return CancelOutcome.CANCELLED if row[0] == "cancelled" else CancelOutcome.REFUSED
+
+        with translated():
+            return self._db.write(work)
+
+    def cancel_requests(self, runner_id: str) -> list[Claim]:
+        """Jobs running under ``runner_id`` that someone asked to cancel."""
+        with translated(), self._db.reader() as conn:
+            rows = conn.execute(_CANCEL_REQUESTS, {"runner_id": runner_id}).fetchall()
+        return [
+            Claim(job_id=job_id, runner_id=runner_id, attempt=attempt) for job_id, attempt in rows
+        ]
+
+    def set_queue_paused(self, name: str, *, paused: bool, now: datetime.datetime) -> None:
+        """Pause or resume a queue for every process: claims pass a paused queue's jobs by."""
+        params = {"name": name, "paused": int(paused), "now": _stamp(now)}
+        with translated():
+            self._db.write(lambda conn: conn.execute(_SET_PAUSED, params))
+
+    def queues(self) -> list[QueueState]:
+        """Every queue that holds jobs or was paused, with its jobs counted by status."""
+        with translated(), self._db.reader() as conn:
+            rows = conn.execute(_QUEUES).fetchall()
+        return queue_states(rows)
+
+    def paused_queues(self) -> frozenset[str]:
+        with translated(), self._db.reader() as conn:
+            rows = conn.execute("SELECT name FROM jobtable_queues WHERE paused").fetchall()
+        return frozenset(name for (name,) in rows)
+
+    def detail(self, job_id: str) -> JobDetail | None:
+        """Everything about the job that may be shown, or None when there is none."""
+        with translated(), self._db.reader() as conn:
+            rows = conn.execute(_DETAIL, {"id": job_id}).fetchall()
+        return job_detail(rows[0], parse_time=_parse_stamp) if rows else None
+
+    def jobs_ahead(self, detail: JobDetail) -> int:
+        """Due jobs of the same kind and queue that come before this one in claim order."""
+        params = {
+            "kind": detail.job.kind,
+            "queue": detail.queue,
+            "priority": detail.priority,
+            "run_at": _stamp(detail.run_at),
+            "id": detail.job.id,
+        }
+        with translated(), self._db.reader() as conn:
+            return int(conn.execute(_AHEAD, params).fetchone()[0])
 
     def get(self, job_id: str) -> Job | None:
         with translated(), self._db.reader() as conn:
@@ -362,3 +531,31 @@ class SqliteStore:
         with translated():
             changed = self._db.write(lambda conn: conn.execute(sql, params).rowcount)
         return bool(changed == 1)
+
+
+def _insert(conn: sqlite3.Connection, job: NewJob, now: datetime.datetime) -> Enqueued:
+    """Insert one job; with a unique key already held, the holder's id instead."""
+    params = new_job_parameters(job, now, stamp=_stamp)
+    if conn.execute(_CREATE, params).rowcount == 1:
+        return Enqueued(job.id)
+    row = conn.execute(_FIND_UNIQUE, params).fetchone()
+    return Enqueued(row[0], duplicate=True)
+
+
+def _apply(
+    conn: sqlite3.Connection,
+    claim: Claim,
+    decision: RetryAt | FailWith,
+    now: datetime.datetime,
+    *,
+    owner_known: bool = True,
+) -> bool:
+    """Record a policy's decision for a running job under ``claim`` (fenced)."""
+    if isinstance(decision, RetryAt):
+        sql = _RETRY
+        params = requeue_parameters(claim, decision, now, stamp=_stamp, give_back=False)
+    else:
+        sql, params = _FAIL, {**fence(claim), "code": decision.code, "now": _stamp(now)}
+    if not owner_known:
+        params["runner_id"] = None  # a running row with no owner (an old version's)
+    return bool(conn.execute(sql, params).rowcount == 1)

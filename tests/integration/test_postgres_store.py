@@ -22,7 +22,12 @@ def open_store(url, schema):
 def test_a_new_schema_gets_every_migration_once_and_reopening_changes_nothing():
     with fresh_schema() as (url, schema):
         store = open_store(url, schema)
-        assert store.applied_at_open == ["0001_jobs", "0002_jobs_status", "0003_runners"]
+        assert store.applied_at_open == [
+            "0001_jobs",
+            "0002_jobs_status",
+            "0003_runners",
+            "0004_lifecycle",
+        ]
         store.close()
         again = open_store(url, schema)
         assert again.applied_at_open == []
@@ -48,12 +53,13 @@ def test_concurrent_openers_apply_each_migration_once():
         for thread in threads:
             thread.join(60)
         assert errors == []
-        assert sorted(len(store.applied_at_open) for store in opened) == [0, 0, 0, 3]
+        assert sorted(len(store.applied_at_open) for store in opened) == [0, 0, 0, 4]
         for store in opened:
             store.close()
 
 
-def test_a_status_outside_the_four_is_refused_by_the_schema():
+def test_a_status_outside_the_five_stored_is_refused_by_the_schema():
+    """Four public statuses, and 'scheduled': a queued job not due yet."""
     import psycopg
 
     with fresh_schema() as (url, schema):
@@ -63,8 +69,8 @@ def test_a_status_outside_the_four_is_refused_by_the_schema():
             pytest.raises(psycopg.errors.CheckViolation),
         ):
             conn.execute(
-                "INSERT INTO jobs (id, kind, status, payload, created_at, updated_at)"
-                " VALUES ('x', 'k', 'pending', '{}', now(), now())"
+                "INSERT INTO jobs (id, kind, status, payload, created_at, updated_at, run_at)"
+                " VALUES ('x', 'k', 'pending', '{}', now(), now(), now())"
             )
 
 

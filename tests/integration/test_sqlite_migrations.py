@@ -15,7 +15,7 @@ from jobtable.adapters.sqlite.migrate import applied_versions, migrate
 from jobtable.core import Status
 
 NOW = FakeClock().now()
-ALL_VERSIONS = ["0001_jobs", "0002_jobs_status", "0003_runners"]
+ALL_VERSIONS = ["0001_jobs", "0002_jobs_status", "0003_runners", "0004_lifecycle"]
 
 LEGACY_SCHEMA = """
 CREATE TABLE jobs (

@@ -37,11 +37,14 @@ class ObservedStore:
         finally:
             self._notify()
 
-    def create(self, job: NewJob, *, now: datetime.datetime) -> None:
-        self._after(lambda: self.inner.create(job, now=now))
+    def create(self, job: NewJob, *, now: datetime.datetime):
+        return self._after(lambda: self.inner.create(job, now=now))
+
+    def create_many(self, jobs, *, now: datetime.datetime):
+        return self._after(lambda: self.inner.create_many(jobs, now=now))
 
     def claim_next(
-        self, *, runner_id: str, now: datetime.datetime, kinds=None
+        self, *, runner_id: str, now: datetime.datetime, kinds=None, queues=None
     ) -> ClaimedJob | None:
         with self.changed:
             self.claims += 1
@@ -50,7 +53,7 @@ class ObservedStore:
             self._notify()
             raise fault
         claimed: ClaimedJob | None = self._after(
-            lambda: self.inner.claim_next(runner_id=runner_id, now=now, kinds=kinds)
+            lambda: self.inner.claim_next(runner_id=runner_id, now=now, kinds=kinds, queues=queues)
         )
         with self.changed:
             lose = claimed is not None and self.lost_claims > 0
@@ -77,13 +80,26 @@ class ObservedStore:
         self._finish_fault()
         return bool(self._after(lambda: self.inner.fail(claim, code=code, now=now)))
 
-    def finish_and_claim_next(self, claim, outcome, *, runner_id, now, kinds=None):
+    def requeue(self, claim, outcome, *, now):
+        self._finish_fault()
+        return bool(self._after(lambda: self.inner.requeue(claim, outcome, now=now)))
+
+    def finish_and_claim_next(self, claim, outcome, *, runner_id, now, kinds=None, queues=None):
         self._finish_fault()
         return self._after(
             lambda: self.inner.finish_and_claim_next(
-                claim, outcome, runner_id=runner_id, now=now, kinds=kinds
+                claim, outcome, runner_id=runner_id, now=now, kinds=kinds, queues=queues
             )
         )
+
+    def promote_due(self, *, now):
+        return self._after(lambda: self.inner.promote_due(now=now))
+
+    def cancel(self, job_id, *, now):
+        return self._after(lambda: self.inner.cancel(job_id, now=now))
+
+    def set_queue_paused(self, name, *, paused, now):
+        self._after(lambda: self.inner.set_queue_paused(name, paused=paused, now=now))
 
     def interrupt(self, claim, *, code, now):
         return self._after(lambda: self.inner.interrupt(claim, code=code, now=now))

@@ -268,8 +268,8 @@ def test_a_job_from_elsewhere_noticed_while_the_worker_turns_idle_is_not_missed(
     real_claim = store.claim_next
     armed = threading.Event()
 
-    def claim_then_another_process_enqueues(*, runner_id, now, kinds=None):
-        claimed = real_claim(runner_id=runner_id, now=now, kinds=kinds)
+    def claim_then_another_process_enqueues(*, runner_id, now, kinds=None, queues=None):
+        claimed = real_claim(runner_id=runner_id, now=now, kinds=kinds, queues=queues)
         if claimed is None and armed.is_set():
             armed.clear()
             store.inner.create(NewJob(id="elsewhere", kind="count", payload="{}"), now=now)

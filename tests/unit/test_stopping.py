@@ -69,8 +69,8 @@ def test_a_claim_that_returns_after_stop_is_given_back_untouched(make_system):
     real_claim = store.claim_next
     in_flight, land = threading.Event(), threading.Event()
 
-    def slow_claim(*, runner_id, now, kinds=None):
-        claimed = real_claim(runner_id=runner_id, now=now, kinds=kinds)
+    def slow_claim(*, runner_id, now, kinds=None, queues=None):
+        claimed = real_claim(runner_id=runner_id, now=now, kinds=kinds, queues=queues)
         if claimed is not None:
             in_flight.set()
             land.wait(10)  # the reply is on its way while the runner stops
@@ -95,9 +95,9 @@ def test_a_next_job_claimed_with_an_outcome_as_stop_lands_is_given_back(make_sys
     store = system.store
     real_finish = store.finish_and_claim_next
 
-    def finish_as_stop_lands(claim, outcome, *, runner_id, now, kinds=None):
+    def finish_as_stop_lands(claim, outcome, *, runner_id, now, kinds=None, queues=None):
         system.runner.stop()  # lands while the outcome and the next claim commit
-        return real_finish(claim, outcome, runner_id=runner_id, now=now, kinds=kinds)
+        return real_finish(claim, outcome, runner_id=runner_id, now=now, kinds=kinds, queues=queues)
 
     store.finish_and_claim_next = finish_as_stop_lands
     first, second = kind.enqueue(CountPayload(steps=1)), kind.enqueue(CountPayload(steps=2))
@@ -140,10 +140,10 @@ def test_a_worker_that_crashes_is_replaced_and_the_pool_keeps_its_size(make_syst
     real_claim = store.claim_next
     crashes = [Unusual(), Unusual()]
 
-    def crashing_claim(*, runner_id, now, kinds=None):
+    def crashing_claim(*, runner_id, now, kinds=None, queues=None):
         if crashes:
             raise crashes.pop()  # past every `except Exception` in the worker
-        return real_claim(runner_id=runner_id, now=now, kinds=kinds)
+        return real_claim(runner_id=runner_id, now=now, kinds=kinds, queues=queues)
 
     store.claim_next = crashing_claim
     system.start()

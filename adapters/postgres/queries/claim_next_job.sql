@@ -1,13 +1,22 @@
--- Marks the oldest queued job of the runner's kinds running under %(runner_id)s
--- and returns it; no row when none is queued (a NULL kinds array: any kind).
--- SKIP LOCKED: concurrent claimers pass each other by.
+-- Marks the first due job in claim order (priority, then run_at, then id) of the
+-- runner's kinds and queues running under %(runner_id)s, and returns what running and
+-- settling it needs; no row when none is due. Paused queues are passed over; a NULL
+-- queues array: every queue. Each kind is probed on its own in the jobs_ready index
+-- (LATERAL), so the claim costs the same however many rows other kinds or the future
+-- hold. SKIP LOCKED: concurrent claimers pass each other by.
 UPDATE jobs
 SET status = 'running', started_at = %(now)s, updated_at = %(now)s,
     claimed_by = %(runner_id)s, attempt = attempt + 1
 WHERE id = (
-    SELECT id FROM jobs
-    WHERE status = 'queued'
-      AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
-    ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED
+    SELECT first.id
+    FROM unnest(%(kinds)s::text[]) AS served(kind)
+    CROSS JOIN LATERAL (
+        SELECT id, priority, run_at FROM jobs
+        WHERE status = 'queued' AND kind = served.kind
+          AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+          AND queue NOT IN (SELECT name FROM jobtable_queues WHERE paused)
+        ORDER BY priority, run_at, id LIMIT 1 FOR UPDATE SKIP LOCKED
+    ) AS first
+    ORDER BY first.priority, first.run_at, first.id LIMIT 1
 )
-RETURNING id, kind, payload, attempt
+RETURNING id, kind, payload, attempt, max_attempts, retry, timeout, result

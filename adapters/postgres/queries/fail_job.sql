@@ -1,4 +1,10 @@
--- The last partial result is kept: only status, error and times change.
+-- Failed for good. The last partial result is kept.
 UPDATE jobs
-SET status = 'failed', error = %(code)s, finished_at = %(now)s, updated_at = %(now)s
-WHERE id = %(id)s AND status = 'running' AND claimed_by = %(runner_id)s AND attempt = %(attempt)s
+SET status = 'failed', error = %(code)s, last_code = %(code)s, finished_at = %(now)s,
+    updated_at = %(now)s, cancel_requested = false,
+    unique_key = CASE WHEN unique_while_active THEN NULL ELSE unique_key END,
+    attempts_log = coalesce(attempts_log, '[]'::jsonb) || jsonb_build_array(jsonb_build_object(
+        'attempt', attempt, 'runner', claimed_by, 'started_at', started_at,
+        'ended_at', %(now)s::timestamptz, 'outcome', %(code)s::text))
+WHERE id = %(id)s AND status = 'running' AND claimed_by IS NOT DISTINCT FROM %(runner_id)s
+  AND attempt = %(attempt)s

@@ -1,1 +1,2 @@
-SELECT id, kind, status, result, error FROM jobs WHERE id = %(id)s
+SELECT id, kind, CASE status WHEN 'scheduled' THEN 'queued' ELSE status END, result, error
+FROM jobs WHERE id = %(id)s

@@ -1,2 +1,12 @@
-INSERT INTO jobs (id, kind, status, payload, created_at, updated_at, max_attempts)
-VALUES (:id, :kind, 'queued', :payload, :now, :now, :max_attempts)
+-- A job due now is 'queued'; one due later is 'scheduled' (shown as queued). A
+-- unique key already held leaves the table as it was: the caller reads the holder.
+INSERT INTO jobs (
+    id, kind, status, payload, created_at, updated_at, max_attempts, queue, priority,
+    run_at, retry, timeout, unique_key, unique_while_active
+)
+VALUES (
+    :id, :kind, CASE WHEN :run_at > :now THEN 'scheduled' ELSE 'queued' END, :payload,
+    :now, :now, :max_attempts, :queue, :priority, :run_at, :retry, :timeout,
+    :unique_key, :unique_while_active
+)
+ON CONFLICT (kind, unique_key) WHERE unique_key IS NOT NULL DO NOTHING

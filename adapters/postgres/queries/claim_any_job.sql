@@ -1,0 +1,13 @@
+-- As claim_next_job, for a caller that serves every kind (tests, tools): sorts the
+-- due rows instead of probing per kind.
+UPDATE jobs
+SET status = 'running', started_at = %(now)s, updated_at = %(now)s,
+    claimed_by = %(runner_id)s, attempt = attempt + 1
+WHERE id = (
+    SELECT id FROM jobs
+    WHERE status = 'queued'
+      AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+      AND queue NOT IN (SELECT name FROM jobtable_queues WHERE paused)
+    ORDER BY priority, run_at, id LIMIT 1 FOR UPDATE SKIP LOCKED
+)
+RETURNING id, kind, payload, attempt, max_attempts, retry, timeout, result

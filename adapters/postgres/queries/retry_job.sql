@@ -1,0 +1,21 @@
+-- Queued again, due at %(run_at)s, after an attempt that ended with %(code)s; with
+-- give_back the attempt does not count (a snooze). The last partial result is kept:
+-- the next attempt gets it as its checkpoint. A job someone asked to cancel meanwhile
+-- fails 'cancelled' instead: a cancel is never lost to a retry.
+UPDATE jobs
+SET status = CASE WHEN cancel_requested THEN 'failed'
+                  WHEN %(run_at)s::timestamptz > %(now)s::timestamptz THEN 'scheduled'
+                  ELSE 'queued' END,
+    error = CASE WHEN cancel_requested THEN 'cancelled' END,
+    finished_at = CASE WHEN cancel_requested THEN %(now)s::timestamptz END,
+    unique_key = CASE WHEN cancel_requested AND unique_while_active THEN NULL
+                      ELSE unique_key END,
+    run_at = CASE WHEN cancel_requested THEN run_at ELSE %(run_at)s::timestamptz END,
+    last_code = CASE WHEN cancel_requested THEN 'cancelled' ELSE %(code)s::text END,
+    updated_at = %(now)s, cancel_requested = false,
+    attempts_log = coalesce(attempts_log, '[]'::jsonb) || jsonb_build_array(jsonb_build_object(
+        'attempt', attempt, 'runner', claimed_by, 'started_at', started_at,
+        'ended_at', %(now)s::timestamptz, 'outcome', %(code)s::text)),
+    attempt = attempt - %(give_back)s::integer
+WHERE id = %(id)s AND status = 'running' AND claimed_by IS NOT DISTINCT FROM %(runner_id)s
+  AND attempt = %(attempt)s

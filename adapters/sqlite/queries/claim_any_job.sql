@@ -1,0 +1,13 @@
+-- As claim_next_job, for a caller that serves every kind (tests, tools): sorts the
+-- due rows instead of probing per kind.
+UPDATE jobs
+SET status = 'running', started_at = :now, updated_at = :now,
+    claimed_by = :runner_id, attempt = attempt + 1
+WHERE id = (
+    SELECT id FROM jobs
+    WHERE status = 'queued'
+      AND (:queues IS NULL OR queue IN (SELECT value FROM json_each(:queues)))
+      AND queue NOT IN (SELECT name FROM jobtable_queues WHERE paused)
+    ORDER BY priority, run_at, id LIMIT 1
+)
+RETURNING id, kind, payload, attempt, max_attempts, retry, timeout, result

@@ -1,0 +1,13 @@
+-- Every queue that holds jobs or a pause, with its jobs counted by public status.
+WITH counted AS (
+    SELECT queue, CASE status WHEN 'scheduled' THEN 'queued' ELSE status END AS shown,
+           count(*) AS n
+    FROM jobs GROUP BY queue, shown
+), names AS (
+    SELECT queue AS name FROM counted UNION SELECT name FROM jobtable_queues
+)
+SELECT names.name, coalesce(q.paused, 0), counted.shown, counted.n
+FROM names
+LEFT JOIN jobtable_queues q ON q.name = names.name
+LEFT JOIN counted ON counted.queue = names.name
+ORDER BY names.name

@@ -1,0 +1,3 @@
+-- The running jobs of one owner, with what settling each by its stored policy needs.
+SELECT id, attempt, max_attempts, retry FROM jobs
+WHERE status = 'running' AND claimed_by IS :owner

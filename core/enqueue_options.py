@@ -1,0 +1,145 @@
+"""What an enqueue may say besides the payload, checked before anything is stored.
+
+The same checks serve Python, HTTP and the CLI, so each refuses the same
+input with the same words: a naive datetime, a negative delay, a priority
+outside 0-9, a queue name that could not be typed on a command line.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import re
+from typing import Any
+
+import attrs
+
+from jobtable.core.jobs import PRIORITIES
+
+QUEUE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+MAX_UNIQUE_KEY = 255
+
+
+class InvalidOptionError(ValueError):
+    """An enqueue option that cannot be used; ``field`` names it, the message says why."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(f"{field}: {problem}")
+        self.field = field
+        self.problem = problem
+
+
+@attrs.frozen(kw_only=True)
+class EnqueueOptions:
+    """Per-job overrides of the kind's defaults; None leaves the default."""
+
+    run_at: datetime.datetime | None = None
+    delay: float | None = None
+    queue: str | None = None
+    priority: int | None = None
+    timeout: float | None = None
+    unique_key: str | None = None
+
+    def check(self) -> EnqueueOptions:
+        """Self, when every option is usable; InvalidOptionError otherwise."""
+        if self.run_at is not None and self.delay is not None:
+            raise InvalidOptionError("run_at", "give run_at or delay, not both")
+        if self.run_at is not None:
+            check_run_at(self.run_at)
+        if self.delay is not None:
+            seconds(self.delay, "delay", allow_zero=True)
+        if self.queue is not None:
+            check_queue(self.queue)
+        if self.priority is not None:
+            check_priority(self.priority)
+        if self.timeout is not None:
+            seconds(self.timeout, "timeout", allow_zero=False)
+        if self.unique_key is not None and (
+            not isinstance(self.unique_key, str) or not 0 < len(self.unique_key) <= MAX_UNIQUE_KEY
+        ):
+            raise InvalidOptionError(
+                "unique_key", f"must be a string of 1 to {MAX_UNIQUE_KEY} characters"
+            )
+        return self
+
+    def due(self, now: datetime.datetime) -> datetime.datetime | None:
+        """When the job is due: ``run_at``, ``now + delay``, or None (at once)."""
+        if self.run_at is not None:
+            return self.run_at
+        if self.delay:
+            return now + datetime.timedelta(seconds=self.delay)
+        return None
+
+
+def check_run_at(value: object) -> datetime.datetime:
+    if not isinstance(value, datetime.datetime):
+        raise InvalidOptionError("run_at", "must be a datetime")
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise InvalidOptionError("run_at", "must be timezone-aware (say which zone, e.g. UTC)")
+    return value
+
+
+def check_queue(value: object) -> str:
+    if not isinstance(value, str) or not QUEUE_NAME.fullmatch(value):
+        raise InvalidOptionError(
+            "queue",
+            "must be 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit",
+        )
+    return value
+
+
+def check_priority(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value not in PRIORITIES:
+        raise InvalidOptionError("priority", "must be a whole number from 0 (first) to 9 (last)")
+    return value
+
+
+def seconds(value: object, field: str, *, allow_zero: bool) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value < 0
+        or (value == 0 and not allow_zero)
+    ):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise InvalidOptionError(field, f"must be a finite number of seconds {bound}")
+    return float(value)
+
+
+@attrs.frozen(kw_only=True)
+class Unique:
+    """A kind's rule for unique jobs: at most one job per key within a window.
+
+    ``fields``: payload fields whose values make the key when the enqueue
+    gives none (empty: only an explicit ``unique_key`` makes one).
+    ``period``: seconds; the key holds for the period it falls in, whatever
+    becomes of the job. None: the key holds while the job is queued or
+    running, and is let go when it finishes.
+    """
+
+    fields: tuple[str, ...] = ()
+    period: float | None = None
+
+    def key(
+        self, explicit: str | None, payload_json: str, now: datetime.datetime
+    ) -> tuple[str | None, bool]:
+        """The stored key and whether it is let go when the job finishes."""
+        key = explicit
+        if key is None and self.fields:
+            payload: Any = json.loads(payload_json)
+            values = [
+                payload.get(field) if isinstance(payload, dict) else None for field in self.fields
+            ]
+            key = json.dumps(values, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+        if key is None:
+            return None, True
+        if self.period is None:
+            return key, True
+        bucket = math.floor(now.timestamp() / self.period)
+        return f"{key}@{bucket}", False
+
+
+WHILE_ACTIVE = Unique()
+"""The window of an explicit key on a kind without a unique rule: while queued or running."""

@@ -1,0 +1,50 @@
+"""Deadlines on running handlers: timeouts, and the grace a stopped handler gets.
+
+A job's timeout tells its handler to stop (``timed_out``); a cancel does so
+at once (``cancelled``). Either way the handler then has PREEMPT_GRACE
+seconds to return. One that ignores the stop is left behind: the runner
+records the job itself and gives the worker's place to a new thread, so a
+stubborn handler cannot shrink the pool, and its late outcome is refused by
+the claim fence. Pure bookkeeping on the runner's monotonic clock.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+
+from jobtable.core.attempts import Attempt
+
+PREEMPT_GRACE = 2.0
+"""Seconds a handler told to stop (cancel, timeout) has to return before it is left behind."""
+
+STOP = "stop"
+ABANDON = "abandon"
+
+
+class Deadlines:
+    """A heap of (when, action, attempt); thread-safe, read by the runner's scheduler."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._heap: list[tuple[float, int, str, str, Attempt]] = []
+        self._order = itertools.count()
+
+    def add(self, when: float, action: str, code: str, attempt: Attempt) -> None:
+        """At ``when``: ``STOP`` tells the handler to stop with ``code``; ``ABANDON`` leaves it."""
+        with self._lock:
+            heapq.heappush(self._heap, (when, next(self._order), action, code, attempt))
+
+    def next_at(self) -> float | None:
+        with self._lock:
+            return self._heap[0][0] if self._heap else None
+
+    def due(self, now: float) -> list[tuple[str, str, Attempt]]:
+        """Every action whose time has come, in time order, taken off the heap."""
+        taken = []
+        with self._lock:
+            while self._heap and self._heap[0][0] <= now:
+                _, _, action, code, attempt = heapq.heappop(self._heap)
+                taken.append((action, code, attempt))
+        return taken

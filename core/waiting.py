@@ -1,0 +1,64 @@
+"""Why a job is not running: the answer a job's detail gives, in plain sentences.
+
+No peer answers this per job. The answer comes from what the store already
+holds (the job's row, paused queues, the registry of live runners) and is
+worked out here, purely, so every engine and every surface (HTTP, CLI,
+dashboard) says the same thing.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Collection
+
+from jobtable.core.jobs import JobDetail
+from jobtable.core.liveness import RunnerRecord
+from jobtable.core.status import Status
+
+
+def why_waiting(
+    detail: JobDetail,
+    *,
+    now: datetime.datetime,
+    paused: Collection[str],
+    runners: Collection[RunnerRecord],
+    ahead: Callable[[], int],
+) -> list[str]:
+    """Every reason the job is not running now; empty for a running or finished job.
+
+    ``ahead`` counts the due jobs before it (called only when it is due and
+    could be claimed, since it costs a query).
+    """
+    if detail.job.status is not Status.QUEUED:
+        return []
+    reasons: list[str] = []
+    if detail.last_code is not None and detail.attempt > 0:
+        reasons.append(
+            f"retrying: attempt {detail.attempt} of {detail.max_attempts} ended "
+            f"with {detail.last_code}"
+        )
+    if detail.run_at > now:
+        reasons.append(f"due at {detail.run_at.astimezone(datetime.UTC).isoformat()}")
+    if detail.queue in paused:
+        reasons.append(f"queue {detail.queue} is paused")
+    kind, queue = detail.job.kind, detail.queue
+    serving = [
+        runner
+        for runner in runners
+        if kind in runner.info.kinds and (runner.info.queues is None or queue in runner.info.queues)
+    ]
+    if not serving:
+        if not any(kind in runner.info.kinds for runner in runners):
+            reasons.append(f"no live runner serves kind {kind}")
+        else:
+            reasons.append(f"no live runner of kind {kind} serves queue {queue}")
+    if detail.run_at <= now and detail.queue not in paused and serving:
+        count = ahead()
+        if count:
+            reasons.append(f"{count} jobs ahead of it")
+        else:
+            busy = all(runner.busy >= runner.info.workers for runner in serving)
+            reasons.append(
+                "every worker that serves it is busy" if busy else "next in line: about to run"
+            )
+    return reasons
