@@ -104,3 +104,16 @@ class FakeClock:
             if not self._lock.wait_for(lambda: len(self._pending()) >= count, within):
                 raise TimeoutError(f"{count} sleeper(s) expected, {len(self._pending())} seen")
             return self._pending()
+
+    def wait_for_sleeping(
+        self, accept: Callable[[list[float]], bool], *, within: float = 5.0
+    ) -> list[float]:
+        """Wait (in real time, at most ``within`` seconds) until ``accept(sleeping())``.
+
+        For a test that knows how long a thread should sleep once it has seen
+        some change. Raises TimeoutError with what was seen when it never does.
+        """
+        with self._lock:
+            if not self._lock.wait_for(lambda: accept(self._pending()), within):
+                raise TimeoutError(f"sleepers never accepted; last {self._pending()}")
+            return self._pending()

@@ -208,7 +208,11 @@ class MemoryStore:
     def _first_due(
         self, kinds: Collection[str] | None, queues: Collection[str] | None
     ) -> _Row | None:
-        """The first due row in claim order among ``kinds``, off its heap."""
+        """The first due row in claim order among ``kinds``.
+
+        Its heap entry stays: entries are checked against their row when read, so
+        one whose row was claimed since is dropped then (lazy deletion).
+        """
         best: tuple[tuple[int, str, str], str] | None = None
         for kind in list(self._ready) if kinds is None else kinds:
             order = self._peek(kind, queues)
@@ -216,7 +220,6 @@ class MemoryStore:
                 best = (order, kind)
         if best is None:
             return None
-        heapq.heappop(self._ready[best[1]])
         return self._rows[best[0][2]]
 
     def _peek(self, kind: str, queues: Collection[str] | None) -> tuple[int, str, str] | None:

@@ -9,10 +9,12 @@
         (job,) = kit.drain()
         assert job.to_public()["result"] == {"remaining": 0, "counted": 3}
 
-``drain()`` runs every queued job to completion in the calling thread,
+``drain()`` runs every due job to completion in the calling thread,
 including jobs those handlers enqueue, and returns them in the order they
 finished. Time is a fake clock that jumps ahead whenever a handler waits, so
-``ctx.wait(60)`` costs nothing.
+``ctx.wait(60)`` costs nothing; ``advance(seconds)`` moves it on, so a
+scheduled job, a retry after its backoff or a snoozed job falls due and the
+next ``drain()`` runs it.
 """
 
 from __future__ import annotations
@@ -40,6 +42,10 @@ class JobTestKit:
     def drain(self) -> list[Job]:
         """Run every queued job, and every job they enqueue, to completion; return them."""
         return self.runner.drain()
+
+    def advance(self, seconds: float) -> None:
+        """Move the clock on: jobs due by then run at the next ``drain()``."""
+        self.clock.advance(seconds)
 
     def get(self, job_id: str) -> Job | None:
         return self.runner.get(job_id)

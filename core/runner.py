@@ -65,9 +65,6 @@ STOP_NOW_WAIT = 5.0
 SNOOZED = "snoozed"
 """The outcome an attempt that asked to run later is logged with (not a failure code)."""
 
-SCHEDULER_MIN_INTERVAL = 0.01
-"""Seconds between the scheduler's reads when other processes' changes keep waking it."""
-
 _STOP_CODES = {CANCELLED: CANCELLED, TIMED_OUT: TIMED_OUT}
 """Why a handler was told to stop, as the code its job ends with (else interrupted)."""
 
@@ -327,7 +324,7 @@ class Runner:
         while claimed is not None:
             following = self._run(0, claimed)
             job = self._store.get(claimed.id)
-            if job is not None:
+            if job is not None and job.status.finished:  # not one queued to retry later
                 finished.append(job)
             claimed = following if isinstance(following, ClaimedJob) else self._drain_claim()
         return finished
@@ -598,14 +595,18 @@ class Runner:
                 return _LEFT_BEHIND
             # drain (no workers, no liveness: tests) always takes the next job along.
             claim_next = not self._stopping and (not self._started or self._keeper.may_claim())
-            return self._recorder.record(
+            write = self._write_for(claimed, decision, attempt)
+            following = self._recorder.record(
                 claimed,
-                self._write_for(claimed, decision, attempt),
+                write,
                 runner_id=self.id,
                 claim_next=claim_next,
                 kinds=self._kinds,
                 queues=self._queues,
             )
+            if isinstance(write, Requeue) and self._started:
+                self._reread_schedule_soon()  # it is due later: the scheduler must know
+            return following
         finally:
             if attempt.settled_by != "runner":
                 self._attempts.end(number)
@@ -716,6 +717,8 @@ class Runner:
         claimed = attempt.job
         write = self._write_for(claimed, Interrupted(), attempt)
         self._recorder.record(claimed, write, runner_id=self.id, claim_next=False)
+        if isinstance(write, Requeue):
+            self._reread_schedule_soon()
         if refill and not self._replace_worker(attempt.worker):
             with self._done:
                 self._live_workers -= 1
@@ -743,21 +746,15 @@ class Runner:
 
         No polling: the wait ends at the earliest due time this runner knows
         of, or when an enqueue here or a change from elsewhere may have made
-        an earlier one (then it looks again, at most every
-        SCHEDULER_MIN_INTERVAL).
+        an earlier one. Wakes that arrive while it looks are folded into one
+        more look, so a busy database costs one indexed read per look.
         """
         retry_delay: float | None = None
         due_at: float | None = None  # monotonic time the earliest known job falls due
-        looked_at: float | None = None
         look = True
         while True:
             self._act_on_deadlines()
             if look:
-                if looked_at is not None:
-                    rest = looked_at + SCHEDULER_MIN_INTERVAL - self._clock.monotonic()
-                    if rest > 0:
-                        self._clock.wait_for(self._scheduler, lambda: self._stopping, rest)
-                looked_at = self._clock.monotonic()
                 try:
                     due_in = self._promote_due()
                 except Exception as error:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from jobtable.adapters.fake_clock import FakeClock
 from jobtable.core import Job, Runner
@@ -34,6 +35,8 @@ class JobSystem:
         clock: FakeClock | None = None,
         sweep_interval: float | None = None,
         check_interval: float | None = None,
+        jitter: Callable[[], float] = lambda: 1.0,
+        **runner_options: Any,
     ):
         self.store = store if isinstance(store, ObservedStore) else ObservedStore(store)
         self.clock = clock or FakeClock()
@@ -47,6 +50,8 @@ class JobSystem:
             logger=self.logs.logger,
             sweep_interval=sweep_interval,
             check_interval=check_interval,
+            jitter=jitter,  # the backoff's full ceiling unless a test says otherwise
+            **runner_options,
         )
         self.kinds = self.runner.kinds
         self._started = False
@@ -91,9 +96,14 @@ def system_factory(store: JobStore) -> Iterator[Callable[..., JobSystem]]:
         workers: int = 1,
         sweep_interval: float | None = None,
         check_interval: float | None = None,
+        **options: Any,
     ) -> JobSystem:
         system = JobSystem(
-            store, workers=workers, sweep_interval=sweep_interval, check_interval=check_interval
+            store,
+            workers=workers,
+            sweep_interval=sweep_interval,
+            check_interval=check_interval,
+            **options,
         )
         systems.append(system)
         return system

@@ -69,3 +69,31 @@ def test_the_builtin_noop_is_there():
     kit = JobTestKit()
     kit.runner.builtins.noop.enqueue(NoopPayload())
     assert kit.drain()[0].result == '{"ok":true}'
+
+
+def test_a_users_test_advances_time_to_run_scheduled_and_retrying_jobs():
+    from jobtable import Failure
+    from jobtable.adapters.testkit import JobTestKit
+    from tests.unit.kinds_for_tests import CountPayload, CountResult
+
+    kit = JobTestKit()
+    tries: list[int] = []
+
+    def flaky(ctx, payload: CountPayload) -> CountResult:
+        tries.append(ctx.attempt)
+        if ctx.attempt == 1:
+            raise Failure("busy")
+        return CountResult(done=payload.steps)
+
+    kind = kit.kinds.register(
+        "flaky", flaky, payload=CountPayload, failure_codes=["busy"], retry_on=["busy"],
+        max_attempts=2, backoff=(10, 10),
+    )  # fmt: skip
+    later = kind.enqueue(CountPayload(steps=3), delay=60)
+    assert kit.drain() == []  # not due yet
+    kit.advance(60)
+    assert kit.drain() == []  # ran once, failed "busy", retries within 10 s
+    assert kit.get(later).status.value == "queued"
+    kit.advance(10)
+    (job,) = kit.drain()
+    assert (job.id, job.status.value, tries) == (later, "succeeded", [1, 2])
