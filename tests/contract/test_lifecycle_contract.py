@@ -265,7 +265,7 @@ def test_create_many_stores_all_or_none(store):
     assert created == ids
     clash = [NewJob(id=_ids.next_id(30_000), kind="count", payload="{}"),
              NewJob(id=ids[0], kind="count", payload="{}")]  # fmt: skip
-    with pytest.raises(Exception):  # noqa: B017, PT011 -- each engine raises its own
+    with pytest.raises(Exception):  # noqa: PT011 -- each engine raises its own
         store.create_many(clash, now=T0)
     assert store.get(clash[0].id) is None
 

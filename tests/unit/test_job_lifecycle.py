@@ -352,4 +352,4 @@ def test_a_naive_run_at_is_refused():
     from jobtable.core.enqueue_options import EnqueueOptions, InvalidOptionError
 
     with pytest.raises(InvalidOptionError, match="timezone-aware"):
-        EnqueueOptions(run_at=datetime.datetime(2026, 1, 1)).check()  # noqa: DTZ001
+        EnqueueOptions(run_at=datetime.datetime(2026, 1, 1)).check()

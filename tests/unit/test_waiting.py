@@ -40,8 +40,9 @@ def runner(kinds=("mail",), queues=None, workers=2, busy=0) -> RunnerRecord:
     return RunnerRecord(info=info, busy=busy, last_seen=NOW)
 
 
-def why(job: JobDetail, *, paused=(), runners=(runner(),), ahead=0) -> list[str]:
-    return why_waiting(job, now=NOW, paused=paused, runners=runners, ahead=lambda: ahead)
+def why(job: JobDetail, *, paused=(), runners=None, ahead=0) -> list[str]:
+    serving = (runner(),) if runners is None else runners
+    return why_waiting(job, now=NOW, paused=paused, runners=serving, ahead=lambda: ahead)
 
 
 def test_a_running_or_finished_job_waits_for_nothing():
