@@ -206,6 +206,9 @@ class FaultyStore:
     def paused_queues(self) -> frozenset[str]:
         return self.inner.paused_queues()
 
+    def record_schedule(self, name: str, *, now: datetime.datetime) -> datetime.datetime:
+        return self._call("create", lambda: self.inner.record_schedule(name, now=now))
+
     def detail(self, job_id: str) -> JobDetail | None:
         return self._call("get", lambda: self.inner.detail(job_id))
 

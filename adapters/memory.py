@@ -119,6 +119,7 @@ class MemoryStore:
         self._scheduled: list[tuple[str, str]] = []  # a heap of (run_at, id) not yet due
         self._unique: dict[tuple[str, str], str] = {}  # (kind, key) -> the id holding it
         self._paused: set[str] = set()
+        self._schedules: dict[str, datetime.datetime] = {}
         self._known_queues: set[str] = set()
         self._locks: set[str] = set()  # runner ids holding their liveness lock
         self._runners: dict[str, _RunnerRow] = {}
@@ -446,6 +447,10 @@ class MemoryStore:
     def paused_queues(self) -> frozenset[str]:
         with self._lock:
             return frozenset(self._paused)
+
+    def record_schedule(self, name: str, *, now: datetime.datetime) -> datetime.datetime:
+        with self._lock:
+            return self._schedules.setdefault(name, now)
 
     def detail(self, job_id: str) -> JobDetail | None:
         with self._lock:

@@ -30,6 +30,7 @@ from jobtable.core.enqueue_options import (
 from jobtable.core.errors import InvalidPayloadError, RegistrationError, RunnerStateError
 from jobtable.core.jobs import DEFAULT_QUEUE, Enqueued
 from jobtable.core.retry import RetryPolicy, check_policy
+from jobtable.core.schedules import Schedule, check_cron, check_every
 
 P = TypeVar("P")
 
@@ -94,6 +95,14 @@ class Kind(Generic[P]):
     @property
     def name(self) -> str:
         return self._spec.name
+
+    @property
+    def spec(self) -> KindSpec:
+        return self._spec
+
+    def encode_payload(self, payload: P) -> str:
+        """The payload as the JSON text stored for it; TypeError or InvalidPayloadError."""
+        return self._encoded(JobRequest(payload)).payload
 
     def enqueue(
         self,
@@ -182,6 +191,7 @@ class KindRegistry:
         self._enqueuer = enqueuer
         self._lock = threading.Lock()
         self._specs: dict[str, KindSpec] = {}
+        self._schedules: dict[str, Schedule] = {}
         self._frozen = False
 
     def register(
@@ -258,6 +268,60 @@ class KindRegistry:
                 raise RegistrationError(f"register {kind!r}: kind already registered")
             self._specs[kind] = spec
         return Kind(spec, self._converter, self._enqueuer)
+
+    def cron(
+        self,
+        expr: str,
+        handle: Kind[P],
+        payload: P,
+        *,
+        timezone: str | datetime.tzinfo = "UTC",
+        name: str | None = None,
+    ) -> Schedule:
+        """Enqueue ``handle``'s job with ``payload`` at every tick of a five-field cron expression.
+
+        Ticks are read in ``timezone`` (an IANA name or a tzinfo). Each tick
+        is enqueued exactly once across every process on the database; see
+        core/schedules.py for missed ticks. ``name`` (default: the kind and
+        the expression) identifies the schedule in the database: keep it
+        when you change the expression to keep its history.
+        """
+        try:
+            expr, zone = check_cron(expr, timezone)
+        except ValueError as error:
+            raise RegistrationError(f"cron {name or expr!r}: {error}") from None
+        return self._add_schedule(
+            name or f"{handle.name} {expr}", handle, payload, cron=expr, timezone=zone
+        )
+
+    def every(
+        self, seconds: float, handle: Kind[P], payload: P, *, name: str | None = None
+    ) -> Schedule:
+        """Enqueue ``handle``'s job with ``payload`` every ``seconds`` (at multiples of it since
+        the Unix epoch, so every process agrees on the ticks)."""
+        try:
+            every = check_every(seconds)
+        except ValueError as error:
+            raise RegistrationError(f"every {name or seconds!r}: {error}") from None
+        return self._add_schedule(
+            name or f"{handle.name} every {every:g}s", handle, payload, every=every
+        )
+
+    def _add_schedule(self, name: str, handle: Kind[P], payload: P, **when: Any) -> Schedule:
+        if not isinstance(handle, Kind) or self._specs.get(handle.name) is not handle.spec:
+            raise RegistrationError(f"schedule {name!r}: register the kind here first")
+        encoded = handle.encode_payload(payload)
+        schedule = Schedule(name=name, kind=handle.name, payload=encoded, **when)
+        with self._lock:
+            if self._frozen:
+                raise RunnerStateError(f"schedule {name!r}: the runner has already started")
+            if name in self._schedules:
+                raise RegistrationError(f"schedule {name!r}: a schedule has this name already")
+            self._schedules[name] = schedule
+        return schedule
+
+    def schedules(self) -> list[Schedule]:
+        return list(self._schedules.values())
 
     def get(self, kind: str) -> KindSpec | None:
         return self._specs.get(kind)

@@ -244,6 +244,10 @@ class JobStore(Protocol):
 
     def paused_queues(self) -> frozenset[str]: ...
 
+    def record_schedule(self, name: str, *, now: datetime.datetime) -> datetime.datetime:
+        """When the schedule ``name`` was first recorded (now, the first time it is seen)."""
+        ...
+
     def detail(self, job_id: str) -> JobDetail | None:
         """Everything about the job that may be shown, or None when there is none."""
         ...

@@ -21,6 +21,8 @@ import threading
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
+import attrs
+
 from jobtable.core import codec
 from jobtable.core.attempts import Attempt, Attempts
 from jobtable.core.backoff import CLAIM_RETRY_MAXIMUM, next_claim_retry_delay
@@ -57,6 +59,7 @@ from jobtable.core.ports import JobStore
 from jobtable.core.preemption import ABANDON, PREEMPT_GRACE, STOP, Deadlines
 from jobtable.core.recording import OutcomeRecorder, loggable_category
 from jobtable.core.retry import RetryAt, after_failure
+from jobtable.core.schedules import Schedule
 from jobtable.core.waiting import why_waiting
 
 STOP_NOW_WAIT = 5.0
@@ -143,6 +146,7 @@ class Runner:
         self._left_behind = 0  # handlers that ignored a stop, still running
         self._left_behind_cap = max(1, workers) if left_behind_cap is None else left_behind_cap
         self._empty_seats: list[int] = []  # workers not replaced while past the cap
+        self._ticks: dict[str, _Ticks] = {}  # schedule name -> its pending and next tick
         self._keeper = LivenessKeeper(
             store,
             clock,
@@ -188,6 +192,13 @@ class Runner:
         except BaseException:
             with self._wake:
                 self._started = False  # nothing ran: the caller may try again
+            raise
+        try:
+            self._record_schedules()
+        except BaseException:
+            self._keeper.finish(None)
+            with self._wake:
+                self._started = False
             raise
         with self._wake:
             self._live_workers = self._workers
@@ -734,6 +745,67 @@ class Runner:
                 self._live_workers -= 1
                 self._done.notify_all()
 
+    # -- periodic schedules ----------------------------------------------------
+
+    def _record_schedules(self) -> None:
+        """Learn when each schedule was first seen; queue its latest missed tick after that."""
+        now = self._clock.now()
+        for schedule in self.kinds.schedules():
+            first_seen = self._store.record_schedule(schedule.name, now=now)
+            latest = schedule.latest_tick(now)
+            pending = latest if latest >= first_seen else None
+            self._ticks[schedule.name] = _Ticks(
+                schedule=schedule, pending=pending, next=schedule.next_tick(now)
+            )
+
+    def _run_schedules(self) -> float | None:
+        """Enqueue each schedule's pending tick; seconds until the next tick (None: none)."""
+        now = self._clock.now()
+        soonest: float | None = None
+        for ticks in self._ticks.values():
+            schedule = ticks.schedule
+            if now >= ticks.next:
+                ticks.pending = schedule.latest_tick(now)  # only the latest one missed
+                ticks.next = schedule.next_tick(now)
+            if ticks.pending is not None:
+                try:
+                    self._enqueue_tick(schedule, ticks.pending, now)
+                except Exception as error:
+                    self._log.warning(
+                        "enqueue a scheduled tick failed; retrying schedule=%s category=%s",
+                        schedule.name,
+                        loggable_category(error),
+                    )
+                    soonest = 1.0 if soonest is None else min(soonest, 1.0)
+                else:
+                    ticks.pending = None
+            until = max(0.0, (ticks.next - now).total_seconds())
+            soonest = until if soonest is None else min(soonest, until)
+        return soonest
+
+    def _enqueue_tick(
+        self, schedule: Schedule, tick: datetime.datetime, now: datetime.datetime
+    ) -> None:
+        spec = self.kinds.get(schedule.kind)
+        assert spec is not None  # a schedule is registered with its kind
+        job = attrs.evolve(
+            self._new_job(
+                EncodedJob(spec=spec, payload=schedule.payload, options=_NO_OPTIONS), now
+            ),
+            run_at=tick,
+            unique_key=schedule.unique_key(tick),
+            unique_while_active=False,  # one job per tick, whatever becomes of it
+        )
+        enqueued = self._store.create(job, now=now)
+        if not enqueued.duplicate:
+            self._log.info(
+                "enqueued a scheduled job schedule=%s tick=%s job_id=%s",
+                schedule.name,
+                tick.isoformat(),
+                enqueued,
+            )
+            self._pass_the_wake()
+
     # -- the scheduler: due jobs and deadlines -------------------------------
 
     def _reread_schedule_soon(self) -> None:
@@ -768,10 +840,12 @@ class Runner:
                 else:
                     retry_delay = None
                 due_at = None if due_in is None else self._clock.monotonic() + due_in
+            tick_in = self._run_schedules()
+            tick_at = None if tick_in is None else self._clock.monotonic() + tick_in
             self._clock.wait_for(
                 self._scheduler,
                 lambda: self._stopping or self._reread_schedule or self._deadlines_changed,
-                self._next_wait(due_at),
+                self._next_wait(due_at, tick_at),
             )
             with self._scheduler:
                 if self._stopping:
@@ -780,9 +854,9 @@ class Runner:
                 self._reread_schedule = self._deadlines_changed = False
             look = reread or (due_at is not None and self._clock.monotonic() >= due_at)
 
-    def _next_wait(self, due_at: float | None) -> float | None:
-        """Seconds until the earliest due job or deadline; None: nothing to wait for."""
-        times = [t for t in (due_at, self._deadlines.next_at()) if t is not None]
+    def _next_wait(self, due_at: float | None, tick_at: float | None) -> float | None:
+        """Seconds until the earliest due job, tick or deadline; None: nothing to wait for."""
+        times = [t for t in (due_at, tick_at, self._deadlines.next_at()) if t is not None]
         if not times:
             return None
         return max(0.0, min(times) - self._clock.monotonic())
@@ -801,6 +875,18 @@ class Runner:
         if due is None:
             return None
         return max(0.0, (due - self._clock.now()).total_seconds())
+
+
+@attrs.define
+class _Ticks:
+    """A schedule's tick still to enqueue (after a store error, or missed) and its next one."""
+
+    schedule: Schedule
+    pending: datetime.datetime | None
+    next: datetime.datetime
+
+
+_NO_OPTIONS = EnqueueOptions()
 
 
 def _unix_ms(now: datetime.datetime) -> int:

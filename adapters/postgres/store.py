@@ -118,6 +118,11 @@ _HOLDER_POLICY = (
     "SELECT id, attempt, max_attempts, retry FROM jobs WHERE id = %(id)s AND status = 'running'"
     " AND claimed_by = %(runner_id)s AND attempt = %(attempt)s FOR UPDATE"
 )
+_RECORD_SCHEDULE = (
+    "INSERT INTO jobtable_schedules (name, first_seen) VALUES (%(name)s, %(now)s)"
+    " ON CONFLICT (name) DO NOTHING"
+)
+_FIRST_SEEN = "SELECT first_seen FROM jobtable_schedules WHERE name = %(name)s"
 UNIQUE_TRIES = 5
 """Inserts tried while a unique key's holder keeps letting it go in between (it never does
 twice in a row in practice)."""
@@ -634,6 +639,14 @@ class PostgresStore:
         with translated(), self._pool.connection() as conn:
             rows = conn.execute("SELECT name FROM jobtable_queues WHERE paused").fetchall()
         return frozenset(name for (name,) in rows)
+
+    def record_schedule(self, name: str, *, now: datetime.datetime) -> datetime.datetime:
+        params = {"name": name, "now": now}
+        with translated(), self._pool.connection() as conn:
+            conn.execute(_RECORD_SCHEDULE, params)
+            row = conn.execute(_FIRST_SEEN, params).fetchone()
+        assert row is not None
+        return _as_time(row[0])
 
     def detail(self, job_id: str) -> JobDetail | None:
         """Everything about the job that may be shown, or None when there is none."""

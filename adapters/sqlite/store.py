@@ -94,6 +94,11 @@ _HOLDER_STATUS = (
     "SELECT status, attempt, max_attempts, retry FROM jobs "
     "WHERE id = :id AND status = 'running' AND claimed_by = :runner_id AND attempt = :attempt"
 )
+_RECORD_SCHEDULE = (
+    "INSERT INTO jobtable_schedules (name, first_seen) VALUES (:name, :now)"
+    " ON CONFLICT (name) DO NOTHING"
+)
+_FIRST_SEEN = "SELECT first_seen FROM jobtable_schedules WHERE name = :name"
 PROMOTE_BATCH = 1000
 """Scheduled jobs made due per statement: a backlog is promoted in bounded steps."""
 _REGISTER = _query("register_runner")
@@ -472,6 +477,16 @@ class SqliteStore:
         with translated(), self._db.reader() as conn:
             rows = conn.execute("SELECT name FROM jobtable_queues WHERE paused").fetchall()
         return frozenset(name for (name,) in rows)
+
+    def record_schedule(self, name: str, *, now: datetime.datetime) -> datetime.datetime:
+        params = {"name": name, "now": _stamp(now)}
+
+        def work(conn: sqlite3.Connection) -> Any:
+            conn.execute(_RECORD_SCHEDULE, params)
+            return conn.execute(_FIRST_SEEN, params).fetchone()[0]
+
+        with translated():
+            return _parse_stamp(self._db.write(work))
 
     def detail(self, job_id: str) -> JobDetail | None:
         """Everything about the job that may be shown, or None when there is none."""

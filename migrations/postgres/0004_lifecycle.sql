@@ -39,3 +39,10 @@ CREATE TABLE jobtable_queues (
     paused     boolean NOT NULL DEFAULT false,
     updated_at timestamptz NOT NULL
 );
+
+-- Periodic schedules by name, with when each was first seen: missed ticks before
+-- that never run (a first deploy runs nothing from the past).
+CREATE TABLE jobtable_schedules (
+    name       text NOT NULL PRIMARY KEY,
+    first_seen timestamptz NOT NULL
+);

@@ -65,3 +65,10 @@ CREATE TABLE jobtable_queues (
     paused     INTEGER NOT NULL DEFAULT 0,
     updated_at TEXT NOT NULL
 );
+
+-- Periodic schedules by name, with when each was first seen: missed ticks before
+-- that never run (a first deploy runs nothing from the past).
+CREATE TABLE jobtable_schedules (
+    name       TEXT NOT NULL PRIMARY KEY,
+    first_seen TEXT NOT NULL
+);

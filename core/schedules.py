@@ -1,0 +1,97 @@
+"""Periodic jobs: cron expressions (cronsim) and fixed intervals, one job per tick.
+
+Every runner that registered a schedule computes the same ticks, and each
+tick is enqueued with a unique key made of the schedule's name and the
+tick's time, kept for good: however many processes and hosts reach a tick,
+the unique index lets exactly one job in. No leader is elected, so there is
+none that can be two.
+
+Missed ticks (nothing ran for a while): only the latest tick missed is run,
+once, and only a tick after the schedule was first recorded in the database,
+so a first deploy runs nothing from the past.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import zoneinfo
+
+import attrs
+from cronsim import CronSim, CronSimError
+
+_SECOND = datetime.timedelta(seconds=1)
+
+
+@attrs.frozen(kw_only=True)
+class Schedule:
+    """One registered schedule: when it ticks, and the job each tick enqueues."""
+
+    name: str
+    kind: str
+    payload: str
+    """The encoded JSON payload every tick's job gets."""
+    cron: str | None = None
+    every: float | None = None
+    timezone: datetime.tzinfo = datetime.UTC
+
+    def latest_tick(self, now: datetime.datetime) -> datetime.datetime:
+        """The last tick at or before ``now``."""
+        if self.every is not None:
+            return _from_epoch(math.floor(now.timestamp() / self.every) * self.every)
+        assert self.cron is not None
+        # cronsim counts in whole seconds, and reverse iteration starts strictly before.
+        start = now.astimezone(self.timezone).replace(microsecond=0) + _SECOND
+        return next(CronSim(self.cron, start, reverse=True)).astimezone(datetime.UTC)
+
+    def next_tick(self, now: datetime.datetime) -> datetime.datetime:
+        """The first tick after ``now``."""
+        if self.every is not None:
+            return _from_epoch((math.floor(now.timestamp() / self.every) + 1) * self.every)
+        assert self.cron is not None
+        local = now.astimezone(self.timezone)
+        return next(CronSim(self.cron, local)).astimezone(datetime.UTC)
+
+    def unique_key(self, tick: datetime.datetime) -> str:
+        """The key that lets one job per tick in, across every process."""
+        return f"schedule:{self.name}@{tick.astimezone(datetime.UTC).isoformat()}"
+
+
+def check_cron(expr: object, timezone: object) -> tuple[str, datetime.tzinfo]:
+    """A usable cron expression and time zone, or ValueError saying what is wrong."""
+    zone = resolve_timezone(timezone)
+    if not isinstance(expr, str):
+        raise ValueError("a cron expression must be a string such as '*/5 * * * *'")
+    try:
+        CronSim(expr, datetime.datetime(2026, 1, 1, tzinfo=zone))
+    except CronSimError as error:
+        raise ValueError(f"cron expression {expr!r} is not valid: {error}") from None
+    return expr, zone
+
+
+def check_every(seconds: object) -> float:
+    if (
+        isinstance(seconds, bool)
+        or not isinstance(seconds, int | float)
+        or not math.isfinite(seconds)
+        or seconds < 1
+    ):
+        raise ValueError("every needs a finite number of seconds >= 1")
+    return float(seconds)
+
+
+def resolve_timezone(timezone: object) -> datetime.tzinfo:
+    if isinstance(timezone, datetime.tzinfo):
+        return timezone
+    if not isinstance(timezone, str):
+        raise ValueError("timezone must be a name such as 'Europe/Berlin' or a tzinfo")
+    if timezone.upper() == "UTC":
+        return datetime.UTC
+    try:
+        return zoneinfo.ZoneInfo(timezone)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"unknown time zone {timezone!r}") from None
+
+
+def _from_epoch(seconds: float) -> datetime.datetime:
+    return datetime.datetime.fromtimestamp(seconds, tz=datetime.UTC)

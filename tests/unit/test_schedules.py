@@ -1,0 +1,120 @@
+"""Periodic jobs: ticks computed alike everywhere, each enqueued exactly once across
+runners, and missed ticks run once for the latest only, never from before a first deploy."""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+
+from jobtable.adapters.fake_clock import FakeClock
+from jobtable.core import RegistrationError, Status
+from jobtable.core.schedules import Schedule, resolve_timezone
+from tests.unit.kinds_for_tests import CountPayload, count
+
+UTC = datetime.UTC
+
+
+def at(text: str) -> datetime.datetime:
+    return datetime.datetime.fromisoformat(text)
+
+
+def test_interval_ticks_fall_on_multiples_of_the_interval():
+    every = Schedule(name="s", kind="k", payload="{}", every=30)
+    now = at("2026-01-01T00:01:10+00:00")
+    assert every.latest_tick(now) == at("2026-01-01T00:01:00+00:00")
+    assert every.next_tick(now) == at("2026-01-01T00:01:30+00:00")
+    on_tick = at("2026-01-01T00:01:30+00:00")
+    assert (every.latest_tick(on_tick), every.next_tick(on_tick)) == (
+        on_tick, at("2026-01-01T00:02:00+00:00"),
+    )  # fmt: skip
+
+
+def test_cron_ticks_follow_the_expression_in_its_time_zone():
+    berlin = Schedule(
+        name="s", kind="k", payload="{}", cron="0 9 * * *",
+        timezone=resolve_timezone("Europe/Berlin"),
+    )  # fmt: skip
+    now = at("2026-07-01T12:00:00+00:00")  # 14:00 in Berlin (summer time)
+    assert berlin.latest_tick(now) == at("2026-07-01T07:00:00+00:00")
+    assert berlin.next_tick(now) == at("2026-07-02T07:00:00+00:00")
+    winter = at("2026-12-01T12:00:00+00:00")
+    assert berlin.next_tick(winter) == at("2026-12-02T08:00:00+00:00")
+    five = Schedule(name="s", kind="k", payload="{}", cron="*/5 * * * *")
+    assert five.latest_tick(at("2026-01-01T00:10:00+00:00")) == at("2026-01-01T00:10:00+00:00")
+    assert five.latest_tick(at("2026-01-01T00:09:59.9+00:00")) == at("2026-01-01T00:05:00+00:00")
+
+
+def test_bad_schedules_are_refused_at_registration(make_system):
+    system = make_system()
+    kind = system.kinds.register("count", count, payload=CountPayload)
+    with pytest.raises(RegistrationError, match="not valid"):
+        system.kinds.cron("every day", kind, CountPayload())
+    with pytest.raises(RegistrationError, match="unknown time zone"):
+        system.kinds.cron("* * * * *", kind, CountPayload(), timezone="Mars/Olympus")
+    with pytest.raises(RegistrationError, match=">= 1"):
+        system.kinds.every(0, kind, CountPayload())
+    system.kinds.every(5, kind, CountPayload())
+    with pytest.raises(RegistrationError, match="has this name already"):
+        system.kinds.every(5, kind, CountPayload())
+    other = make_system()
+    with pytest.raises(RegistrationError, match="register the kind here first"):
+        other.kinds.every(5, kind, CountPayload())
+
+
+def jobs_of(store, kind: str) -> list:
+    inner = getattr(store, "inner", store)
+    return [row for row in inner._rows.values() if row.kind == kind]
+
+
+def test_each_tick_is_enqueued_once_across_two_runners(make_system):
+    clock = FakeClock()
+    clock.advance(1)  # between ticks: a first deploy runs nothing
+    systems = [make_system(clock=clock) for _ in range(2)]
+    for system in systems:
+        kind = system.kinds.register("count", count, payload=CountPayload)
+        system.kinds.every(10, kind, CountPayload(steps=1))
+        system.start()
+    for tick in range(1, 4):
+        clock.wait_for_sleeping(lambda sleeping: sleeping == [9.0, 9.0])
+        clock.advance(9)
+        store = systems[0].store
+        store.wait_until(lambda tick=tick: len(jobs_of(store, "count")) >= tick)
+        clock.advance(1)  # off the tick again
+        assert len(jobs_of(store, "count")) == tick
+    for row in jobs_of(systems[0].store, "count"):
+        systems[0].wait_for(row.id)
+    assert sorted(row.run_at for row in jobs_of(systems[0].store, "count")) == [
+        "2026-01-01T00:00:10.000000+00:00",
+        "2026-01-01T00:00:20.000000+00:00",
+        "2026-01-01T00:00:30.000000+00:00",
+    ]
+
+
+def test_after_an_outage_only_the_latest_missed_tick_runs(make_system):
+    clock = FakeClock()
+    clock.advance(1)
+    first = make_system(clock=clock)
+    kind = first.kinds.register("count", count, payload=CountPayload)
+    first.kinds.every(10, kind, CountPayload(), name="report")
+    first.start()
+    first.stop()  # recorded the schedule at 00:00:01; nothing ran since
+    clock.advance(95)  # ticks at 10, 20, ... 90 missed
+    second = make_system(clock=clock)
+    kind = second.kinds.register("count", count, payload=CountPayload)
+    second.kinds.every(10, kind, CountPayload(), name="report")
+    second.start()
+    (row,) = jobs_of(second.store, "count")
+    assert row.run_at == "2026-01-01T00:01:30.000000+00:00"
+    assert second.wait_for(row.id).status is Status.SUCCEEDED
+
+
+def test_a_first_deploy_runs_nothing_from_the_past(make_system):
+    clock = FakeClock()
+    clock.advance(95)
+    system = make_system(clock=clock)
+    kind = system.kinds.register("count", count, payload=CountPayload)
+    system.kinds.cron("* * * * *", kind, CountPayload())
+    system.start()
+    assert clock.wait_for_sleepers(1) == [25.0]  # the next minute
+    assert jobs_of(system.store, "count") == []
