@@ -75,10 +75,10 @@ def test_each_tick_is_enqueued_once_across_two_runners(make_system):
         kind = system.kinds.register("count", count, payload=CountPayload)
         system.kinds.every(10, kind, CountPayload(steps=1))
         system.start()
+    store = systems[0].store
     for tick in range(1, 4):
         clock.wait_for_sleeping(lambda sleeping: sleeping == [9.0, 9.0])
         clock.advance(9)
-        store = systems[0].store
         store.wait_until(lambda tick=tick: len(jobs_of(store, "count")) >= tick)
         clock.advance(1)  # off the tick again
         assert len(jobs_of(store, "count")) == tick
