@@ -19,6 +19,7 @@ from collections.abc import Callable, Collection, Iterable
 from typing import Any, TypeVar
 
 from jobtable.core.errors import StoreError, StoreUnavailableError
+from jobtable.core.idempotency import KeptAnswer
 from jobtable.core.jobs import (
     CancelOutcome,
     Claim,
@@ -205,6 +206,17 @@ class FaultyStore:
 
     def paused_queues(self) -> frozenset[str]:
         return self.inner.paused_queues()
+
+    def begin_idempotent(
+        self, key: str, request_hash: str, *, now: datetime.datetime
+    ) -> KeptAnswer | None:
+        return self._call("create", lambda: self.inner.begin_idempotent(key, request_hash, now=now))
+
+    def finish_idempotent(self, key: str, *, status: int, body: str) -> None:
+        self._call("create", lambda: self.inner.finish_idempotent(key, status=status, body=body))
+
+    def drop_idempotent(self, key: str) -> None:
+        self.inner.drop_idempotent(key)
 
     def record_schedule(self, name: str, *, now: datetime.datetime) -> datetime.datetime:
         return self._call("create", lambda: self.inner.record_schedule(name, now=now))

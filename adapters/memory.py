@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 
 from jobtable.core.codes import CANCELLED
+from jobtable.core.idempotency import KeptAnswer, stale_before
 from jobtable.core.jobs import (
     AttemptRecord,
     CancelOutcome,
@@ -120,6 +121,7 @@ class MemoryStore:
         self._unique: dict[tuple[str, str], str] = {}  # (kind, key) -> the id holding it
         self._paused: set[str] = set()
         self._schedules: dict[str, datetime.datetime] = {}
+        self._idempotency: dict[str, KeptAnswer] = {}
         self._known_queues: set[str] = set()
         self._locks: set[str] = set()  # runner ids holding their liveness lock
         self._runners: dict[str, _RunnerRow] = {}
@@ -447,6 +449,34 @@ class MemoryStore:
     def paused_queues(self) -> frozenset[str]:
         with self._lock:
             return frozenset(self._paused)
+
+    def begin_idempotent(
+        self, key: str, request_hash: str, *, now: datetime.datetime
+    ) -> KeptAnswer | None:
+        answered_before, unanswered_before = stale_before(now)
+        with self._lock:
+            kept = self._idempotency.get(key)
+            if kept is not None and (
+                kept.created_at < answered_before
+                or (kept.status is None and kept.created_at < unanswered_before)
+            ):
+                kept = None
+            if kept is not None:
+                return kept
+            self._idempotency[key] = KeptAnswer(
+                request_hash=request_hash, status=None, body=None, created_at=now
+            )
+            return None
+
+    def finish_idempotent(self, key: str, *, status: int, body: str) -> None:
+        with self._lock:
+            kept = self._idempotency.get(key)
+            if kept is not None:
+                self._idempotency[key] = attrs.evolve(kept, status=status, body=body)
+
+    def drop_idempotent(self, key: str) -> None:
+        with self._lock:
+            self._idempotency.pop(key, None)
 
     def record_schedule(self, name: str, *, now: datetime.datetime) -> datetime.datetime:
         with self._lock:

@@ -12,6 +12,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from jobtable.core.idempotency import KeptAnswer
 from jobtable.core.jobs import (
     AttemptRecord,
     Claim,
@@ -203,3 +204,11 @@ def runner_record(row: Any, *, parse_time: Callable[[Any], datetime.datetime]) -
         workers=workers,
     )
     return RunnerRecord(info=info, busy=busy, last_seen=parse_time(last_seen))
+
+
+def kept_answer(row: Any, parse_time: Callable[[Any], datetime.datetime]) -> KeptAnswer:
+    """A ``request_hash, status, body, created_at`` row of the idempotency table."""
+    request_hash, status, body, created_at = row
+    return KeptAnswer(
+        request_hash=request_hash, status=status, body=body, created_at=parse_time(created_at)
+    )

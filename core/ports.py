@@ -12,6 +12,7 @@ import datetime
 from collections.abc import Collection
 from typing import Any, Protocol
 
+from jobtable.core.idempotency import KeptAnswer
 from jobtable.core.jobs import (
     CancelOutcome,
     Claim,
@@ -243,6 +244,25 @@ class JobStore(Protocol):
         ...
 
     def paused_queues(self) -> frozenset[str]: ...
+
+    def begin_idempotent(
+        self, key: str, request_hash: str, *, now: datetime.datetime
+    ) -> KeptAnswer | None:
+        """Take ``key`` for a request (None), or return what is kept for it already.
+
+        Atomic: of concurrent callers with one key, exactly one gets None. A
+        key kept past ``core.idempotency.KEEP_FOR``, or left unanswered past
+        ``IN_FLIGHT_FOR``, is taken afresh.
+        """
+        ...
+
+    def finish_idempotent(self, key: str, *, status: int, body: str) -> None:
+        """Keep the answer to the request that took ``key``."""
+        ...
+
+    def drop_idempotent(self, key: str) -> None:
+        """Let ``key`` go (its request failed in a way a retry may fix)."""
+        ...
 
     def record_schedule(self, name: str, *, now: datetime.datetime) -> datetime.datetime:
         """When the schedule ``name`` was first recorded (now, the first time it is seen)."""

@@ -40,6 +40,7 @@ from jobtable.adapters.sql_rows import (
     fence,
     finish_parameters,
     job_detail,
+    kept_answer,
     new_job_parameters,
     queue_states,
     requeue_parameters,
@@ -48,6 +49,7 @@ from jobtable.adapters.sql_rows import (
     settle_by_policy,
 )
 from jobtable.core.errors import StoreError
+from jobtable.core.idempotency import KeptAnswer, stale_before
 from jobtable.core.jobs import (
     CancelOutcome,
     Claim,
@@ -123,6 +125,21 @@ _RECORD_SCHEDULE = (
     " ON CONFLICT (name) DO NOTHING"
 )
 _FIRST_SEEN = "SELECT first_seen FROM jobtable_schedules WHERE name = %(name)s"
+_FORGET_STALE_KEY = (
+    "DELETE FROM jobtable_idempotency WHERE key = %(key)s AND ("
+    "created_at < %(answered_before)s"
+    " OR (status IS NULL AND created_at < %(unanswered_before)s))"
+)
+_TAKE_KEY = (
+    "INSERT INTO jobtable_idempotency (key, request_hash, created_at)"
+    " VALUES (%(key)s, %(hash)s, %(now)s) ON CONFLICT (key) DO NOTHING"
+)
+_KEPT_ANSWER = (
+    "SELECT request_hash, status, body, created_at FROM jobtable_idempotency WHERE key = %(key)s"
+)
+_ANSWER_KEY = (
+    "UPDATE jobtable_idempotency SET status = %(status)s, body = %(body)s WHERE key = %(key)s"
+)
 UNIQUE_TRIES = 5
 """Inserts tried while a unique key's holder keeps letting it go in between (it never does
 twice in a row in practice)."""
@@ -639,6 +656,34 @@ class PostgresStore:
         with translated(), self._pool.connection() as conn:
             rows = conn.execute("SELECT name FROM jobtable_queues WHERE paused").fetchall()
         return frozenset(name for (name,) in rows)
+
+    def begin_idempotent(
+        self, key: str, request_hash: str, *, now: datetime.datetime
+    ) -> KeptAnswer | None:
+        answered_before, unanswered_before = stale_before(now)
+        params = {
+            "key": key,
+            "hash": request_hash,
+            "now": now,
+            "answered_before": answered_before,
+            "unanswered_before": unanswered_before,
+        }
+        with translated(), self._pool.connection() as conn, conn.transaction():
+            conn.execute(_FORGET_STALE_KEY, params)
+            if conn.execute(_TAKE_KEY, params).rowcount == 1:
+                return None
+            row = conn.execute(_KEPT_ANSWER, params).fetchone()
+        # None here: the holder let it go between the two statements; the caller may retry.
+        return None if row is None else kept_answer(row, _as_time)
+
+    def finish_idempotent(self, key: str, *, status: int, body: str) -> None:
+        params = {"key": key, "status": status, "body": body}
+        with translated(), self._pool.connection() as conn:
+            conn.execute(_ANSWER_KEY, params)
+
+    def drop_idempotent(self, key: str) -> None:
+        with translated(), self._pool.connection() as conn:
+            conn.execute("DELETE FROM jobtable_idempotency WHERE key = %s", (key,))
 
     def record_schedule(self, name: str, *, now: datetime.datetime) -> datetime.datetime:
         params = {"name": name, "now": now}

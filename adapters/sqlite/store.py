@@ -23,6 +23,7 @@ from jobtable.adapters.sql_rows import (
     fence,
     finish_parameters,
     job_detail,
+    kept_answer,
     new_job_parameters,
     queue_states,
     requeue_parameters,
@@ -36,6 +37,7 @@ from jobtable.adapters.sqlite.liveness import LivenessLocks
 from jobtable.adapters.sqlite.migrate import migrate
 from jobtable.adapters.sqlite.watcher import DataVersionWatcher
 from jobtable.core.errors import LivenessLockLostError, StoreUnavailableError
+from jobtable.core.idempotency import KeptAnswer, stale_before
 from jobtable.core.jobs import (
     CancelOutcome,
     Claim,
@@ -99,6 +101,18 @@ _RECORD_SCHEDULE = (
     " ON CONFLICT (name) DO NOTHING"
 )
 _FIRST_SEEN = "SELECT first_seen FROM jobtable_schedules WHERE name = :name"
+_FORGET_STALE_KEY = (
+    "DELETE FROM jobtable_idempotency WHERE key = :key AND ("
+    "created_at < :answered_before OR (status IS NULL AND created_at < :unanswered_before))"
+)
+_TAKE_KEY = (
+    "INSERT INTO jobtable_idempotency (key, request_hash, created_at) VALUES (:key, :hash, :now)"
+    " ON CONFLICT (key) DO NOTHING"
+)
+_KEPT_ANSWER = (
+    "SELECT request_hash, status, body, created_at FROM jobtable_idempotency WHERE key = :key"
+)
+_ANSWER_KEY = "UPDATE jobtable_idempotency SET status = :status, body = :body WHERE key = :key"
 PROMOTE_BATCH = 1000
 """Scheduled jobs made due per statement: a backlog is promoted in bounded steps."""
 _REGISTER = _query("register_runner")
@@ -477,6 +491,39 @@ class SqliteStore:
         with translated(), self._db.reader() as conn:
             rows = conn.execute("SELECT name FROM jobtable_queues WHERE paused").fetchall()
         return frozenset(name for (name,) in rows)
+
+    def begin_idempotent(
+        self, key: str, request_hash: str, *, now: datetime.datetime
+    ) -> KeptAnswer | None:
+        answered_before, unanswered_before = stale_before(now)
+        params = {
+            "key": key,
+            "hash": request_hash,
+            "now": _stamp(now),
+            "answered_before": _stamp(answered_before),
+            "unanswered_before": _stamp(unanswered_before),
+        }
+
+        def work(conn: sqlite3.Connection) -> Any:
+            conn.execute(_FORGET_STALE_KEY, params)
+            if conn.execute(_TAKE_KEY, params).rowcount == 1:
+                return None
+            return conn.execute(_KEPT_ANSWER, params).fetchone()
+
+        with translated():
+            row = self._db.write(work)
+        return None if row is None else kept_answer(row, _parse_stamp)
+
+    def finish_idempotent(self, key: str, *, status: int, body: str) -> None:
+        params = {"key": key, "status": status, "body": body}
+        with translated():
+            self._db.write(lambda conn: conn.execute(_ANSWER_KEY, params))
+
+    def drop_idempotent(self, key: str) -> None:
+        with translated():
+            self._db.write(
+                lambda conn: conn.execute("DELETE FROM jobtable_idempotency WHERE key = ?", (key,))
+            )
 
     def record_schedule(self, name: str, *, now: datetime.datetime) -> datetime.datetime:
         params = {"name": name, "now": _stamp(now)}

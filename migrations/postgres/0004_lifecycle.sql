@@ -46,3 +46,14 @@ CREATE TABLE jobtable_schedules (
     name       text NOT NULL PRIMARY KEY,
     first_seen timestamptz NOT NULL
 );
+
+-- Idempotency-Key: each key with its request's hash and, once answered, the answer
+-- (kept 24 h whatever the jobs' retention).
+CREATE TABLE jobtable_idempotency (
+    key          text NOT NULL PRIMARY KEY,
+    request_hash text NOT NULL,
+    status       integer,        -- NULL while the first request is in flight
+    body         text,
+    created_at   timestamptz NOT NULL
+);
+CREATE INDEX jobtable_idempotency_age ON jobtable_idempotency (created_at);

@@ -72,3 +72,14 @@ CREATE TABLE jobtable_schedules (
     name       TEXT NOT NULL PRIMARY KEY,
     first_seen TEXT NOT NULL
 );
+
+-- Idempotency-Key: each key with its request's hash and, once answered, the answer
+-- (kept 24 h whatever the jobs' retention).
+CREATE TABLE jobtable_idempotency (
+    key          TEXT NOT NULL PRIMARY KEY,
+    request_hash TEXT NOT NULL,
+    status       INTEGER,        -- NULL while the first request is in flight
+    body         TEXT,
+    created_at   TEXT NOT NULL
+);
+CREATE INDEX jobtable_idempotency_age ON jobtable_idempotency (created_at);

@@ -324,3 +324,43 @@ def test_finish_and_claim_next_records_a_requeue_too(store):
     assert held and following.id == second
     store.finish_and_claim_next(following.claim, Succeed(result="{}"), runner_id=RUNNER, now=T0)
     assert store.get(first).status is Status.QUEUED
+
+
+# -- idempotency keys ----------------------------------------------------------------
+
+
+def test_an_idempotency_key_is_taken_once_then_answers_with_what_is_kept(store):
+    from jobtable.core.idempotency import InFlight, Replay, Reused, judge_repeat
+
+    assert store.begin_idempotent("key-1", "hash-a", now=T0) is None
+    kept = store.begin_idempotent("key-1", "hash-a", now=later(1))
+    assert judge_repeat(kept, "hash-a") == InFlight()
+    store.finish_idempotent("key-1", status=202, body='{"id":"j1"}')
+    kept = store.begin_idempotent("key-1", "hash-a", now=later(2))
+    assert judge_repeat(kept, "hash-a") == Replay(202, '{"id":"j1"}')
+    assert judge_repeat(kept, "hash-b") == Reused()
+    assert as_datetime(kept.created_at) == T0
+
+
+def test_an_idempotency_key_is_forgotten_after_a_day_and_an_abandoned_one_after_a_minute(store):
+    store.begin_idempotent("answered", "h", now=T0)
+    store.finish_idempotent("answered", status=202, body="{}")
+    store.begin_idempotent("abandoned", "h", now=T0)
+    assert store.begin_idempotent("answered", "h", now=later(3600)) is not None
+    assert store.begin_idempotent("abandoned", "other", now=later(61)) is None  # taken afresh
+    assert store.begin_idempotent("answered", "other", now=later(24 * 3600 + 1)) is None
+    store.drop_idempotent("answered")
+    assert store.begin_idempotent("answered", "h", now=later(24 * 3600 + 2)) is None
+
+
+def test_of_concurrent_requests_with_one_key_exactly_one_takes_it(store):
+    taken: list[bool] = []
+    guard = threading.Lock()
+
+    def begin() -> None:
+        result = store.begin_idempotent("shared", "h", now=T0)
+        with guard:
+            taken.append(result is None)
+
+    run_in_threads([begin] * 30)
+    assert taken.count(True) == 1
