@@ -104,6 +104,7 @@ def test_after_an_outage_only_the_latest_missed_tick_runs(make_system):
     kind = second.kinds.register("count", count, payload=CountPayload)
     second.kinds.every(10, kind, CountPayload(), name="report")
     second.start()
+    second.store.wait_until(lambda: jobs_of(second.store, "count") != [])
     (row,) = jobs_of(second.store, "count")
     assert row.run_at == "2026-01-01T00:01:30.000000+00:00"
     assert second.wait_for(row.id).status is Status.SUCCEEDED
@@ -116,5 +117,5 @@ def test_a_first_deploy_runs_nothing_from_the_past(make_system):
     kind = system.kinds.register("count", count, payload=CountPayload)
     system.kinds.cron("* * * * *", kind, CountPayload())
     system.start()
-    assert clock.wait_for_sleepers(1) == [25.0]  # the next minute
+    assert clock.wait_for_sleepers(1) == [25.0]  # the scheduler looked, and waits for 00:02
     assert jobs_of(system.store, "count") == []
