@@ -75,6 +75,6 @@ def test_a_connection_of_another_kind_is_refused(tmp_path):
     store = SqliteStore.open(tmp_path / "jobs.db", now=FakeClock().now())
     system = JobSystem(store)
     kind = system.kinds.register("count", count, payload=CountPayload)
-    with pytest.raises(TypeError, match="sqlite3.Connection"):
+    with pytest.raises(TypeError, match=r"sqlite3\.Connection"):
         kind.enqueue(CountPayload(), connection=object())
     store.close()
