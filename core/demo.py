@@ -4,6 +4,9 @@ Load it with ``jobtable serve --kinds jobtable.core.demo``. A job with payload
 ``{"seconds": N}`` publishes ``{"remaining": n}`` each second and succeeds
 with ``{"remaining": 0, "counted": N}``; a negative N fails it with the
 declared code ``negative_seconds``, and more than an hour with ``too_long``.
+It may run three times: one stopped part way (a deploy, a crash) resumes
+from its last published ``remaining`` (``ctx.checkpoint``) instead of
+counting from the start again.
 """
 
 from __future__ import annotations
@@ -45,7 +48,10 @@ def countdown(ctx: JobContext, payload: CountdownPayload) -> Countdown:
         raise Failure("negative_seconds")
     if payload.seconds > MAX_SECONDS:
         raise Failure("too_long")
-    for remaining in range(payload.seconds, 0, -1):
+    start = payload.seconds
+    if ctx.checkpoint is not None:  # an earlier attempt got this far
+        start = min(start, int(ctx.checkpoint["remaining"]))
+    for remaining in range(start, 0, -1):
         ctx.publish(Countdown(remaining=remaining))
         if ctx.wait(1.0):
             raise StoppedError("stopped")
@@ -58,4 +64,5 @@ def register(kinds: KindRegistry) -> Kind[CountdownPayload]:
         countdown,
         payload=CountdownPayload,
         failure_codes=["negative_seconds", "too_long"],
+        max_attempts=3,
     )

@@ -97,3 +97,21 @@ def test_a_users_test_advances_time_to_run_scheduled_and_retrying_jobs():
     kit.advance(10)
     (job,) = kit.drain()
     assert (job.id, job.status.value, tries) == (later, "succeeded", [1, 2])
+
+
+def test_the_demo_countdown_resumes_from_its_checkpoint():
+    from jobtable.adapters.testkit import JobTestKit
+    from jobtable.core import INTERRUPTED
+    from jobtable.core.demo import CountdownPayload, register
+
+    kit = JobTestKit()
+    countdown = register(kit.kinds)
+    job_id = countdown.enqueue(CountdownPayload(seconds=5))
+    # An attempt that got to 2 seconds left, then its runner was stopped.
+    first = kit.store.claim_next(runner_id="gone", now=kit.clock.now())
+    kit.store.publish(first.claim, result='{"remaining":2}', now=kit.clock.now())
+    assert kit.store.interrupt(first.claim, code=INTERRUPTED, now=kit.clock.now())
+    started = kit.clock.monotonic()
+    (job,) = kit.drain()
+    assert (job.id, job.to_public()["result"]) == (job_id, {"remaining": 0, "counted": 5})
+    assert kit.clock.monotonic() - started == 2.0  # counted the last two seconds only
