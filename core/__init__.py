@@ -6,10 +6,12 @@ Nothing here does I/O; the database and the clock come in through the
 
 from jobtable.core.builtins import NOOP, NoopPayload, NoopResult
 from jobtable.core.clock import Clock
-from jobtable.core.codes import INTERNAL_ERROR, INTERRUPTED, UNKNOWN_KIND
+from jobtable.core.codes import CANCELLED, INTERNAL_ERROR, INTERRUPTED, TIMED_OUT, UNKNOWN_KIND
 from jobtable.core.context import JobContext, JobNotHeldError
+from jobtable.core.enqueue_options import EnqueueOptions, InvalidOptionError, Unique
 from jobtable.core.errors import (
     Failure,
+    Snooze,
     InvalidPayloadError,
     RegistrationError,
     RunnerStateError,
@@ -17,7 +19,17 @@ from jobtable.core.errors import (
     StoreUnavailableError,
     UnknownKindError,
 )
-from jobtable.core.jobs import Claim, ClaimedJob, Job, NewJob, Recovered
+from jobtable.core.jobs import (
+    CancelOutcome,
+    Claim,
+    ClaimedJob,
+    Enqueued,
+    Job,
+    JobDetail,
+    NewJob,
+    QueueState,
+    Recovered,
+)
 from jobtable.core.kinds import Kind, KindRegistry
 from jobtable.core.liveness import (
     DeadRunner,
@@ -32,7 +44,17 @@ from jobtable.core.runner import Runner
 from jobtable.core.status import Status
 
 __all__ = [
+    "CANCELLED",
     "INTERNAL_ERROR",
+    "TIMED_OUT",
+    "CancelOutcome",
+    "Enqueued",
+    "EnqueueOptions",
+    "InvalidOptionError",
+    "JobDetail",
+    "QueueState",
+    "Snooze",
+    "Unique",
     "INTERRUPTED",
     "NOOP",
     "UNKNOWN_KIND",

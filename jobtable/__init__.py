@@ -20,7 +20,17 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from jobtable.core import (
+    CANCELLED,
     INTERNAL_ERROR,
+    TIMED_OUT,
+    CancelOutcome,
+    Enqueued,
+    EnqueueOptions,
+    InvalidOptionError,
+    JobDetail,
+    QueueState,
+    Snooze,
+    Unique,
     INTERRUPTED,
     UNKNOWN_KIND,
     Clock,
@@ -59,7 +69,17 @@ _LAZY = {
 }
 
 __all__ = [
+    "CANCELLED",
     "INTERNAL_ERROR",
+    "TIMED_OUT",
+    "CancelOutcome",
+    "EnqueueOptions",
+    "Enqueued",
+    "InvalidOptionError",
+    "JobDetail",
+    "QueueState",
+    "Snooze",
+    "Unique",
     "INTERRUPTED",
     "UNKNOWN_KIND",
     "Clock",

@@ -29,8 +29,38 @@ def myapp_jobs(monkeypatch):
     return module
 
 
-def test_the_readme_has_both_examples():
-    assert set(examples()) == {"myapp/jobs.py", "tests/test_myapp_jobs.py"}
+def test_the_readme_has_its_examples():
+    assert set(examples()) == {"myapp/jobs.py", "tests/test_myapp_jobs.py", "myapp/lifecycle.py"}
+
+
+def test_the_readme_lifecycle_example_runs_as_written():
+    import datetime
+
+    from jobtable.adapters.testkit import JobTestKit
+
+    namespace: dict = {}
+    source = examples()["myapp/lifecycle.py"]
+    exec(compile(source, "README.md:myapp/lifecycle.py", "exec"), namespace)
+    kit = JobTestKit()
+    mail = namespace["register"](kit.kinds)
+    assert [schedule.kind for schedule in kit.kinds.schedules()] == ["mail", "mail"]
+    ids = namespace["enqueue_examples"](mail)
+    assert len(ids) == 2
+    done = {job.id for job in kit.drain()}  # the first, and the first of the batch
+    kit.advance(3600)
+    done |= {job.id for job in kit.drain()}  # the scheduled, delayed and batch ones
+    assert set(ids) <= done
+    busy = mail.enqueue(namespace["Mail"](to="busy@example.com"))
+    slow = mail.enqueue(namespace["Mail"](to="slow@example.com"))
+    bad = mail.enqueue(namespace["Mail"](to="x@example.invalid"))
+    kit.drain()
+    assert kit.get(bad).error == "bad_address"
+    assert (kit.get(busy).status, kit.get(slow).status) == ("queued", "queued")
+    kit.advance(datetime.timedelta(minutes=10).total_seconds())
+    kit.drain()
+    assert kit.get(busy).status == "succeeded"  # its second attempt
+    detail, waiting = kit.runner.detail(slow)
+    assert (detail.attempt, waiting[0].startswith("due at")) == (0, True)  # snoozes for good
 
 
 def test_the_readme_example_test_passes_against_the_readme_kind(myapp_jobs):
