@@ -36,7 +36,7 @@ BATCH = 5000
 
 def jobs(count: int, *, deep: bool, seed: int) -> list[NewJob]:
     """``count`` jobs; in a deep table 90% are scheduled and 1 in 10 of the rest not served."""
-    chance = random.Random(seed)  # noqa: S311 -- spreads rows, not secrets
+    chance = random.Random(seed)
     ids = JobIdGenerator()
     made = []
     for number in range(count):
