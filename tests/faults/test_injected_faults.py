@@ -120,3 +120,77 @@ def test_twenty_percent_of_store_calls_failing_loses_no_job_and_kills_no_worker(
         if lose_replies:  # claims that committed unbeknown to their worker were queued again
             assert "requeued jobs whose claim reply was lost" in logs.text
         assert "Traceback" not in logs.text
+
+
+MIXED_JOBS = 600
+
+
+def flaky(ctx: JobContext, payload: Work) -> Done:
+    """Fails 'flaky' on its first attempt when n is odd; a retry resumes from its checkpoint."""
+    if ctx.checkpoint is None:
+        ctx.publish(Done(-payload.n))
+    if payload.n % 2 and ctx.attempt == 1:
+        raise Failure("flaky")
+    return Done(payload.n)
+
+
+@pytest.mark.parametrize("lose_replies", [False, True], ids=["refused", "reply-lost"])
+@pytest.mark.parametrize("engine", ENGINES)
+def test_faults_with_retries_schedules_and_cancels_in_the_mix_run_no_job_past_its_attempts(
+    engine, lose_replies, tmp_path
+):
+    with ExitStack() as stack:
+        inner = open_store(engine, tmp_path, stack)
+        stack.callback(inner.close)
+        store = FaultyStore(inner, rate=FAULT_RATE, seed=11, lose_replies=lose_replies)
+        logs = LogCapture()
+        runner = Runner(store, FastClock(), workers=WORKERS, logger=logs.logger)
+        kind = runner.kinds.register(
+            "flaky", flaky, payload=Work, failure_codes=["flaky"], retry_on=["flaky"],
+            max_attempts=3, backoff=(0.05, 0.2),
+        )  # fmt: skip
+        runner.start()
+        stack.callback(lambda: (runner.stop(), runner.join(timeout=10)))
+        job_ids = []
+        for n in range(MIXED_JOBS):
+            delay = 0.2 if n % 3 == 0 else None  # a third scheduled a little later
+            job_ids.append(inner_enqueue(kind, Work(n), delay))
+        cancelled = set(job_ids[::10])
+        for job_id in cancelled:
+            cancel_through_faults(runner, job_id)
+
+        jobs = wait_until_finished(inner, job_ids, within=180)
+
+        print(f"{engine} mixed lose_replies={lose_replies}: faults {dict(store.faults)}")
+        assert runner.live_workers == WORKERS
+        for n, (job_id, job) in enumerate(zip(job_ids, jobs, strict=True)):
+            row = inner.row(job_id)
+            assert row["attempt"] <= 3, row  # never more attempts than allowed
+            if job_id in cancelled and job.status is Status.FAILED:
+                assert job.error == "cancelled", job
+            elif job.status is Status.FAILED:
+                # Only faults could fail it: three attempts, each ended by a lost outcome.
+                assert job.error in {"flaky", "interrupted by restart"}, job
+            else:
+                assert job.result == f'{{"n":{n}}}', job
+        assert sum(job.status is Status.SUCCEEDED for job in jobs) > MIXED_JOBS * 0.8
+        assert "Traceback" not in logs.text
+
+
+def inner_enqueue(kind, payload, delay):
+    """Enqueue, retrying a fault: the application's own retry of a failed request."""
+    for _ in range(20):
+        try:
+            return kind.enqueue(payload, delay=delay)
+        except Exception:
+            continue
+    raise AssertionError("enqueue never got through")
+
+
+def cancel_through_faults(runner, job_id):
+    for _ in range(20):
+        try:
+            return runner.cancel(job_id)
+        except Exception:
+            continue
+    raise AssertionError("cancel never got through")
