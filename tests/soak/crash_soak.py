@@ -15,7 +15,12 @@ minutes, scaled to --seconds). Verdict at the end, and exit 1 if any fails:
   completed, counted from the ledgers after the run, so a write the server
   finished just after the kill is counted too);
 - recovery: from each kill until no job the killed process ran is still
-  running (each must be under 2 s).
+  running (each must be under 2 s);
+- over attempts: a job that ran more times than its attempts allow (must be 0).
+
+Retries, schedules and cancels are in the mix: every fifth job fails its
+first attempt with a retryable code, every seventh is due up to 2 s later,
+and every eleventh is cancelled right after it is enqueued.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from pathlib import Path
 import attrs
 
 from jobtable.adapters.system_clock import SystemClock
-from jobtable.core import Runner
+from jobtable.core import EnqueueOptions, Runner
 from jobtable.entrypoints.wiring import open_store
 from tests.soak.soak_kinds import register
 from tests.support.databases import connect, database_for, query
@@ -58,6 +63,7 @@ class Verdict:
     lost: int = 0
     duplicate_completions: int = 0
     re_executions: int = 0
+    over_attempts: int = 0
     running_at_kills: int = 0
     cut_short: int = 0
     kills: int = 0
@@ -69,6 +75,7 @@ class Verdict:
             self.lost == 0
             and self.duplicate_completions == 0
             and self.re_executions <= self.cut_short
+            and self.over_attempts == 0
             and all(recovery < RECOVERY_LIMIT for recovery in self.recoveries)
         )
 
@@ -85,6 +92,8 @@ class Verdict:
             f"  duplicate completions  {self.duplicate_completions}  (must be 0)",
             f"  re-executions          {self.re_executions}  (at most {self.cut_short}, the runs "
             f"killed processes cut short; {self.running_at_kills} seen running at the kills)",
+            f"  over attempts          {self.over_attempts}  (must be 0: no job ran more times "
+            "than its attempts allow)",
             f"  kills                  {self.kills}, {len(recoveries)} of them with jobs running",
             f"  recovery after a kill  {shown} (each under {RECOVERY_LIMIT:.0f}s)",
         ]
@@ -190,9 +199,17 @@ def soak(
 
     def enqueue_up_to(count: int) -> None:
         while len(acknowledged) < count:
-            acknowledged.append(
-                enqueuer.enqueue("soak", {"milliseconds": chance.randint(0, MAX_NAP_MS)})
+            number = len(acknowledged)
+            kind = "soak_retry" if number % 5 == 0 else "soak"
+            delay = chance.uniform(0, 2) if number % 7 == 0 else None
+            job_id = enqueuer.enqueue(
+                kind,
+                {"milliseconds": chance.randint(0, MAX_NAP_MS)},
+                EnqueueOptions(delay=delay),
             )
+            acknowledged.append(job_id)
+            if number % 11 == 0:
+                enqueuer.cancel(job_id)
 
     try:
         started = time.monotonic()
@@ -219,7 +236,10 @@ def soak(
         enqueue_up_to(total)
         wait_for(
             lambda: (
-                query(database, "SELECT COUNT(*) FROM jobs WHERE status IN ('queued', 'running')")
+                query(
+                    database,
+                    "SELECT COUNT(*) FROM jobs WHERE status IN ('queued', 'scheduled', 'running')",
+                )
                 == [(0,)]
             ),
             120,
@@ -243,16 +263,35 @@ def soak(
         query(database, "SELECT job_id FROM completions GROUP BY job_id HAVING COUNT(*) > 1")
     )
     ((runs, distinct),) = query(database, "SELECT COUNT(*), COUNT(DISTINCT job_id) FROM executions")
-    verdict.re_executions = runs - distinct
+    verdict.re_executions = runs - distinct - retried_by_design(database)
+    verdict.over_attempts = len(
+        query(
+            database,
+            "SELECT e.job_id FROM executions e JOIN jobs j ON j.id = e.job_id "
+            "GROUP BY e.job_id, j.max_attempts HAVING COUNT(*) > j.max_attempts",
+        )
+    )
     if killed:
         marks = ", ".join("%s" for _ in killed)
         ((verdict.cut_short,),) = query(
             database,
-            f"SELECT COUNT(*) FROM executions e WHERE e.pid IN ({marks}) AND NOT EXISTS "
+            f"SELECT COUNT(*) FROM executions e JOIN jobs j ON j.id = e.job_id "
+            f"WHERE e.pid IN ({marks}) AND NOT (j.kind = 'soak_retry' AND e.attempt = 1) "
+            "AND NOT EXISTS "
             "(SELECT 1 FROM completions c WHERE c.job_id = e.job_id AND c.attempt = e.attempt)",
             tuple(killed),
         )
     return verdict
+
+
+def retried_by_design(database: str) -> int:
+    """Runs of ``soak_retry`` jobs past their first that its first-attempt failure asked for."""
+    ((count,),) = query(
+        database,
+        "SELECT COUNT(DISTINCT e.job_id) FROM executions e JOIN jobs j ON j.id = e.job_id "
+        "WHERE j.kind = 'soak_retry' AND e.attempt >= 2",
+    )
+    return int(count)
 
 
 def main(argv: list[str] | None = None) -> int:
