@@ -392,11 +392,14 @@ class MemoryStore:
                 row = self._held(claim)
                 if row is None:
                     continue
-                row.status = Status.QUEUED
                 row.attempt -= 1
+                moved += 1
+                if row.cancel_requested:  # cancelled meanwhile: no point running it
+                    self._finish(row, Status.FAILED, CANCELLED, _stamp(now), outcome=None)
+                    continue
+                row.status = Status.QUEUED
                 row.updated_at = _stamp(now)
                 self._file(row)
-                moved += 1
         return moved
 
     # -- cancellation, queues, detail ----------------------------------------

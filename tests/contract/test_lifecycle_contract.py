@@ -364,3 +364,13 @@ def test_of_concurrent_requests_with_one_key_exactly_one_takes_it(store):
 
     run_in_threads([begin] * 30)
     assert taken.count(True) == 1
+
+
+def test_a_job_given_back_after_a_cancel_was_asked_is_cancelled(store):
+    job_id = add(store)
+    running = claim(store)
+    store.cancel(job_id, now=T0)
+    assert store.release_claims([running.claim], now=T0) == 1
+    job = store.get(job_id)
+    assert (job.status, job.error) == (Status.FAILED, CANCELLED)
+    assert store.detail(job_id).attempt == 0

@@ -1,5 +1,12 @@
 -- Give back a job whose handler never ran: queued, with its attempt returned, in its
--- old place (its run_at is unchanged).
+-- old place (its run_at is unchanged); one someone asked to cancel meanwhile is
+-- cancelled instead.
 UPDATE jobs
-SET status = 'queued', attempt = attempt - 1, updated_at = :now
+SET status = CASE WHEN cancel_requested THEN 'failed' ELSE 'queued' END,
+    error = CASE WHEN cancel_requested THEN 'cancelled' END,
+    last_code = CASE WHEN cancel_requested THEN 'cancelled' ELSE last_code END,
+    finished_at = CASE WHEN cancel_requested THEN :now END,
+    unique_key = CASE WHEN cancel_requested AND unique_while_active THEN NULL
+                      ELSE unique_key END,
+    cancel_requested = 0, attempt = attempt - 1, updated_at = :now
 WHERE id = :id AND status = 'running' AND claimed_by = :runner_id AND attempt = :attempt
