@@ -31,14 +31,26 @@ class Deadlines:
         self._heap: list[tuple[float, int, str, str, Attempt]] = []
         self._order = itertools.count()
 
-    def add(self, when: float, action: str, code: str, attempt: Attempt) -> None:
-        """At ``when``: ``STOP`` tells the handler to stop with ``code``; ``ABANDON`` leaves it."""
+    def add(self, when: float, action: str, code: str, attempt: Attempt) -> bool:
+        """At ``when``: ``STOP`` tells the handler to stop with ``code``; ``ABANDON`` leaves it.
+
+        True when it is now the earliest deadline (the scheduler must wake to
+        shorten its wait); most jobs end long before theirs, so most adds are not.
+        """
         with self._lock:
             heapq.heappush(self._heap, (when, next(self._order), action, code, attempt))
+            self._drop_settled()
+            return self._heap[0][4] is attempt and self._heap[0][0] == when
 
     def next_at(self) -> float | None:
+        """The earliest deadline of a handler still running (settled ones are dropped)."""
         with self._lock:
+            self._drop_settled()
             return self._heap[0][0] if self._heap else None
+
+    def _drop_settled(self) -> None:
+        while self._heap and self._heap[0][4].settled_by is not None:
+            heapq.heappop(self._heap)
 
     def due(self, now: float) -> list[tuple[str, str, Attempt]]:
         """Every action whose time has come, in time order, taken off the heap."""

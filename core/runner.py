@@ -676,10 +676,10 @@ class Runner:
             self._add_deadline(PREEMPT_GRACE, ABANDON, code, attempt)
 
     def _add_deadline(self, seconds: float, action: str, code: str, attempt: Attempt) -> None:
-        self._deadlines.add(self._clock.monotonic() + seconds, action, code, attempt)
-        with self._scheduler:
-            self._deadlines_changed = True
-            self._scheduler.notify_all()
+        if self._deadlines.add(self._clock.monotonic() + seconds, action, code, attempt):
+            with self._scheduler:
+                self._deadlines_changed = True
+                self._scheduler.notify_all()
 
     def _act_on_deadlines(self) -> None:
         for action, code, attempt in self._deadlines.due(self._clock.monotonic()):
@@ -692,25 +692,25 @@ class Runner:
                 )
                 self._preempt(attempt, code)
             elif self._attempts.take_settling(attempt, "runner"):
+                self._attempts.abandon(attempt)
+                with self._done:  # counted before its handler can return and count down
+                    self._left_behind += 1
+                    count = self._left_behind
+                    refill = count <= self._left_behind_cap and not self._stopping
+                    if not refill and not self._stopping:
+                        self._empty_seats.append(attempt.worker)
+                    elif self._stopping:
+                        self._live_workers -= 1
+                        self._done.notify_all()
                 threading.Thread(
                     target=self._leave_behind,
-                    args=(attempt, code),
+                    args=(attempt, code, count, refill),
                     name="jobtable-settle-left-behind",
                     daemon=True,
                 ).start()
 
-    def _leave_behind(self, attempt: Attempt, code: str) -> None:
+    def _leave_behind(self, attempt: Attempt, code: str, count: int, refill: bool) -> None:
         """Record a job whose handler ignored its stop, and give its worker's place away."""
-        self._attempts.abandon(attempt)
-        with self._done:
-            self._left_behind += 1
-            count = self._left_behind
-            refill = count <= self._left_behind_cap and not self._stopping
-            if not refill and not self._stopping:
-                self._empty_seats.append(attempt.worker)
-            elif self._stopping:
-                self._live_workers -= 1
-                self._done.notify_all()
         self._log.error(
             "handler ignored its stop; its job is recorded and its worker replaced "
             "job_id=%s code=%s left_behind=%d",
