@@ -32,6 +32,7 @@ from jobtable.core.codes import CANCELLED, INTERRUPTED, TIMED_OUT, UNKNOWN_KIND
 from jobtable.core.context import JobContext, JobNotHeldError
 from jobtable.core.enqueue_options import WHILE_ACTIVE, EnqueueOptions, check_queue
 from jobtable.core.errors import InvalidPayloadError, RunnerStateError, UnknownKindError
+from jobtable.core.idempotency import Repeat, judge_repeat
 from jobtable.core.ids import JobIdGenerator
 from jobtable.core.jobs import (
     CancelOutcome,
@@ -427,6 +428,20 @@ class Runner:
             runners=self._store.runners(),
             ahead=lambda: self._store.jobs_ahead(detail),
         )
+
+    def begin_idempotent(self, key: str, request_hash: str) -> Repeat | None:
+        """Take an idempotency key for a request (None: go on, then ``keep_answer``), or
+        say what a repeat of it gets: the first answer, "still in flight", or "reused"."""
+        kept = self._store.begin_idempotent(key, request_hash, now=self._clock.now())
+        return None if kept is None else judge_repeat(kept, request_hash)
+
+    def keep_answer(self, key: str, status: int, body: str) -> None:
+        """The answer to the request that took ``key``, replayed to its repeats for 24 h."""
+        self._store.finish_idempotent(key, status=status, body=body)
+
+    def forget_key(self, key: str) -> None:
+        """Let ``key`` go: its request failed in a way a retry may fix (the database)."""
+        self._store.drop_idempotent(key)
 
     def queues(self) -> list[QueueState]:
         return self._store.queues()
