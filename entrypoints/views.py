@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jobtable.core import RunnerRecord
+from jobtable.core import RunnerRecord, Status
 from jobtable.core.jobs import AttemptRecord, JobDetail, QueueState
 from jobtable.entrypoints.times import format_time
 
@@ -46,6 +46,20 @@ def _attempt(record: AttemptRecord) -> dict[str, Any]:
 
 def queue(state: QueueState) -> dict[str, Any]:
     return {"name": state.name, "paused": state.paused, "counts": dict(state.counts)}
+
+
+def queue_named(states: list[QueueState], name: str, *, paused: bool) -> QueueState:
+    """The queue ``name`` among ``states``; one not listed (it holds no jobs) as empty."""
+    for state in states:
+        if state.name == name:
+            return state
+    return QueueState(name=name, paused=paused, counts={status.value: 0 for status in Status})
+
+
+def cancel_refusal(status: str, error: str | None) -> str:
+    """Why a finished job cannot be cancelled, naming its status (and code: both are public)."""
+    ended = status if error is None else f"{status} with {error}"
+    return f"the job already {ended}; only a queued or running job can be cancelled"
 
 
 def runner(record: RunnerRecord) -> dict[str, Any]:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import falcon
 
-from jobtable.core import Runner, Status
+from jobtable.core import Runner
 from jobtable.core.enqueue_options import InvalidOptionError
-from jobtable.core.jobs import CancelOutcome, QueueState
+from jobtable.core.jobs import CancelOutcome
 from jobtable.entrypoints import views
 from jobtable.entrypoints.http.errors import api_error
 
@@ -41,16 +41,10 @@ class CancelResource:
             raise api_error(404, *JOB_NOT_FOUND)
         outcome, job = cancelled
         if outcome is CancelOutcome.REFUSED:
-            raise api_error(409, "conflict", cancel_refusal(job.status.value, job.error))
+            raise api_error(409, "conflict", views.cancel_refusal(job.status.value, job.error))
         if outcome is CancelOutcome.REQUESTED:
             resp.status = falcon.HTTP_202
         resp.media = job.to_public()
-
-
-def cancel_refusal(status: str, error: str | None) -> str:
-    """Why a finished job cannot be cancelled, naming its status (and code: both are public)."""
-    ended = status if error is None else f"{status} with {error}"
-    return f"the job already {ended}; only a queued or running job can be cancelled"
 
 
 class QueuesResource:
@@ -76,15 +70,8 @@ class QueuePauseResource:
                 self._runner.resume_queue(name)
         except InvalidOptionError as error:
             raise api_error(400, "invalid_option", f"{error.field}: {error.problem}") from None
-        resp.media = views.queue(queue_state(self._runner, name, paused=self._paused))
-
-
-def queue_state(runner: Runner, name: str, *, paused: bool) -> QueueState:
-    """The queue as listed now; one that holds no jobs and was never paused lists as empty."""
-    for state in runner.queues():
-        if state.name == name:
-            return state
-    return QueueState(name=name, paused=paused, counts={status.value: 0 for status in Status})
+        state = views.queue_named(self._runner.queues(), name, paused=self._paused)
+        resp.media = views.queue(state)
 
 
 class RunnersResource:

@@ -68,12 +68,17 @@ class Steps:
     fail: bool = False
 
 
+def handler_runs(job) -> bool:
+    return job is not None and job.status.value == "running" and job.result is not None
+
+
 def register_patient(system, *, release: threading.Event | None = None):
     """A kind whose handler runs until told to stop (or released); it may fail once."""
 
     def patient(ctx: JobContext, payload: Steps) -> Done:
         if payload.fail:
             raise Failure("flaky")
+        ctx.publish(Done())  # shows its handler runs: a claim alone may not have reached it
         while not ctx.wait(60):
             if release is not None and release.is_set():
                 return Done()
@@ -129,7 +134,7 @@ def test_detail_of_a_running_then_finished_job(system, client):
     patient = register_patient(system, release=release)
     system.start()
     job_id = patient.enqueue(Steps())
-    system.wait_for(job_id, lambda job: job.status.value == "running")
+    system.wait_for(job_id, handler_runs)
     running = get_detail(client, job_id)
     assert (running["status"], running["attempt"], running["waiting"]) == ("running", 1, [])
     assert running["started_at"] == system.clock.now().isoformat()
@@ -175,7 +180,7 @@ def test_cancelling_a_running_job_asks_its_handler_to_stop(system, client):
     patient = register_patient(system)
     system.start()
     job_id = patient.enqueue(Steps())
-    system.wait_for(job_id, lambda job: job.status.value == "running")
+    system.wait_for(job_id, handler_runs)
     result = cancel(client, job_id)
     assert result.status_code == 202
     assert (result.json["id"], result.json["status"]) == (job_id, "running")
