@@ -40,22 +40,28 @@ def parse_job_request(data: bytes) -> JobRequest:
     return _job(parse_json_object(data, shape=JOB_SHAPE), where="")
 
 
-def parse_batch_request(data: bytes) -> list[JobRequest]:
-    """The jobs of a batch body, in order; a 400 naming the first bad item's index otherwise."""
+def encode_batch(runner: Runner, data: bytes) -> list[EncodedJob]:
+    """The jobs of a batch body, checked and encoded in order, storing nothing.
+
+    Each job is checked whole (its fields, options, kind and payload) before
+    the next, so the refusal, a 400, names the first bad job's index.
+    """
     body = parse_json_object(data, shape=BATCH_SHAPE, wrapping=2)
     _no_unknown_fields(body, ("jobs",), "the body has only jobs", where="")
     jobs = body.get("jobs")
     if not isinstance(jobs, list) or not 1 <= len(jobs) <= MAX_BATCH:
         raise api_error(400, "invalid_request", f"jobs: must be a list of 1 to {MAX_BATCH} jobs")
-    requests = []
+    encoded = []
     for index, item in enumerate(jobs):
         where = f"jobs[{index}]: "
         if not isinstance(item, dict):
             raise api_error(
                 400, "invalid_request", f"{where}must be a JSON object with kind and payload"
             )
-        requests.append(_job(item, where=where))
-    return requests
+        request = _job(item, where=where)
+        with refusals(where):
+            encoded.append(runner.encode(request.kind, request.payload, request.options))
+    return encoded
 
 
 def _job(body: dict[str, Any], *, where: str) -> JobRequest:
@@ -82,12 +88,6 @@ def _no_unknown_fields(
     if unknown:
         names = ", ".join(repr(name[:64]) for name in unknown[:5])
         raise api_error(400, "invalid_request", f"{where}unknown field {names}; {hint}")
-
-
-def encode(runner: Runner, request: JobRequest, *, where: str = "") -> EncodedJob:
-    """The job checked against its kind and encoded, storing nothing."""
-    with refusals(where):
-        return runner.encode(request.kind, request.payload, request.options)
 
 
 @contextmanager

@@ -7,12 +7,7 @@ import falcon
 from jobtable.core import Runner
 from jobtable.entrypoints.http.body import read_body
 from jobtable.entrypoints.http.errors import api_error
-from jobtable.entrypoints.http.job_requests import (
-    encode,
-    parse_batch_request,
-    parse_job_request,
-    refusals,
-)
+from jobtable.entrypoints.http.job_requests import encode_batch, parse_job_request, refusals
 
 
 class HealthResource:
@@ -70,11 +65,6 @@ class BatchResource:
         self._runner = runner
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        requests = parse_batch_request(read_body(req))
-        encoded = [
-            encode(self._runner, request, where=f"jobs[{index}]: ")
-            for index, request in enumerate(requests)
-        ]
-        ids = self._runner.enqueue_batch(encoded)
+        ids = self._runner.enqueue_batch(encode_batch(self._runner, read_body(req)))
         resp.status = falcon.HTTP_202
         resp.media = {"ids": [str(job_id) for job_id in ids]}

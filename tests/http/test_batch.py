@@ -82,6 +82,11 @@ def test_a_duplicate_in_a_batch_answers_the_existing_jobs_id(demo_system, client
         ([{"kind": "countdown", "payload": {"seconds": 1}, "queue": "a b"},
           {"kind": "nope", "payload": {}}],
          "invalid_option", "jobs[0]: queue: must be"),
+        ([{"kind": "nope", "payload": {}},
+          {"kind": "countdown", "payload": {"seconds": 1}, "queue": "a b"}, {"kind": "countdown"}],
+         "unknown_kind", "jobs[0]: unknown job kind"),
+        ([{"kind": "countdown", "payload": {"seconds": "1"}}, {"kind": 7, "payload": {}}],
+         "invalid_payload", "jobs[0]: payload does not match"),
     ],
 )  # fmt: skip
 def test_a_batch_with_one_bad_job_stores_none_and_names_the_first_bad_index(
