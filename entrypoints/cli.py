@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from jobtable.core import StoreError
-from jobtable.entrypoints import commands, config
+from jobtable.entrypoints import commands, config, job_commands, queue_commands
 from jobtable.entrypoints.config import SETTINGS, ConfigError, env_default
 from jobtable.entrypoints.http.app import package_version
 from jobtable.entrypoints.wiring import is_postgres_url, redact
@@ -23,6 +23,8 @@ EXIT_FAILURE = 1
 EXIT_USAGE = 2
 
 COMMON = ("database", "kinds", "log_level", "postgres_pooler", "postgres_listen_url")
+ONE_OFF = ("database", "log_level", "postgres_pooler")
+ENQUEUE_OPTIONS = ("at", "in", "queue", "priority", "unique_key", "timeout")
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -55,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
         *COMMON,
         "listen",
         "workers",
+        "queues",
         "grace",
         "sqlite_synchronous",
         "sqlite_busy_timeout",
@@ -63,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(run=commands.run_serve)
 
     worker = sub.add_parser("worker", help="run workers only")
-    _add(worker, *COMMON, "workers", "grace", "sqlite_synchronous", "sqlite_busy_timeout")
+    _add(worker, *COMMON, "workers", "queues", "grace", "sqlite_synchronous", "sqlite_busy_timeout")
     worker.set_defaults(run=commands.run_worker)
 
     enqueue = sub.add_parser("enqueue", help="enqueue a job and print its id")
@@ -76,16 +79,45 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="follow the job to its end: exit 0 if it succeeded, 1 if it failed",
     )
-    _add(enqueue, *COMMON)
-    enqueue.set_defaults(run=commands.run_enqueue)
+    _add(enqueue, *ENQUEUE_OPTIONS, *COMMON)
+    enqueue.set_defaults(run=job_commands.run_enqueue)
 
     get = sub.add_parser("get", help="print a job as JSON")
     get.add_argument("id", metavar="ID", help="the id enqueue printed")
-    _add(get, "database", "log_level", "postgres_pooler")
-    get.set_defaults(run=commands.run_get)
+    detail = SETTINGS["detail"]
+    get.add_argument(
+        detail.flag, dest="detail", action="store_true", default=env_default("detail"),
+        help=detail.describe(),
+    )  # fmt: skip
+    _add(get, *ONE_OFF)
+    get.set_defaults(run=job_commands.run_get)
+
+    cancel = sub.add_parser(
+        "cancel", help="cancel a job: at once if not running, else its handler is told to stop"
+    )
+    cancel.add_argument("id", metavar="ID", help="the id enqueue printed")
+    _add(cancel, *ONE_OFF)
+    cancel.set_defaults(run=job_commands.run_cancel)
+
+    queues = sub.add_parser("queues", help="list the queues with their jobs by status")
+    _add(queues, *ONE_OFF)
+    queues.set_defaults(run=queue_commands.run_queues)
+
+    for name, run, what in (
+        ("pause", queue_commands.run_pause, "stop every process claiming from a queue"),
+        ("resume", queue_commands.run_resume, "let processes claim from a queue again"),
+    ):
+        action = sub.add_parser(name, help=what)
+        action.add_argument("queue", metavar="QUEUE", help="a queue name, e.g. mail")
+        _add(action, *ONE_OFF)
+        action.set_defaults(run=run)
+
+    runners = sub.add_parser("runners", help="list the live runners and what they serve")
+    _add(runners, *ONE_OFF)
+    runners.set_defaults(run=queue_commands.run_runners)
 
     migrate = sub.add_parser("migrate", help="bring the database's schema up to date")
-    _add(migrate, "database", "log_level", "postgres_pooler")
+    _add(migrate, *ONE_OFF)
     migrate.set_defaults(run=commands.run_migrate)
     return parser
 

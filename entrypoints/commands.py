@@ -1,24 +1,27 @@
-"""What each ``jobtable`` command does, once its arguments are parsed."""
+"""The long-running commands (``serve``, ``worker``) and ``migrate``, and what every command
+shares: opening the store, a runner for one-off work, one-line errors.
+
+The commands that act on jobs and queues are in ``job_commands`` and
+``queue_commands``.
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import signal
-import sys
 import threading
 import time
 from typing import Any
 
 from jobtable.adapters.system_clock import SystemClock
-from jobtable.core import InvalidPayloadError, Runner, UnknownKindError
+from jobtable.core import Runner
 from jobtable.entrypoints import config
 from jobtable.entrypoints.config import ConfigError
-from jobtable.entrypoints.follow import follow
 from jobtable.entrypoints.http.app import create_app, package_version
 from jobtable.entrypoints.http_server import HttpServer
+from jobtable.entrypoints.runner_group import RunnerGroup, describe, plan_runners
 from jobtable.entrypoints.wiring import (
     Store,
     Watcher,
@@ -31,8 +34,6 @@ from jobtable.entrypoints.wiring import (
 
 log = logging.getLogger("jobtable")
 
-EXIT_JOB_FAILED = 1
-EXIT_INTERRUPTED = 130
 STOP_NOW_WAIT = 5.0
 """Seconds to wait for handlers once told to stop, after the grace period."""
 
@@ -45,7 +46,7 @@ class CommandError(Exception):
         self.exit_code = exit_code
 
 
-def _open(args: argparse.Namespace, *, must_exist: bool = False) -> Store:
+def open_for(args: argparse.Namespace, *, must_exist: bool = False) -> Store:
     synchronous = config.parse_choice(
         "sqlite_synchronous", getattr(args, "sqlite_synchronous", "full"), ("full", "normal")
     )
@@ -71,12 +72,29 @@ def _open(args: argparse.Namespace, *, must_exist: bool = False) -> Store:
     )
 
 
-def _runner(args: argparse.Namespace, store: Store, workers: int = 1) -> Runner:
-    runner = Runner(
-        store, SystemClock(), workers=workers, logger=logging.getLogger("jobtable.runner")
-    )
-    load_kinds(runner, config.parse_modules(args.kinds))
+def one_off_runner(args: argparse.Namespace, store: Store) -> Runner:
+    """An insert-only runner for a command that enqueues, reads or cancels, then exits."""
+    runner = Runner(store, SystemClock(), workers=0, logger=logging.getLogger("jobtable.runner"))
+    load_kinds(runner, config.parse_modules(getattr(args, "kinds", None)))
     return runner
+
+
+def _group(
+    args: argparse.Namespace,
+    store: Store,
+    serving: config.QueueServing,
+    workers: int,
+    *,
+    serves_api: bool,
+) -> RunnerGroup:
+    group = RunnerGroup(
+        store,
+        SystemClock(),
+        plan_runners(serving, workers, serves_api=serves_api),
+        logger=logging.getLogger("jobtable.runner"),
+    )
+    group.load_kinds(config.parse_modules(args.kinds))
+    return group
 
 
 class StopSignals:
@@ -109,44 +127,51 @@ class StopSignals:
             pass
 
 
-def _stop_runner(runner: Runner, signals: StopSignals, deadline: float) -> None:
+def _stop_runners(group: RunnerGroup, signals: StopSignals, deadline: float) -> None:
     """Two phases: running jobs go on until ``deadline`` (or a second signal), then are told."""
-    runner.stop()
+    group.stop()
     while not signals.now.is_set():
         left = deadline - time.monotonic()
         if left <= 0:
             break
-        if runner.join(timeout=min(left, 0.1)):
+        if group.join(timeout=min(left, 0.1)):
             return
     log.warning("jobs still running at the end of the grace period; telling them to stop")
-    runner.stop_now()
-    if not runner.join(timeout=STOP_NOW_WAIT):
+    group.stop_now()
+    if not group.join(timeout=STOP_NOW_WAIT):
         log.warning(
             "jobs still running after being told to stop; they are settled by other "
             "runners (or the next start) once this process is gone"
         )
 
 
-def _start_runner(runner: Runner, store: Store) -> Watcher:
+def _start_runners(group: RunnerGroup, store: Store) -> Watcher | None:
     """Start the workers, and wake them when another process queues a job.
 
     The watcher starts first, so a job queued between the workers' first
-    (empty) claim and the watcher's first look cannot go unnoticed.
+    (empty) claim and the watcher's first look cannot go unnoticed. Runners
+    that claim nothing (``serve --workers 0``) need no watcher.
     """
-    watcher = store.watch(runner.notice_jobs_from_elsewhere)
-    runner.start()
+    watcher = store.watch(group.notice_jobs_from_elsewhere) if group.workers else None
+    try:
+        group.start()
+    except BaseException:
+        if watcher is not None:
+            watcher.stop()
+        raise
     return watcher
 
 
-def _log_start(command: str, args: argparse.Namespace, runner: Runner, workers: int) -> None:
+def _log_start(command: str, args: argparse.Namespace, group: RunnerGroup) -> None:
     log.info(
-        "jobtable %s %s: database=%s kinds=%s workers=%d runner=%s",
+        "jobtable %s %s: database=%s kinds=%s workers=%d queues=%s runner=%s",
         package_version(),
         command,
         redact(args.database),
-        ",".join(runner.kinds.names()),
-        workers,
-        runner.id,
+        ",".join(group.first.kinds.names()),
+        group.workers,
+        describe(group.plans),
+        ",".join(runner.id for runner in group.claiming) or "none",
     )
 
 
@@ -154,12 +179,13 @@ def run_serve(args: argparse.Namespace) -> int:
     host, port = config.parse_listen(args.listen)
     grace = config.parse_seconds("grace", args.grace)
     threads = config.parse_positive_int("http_threads", args.http_threads)
-    workers = config.parse_positive_int("workers", args.workers)
-    store = _open(args)
+    workers = config.parse_positive_int("workers", args.workers, minimum=0)
+    serving = config.parse_queues(args.queues)
+    store = open_for(args)
     try:
-        runner = _runner(args, store, workers)
+        group = _group(args, store, serving, workers, serves_api=True)
         token = resolve_api_token(args.database, log)
-        app = create_app(runner, api_token=token, logger=logging.getLogger("jobtable.http"))
+        app = create_app(group.first, api_token=token, logger=logging.getLogger("jobtable.http"))
         try:
             server = HttpServer(app, host=host, port=port, threads=threads, logger=log)
         except OSError as error:
@@ -168,34 +194,49 @@ def run_serve(args: argparse.Namespace) -> int:
                 "pick another --listen address"
             ) from None
         signals = StopSignals().install()
-        watcher = _start_runner(runner, store)
+        watcher = _start_runners(group, store)
         server.start()
-        _log_start("serve", args, runner, workers)
+        _log_start("serve", args, group)
         log.info("listening on http://%s:%d", *server.address)
         signals.wait()
         deadline = time.monotonic() + grace
-        runner.stop()  # no new claims while requests drain
+        group.stop()  # no new claims while requests drain
         server.stop(deadline=deadline)
-        _stop_runner(runner, signals, deadline)
-        watcher.stop()
+        _stop_runners(group, signals, deadline)
+        if watcher is not None:
+            watcher.stop()
     finally:
         store.close()
     log.info("stopped")
     return 0
 
 
+def _worker_count(value: str) -> int:
+    """``worker --workers``: 1 or more; 0 would run nothing (``serve --workers 0`` is the way)."""
+    workers = config.parse_positive_int("workers", value, minimum=0)
+    if workers == 0:
+        raise ConfigError(
+            "--workers 0: a worker process with no workers would run nothing; give 1 or more "
+            "(or set JOBTABLE_WORKERS); to serve the API without running jobs, use "
+            "jobtable serve --workers 0"
+        )
+    return workers
+
+
 def run_worker(args: argparse.Namespace) -> int:
     grace = config.parse_seconds("grace", args.grace)
-    workers = config.parse_positive_int("workers", args.workers)
-    store = _open(args)
+    workers = _worker_count(args.workers)
+    serving = config.parse_queues(args.queues)
+    store = open_for(args)
     try:
-        runner = _runner(args, store, workers)
+        group = _group(args, store, serving, workers, serves_api=False)
         signals = StopSignals().install()
-        watcher = _start_runner(runner, store)
-        _log_start("worker", args, runner, workers)
+        watcher = _start_runners(group, store)
+        _log_start("worker", args, group)
         signals.wait()
-        _stop_runner(runner, signals, time.monotonic() + grace)
-        watcher.stop()
+        _stop_runners(group, signals, time.monotonic() + grace)
+        if watcher is not None:
+            watcher.stop()
     finally:
         store.close()
     log.info("stopped")
@@ -203,79 +244,10 @@ def run_worker(args: argparse.Namespace) -> int:
 
 
 def run_migrate(args: argparse.Namespace) -> int:
-    store = _open(args)  # opening applies every pending migration
+    store = open_for(args)  # opening applies every pending migration
     store.close()
     if store.applied_at_open:
         print(f"{redact(args.database)}: applied {', '.join(store.applied_at_open)}")
     else:
         print(f"{redact(args.database)}: already up to date")
-    return 0
-
-
-def run_get(args: argparse.Namespace) -> int:
-    store = _open(args, must_exist=True)
-    try:
-        job = store.get(args.id)
-    finally:
-        store.close()
-    if job is None:
-        raise CommandError(
-            f"no job {args.id!r} in {redact(args.database)}; check the id and --database"
-        )
-    print(json.dumps(job.to_public()))
-    return 0
-
-
-def _parse_payload(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError as error:
-        where = f" at column {error.colno}" if isinstance(error, json.JSONDecodeError) else ""
-        raise CommandError(
-            f"PAYLOAD_JSON is not valid JSON{where}; give an object, e.g. '{{\"seconds\": 3}}'",
-            exit_code=2,
-        ) from None
-
-
-def run_enqueue(args: argparse.Namespace) -> int:
-    payload = _parse_payload(args.payload)
-    store = _open(args, must_exist=True)
-    try:
-        runner = _runner(args, store)
-        try:
-            job_id = runner.enqueue(args.kind, payload)
-        except UnknownKindError:
-            known = ", ".join(runner.kinds.names())
-            raise CommandError(
-                f"unknown job kind {args.kind!r}; known kinds: {known} "
-                "(load yours with --kinds module)",
-                exit_code=2,
-            ) from None
-        except InvalidPayloadError as error:
-            raise CommandError(
-                f"payload does not match kind {args.kind!r}: {'; '.join(error.problems[:10])}",
-                exit_code=2,
-            ) from None
-        if not args.wait:
-            print(job_id)
-            return 0
-        return _wait_for(store, job_id)
-    finally:
-        store.close()
-
-
-def _wait_for(store: Store, job_id: str) -> int:
-    changed = threading.Event()
-    watcher = store.watch(changed.set)
-    try:
-        job = follow(lambda: store.get(job_id), changed)
-    except KeyboardInterrupt:
-        raise CommandError(
-            f"stopped waiting; the job goes on: jobtable get {job_id}", exit_code=EXIT_INTERRUPTED
-        ) from None
-    finally:
-        watcher.stop()
-    if job.error is not None:
-        print(f"jobtable: job {job_id} failed: {job.error}", file=sys.stderr)
-        return EXIT_JOB_FAILED
     return 0

@@ -11,6 +11,8 @@ import re
 
 import attrs
 
+from jobtable.core.enqueue_options import QUEUE_NAME
+
 DEFAULT_DATABASE = "jobtable.db"
 DEFAULT_LISTEN = "127.0.0.1:8080"
 DEFAULT_WORKERS = 2
@@ -106,6 +108,57 @@ SETTINGS = {
         default="info",
         help="debug, info, warning or error",
     ),
+    "queues": Setting(
+        flag="--queues",
+        env="JOBTABLE_QUEUES",
+        default=None,
+        help="the queues to claim from: plain names share --workers, name=N gives a queue its "
+        "own N workers (e.g. mail,reports=1); unset: every queue",
+    ),
+    "at": Setting(
+        flag="--at",
+        env="JOBTABLE_AT",
+        default=None,
+        help="run it at this RFC 3339 time, with an offset (e.g. 2030-01-02T03:04:05Z)",
+    ),
+    "in": Setting(
+        flag="--in",
+        env="JOBTABLE_IN",
+        default=None,
+        help="run it after this long: 30s, 5m, 2h, 1d or plain seconds",
+    ),
+    "queue": Setting(
+        flag="--queue",
+        env="JOBTABLE_QUEUE",
+        default=None,
+        help="the queue it waits in (unset: the kind's)",
+    ),
+    "priority": Setting(
+        flag="--priority",
+        env="JOBTABLE_PRIORITY",
+        default=None,
+        help="0 (first) to 9 (last) (unset: the kind's)",
+    ),
+    "unique_key": Setting(
+        flag="--unique-key",
+        env="JOBTABLE_UNIQUE_KEY",
+        default=None,
+        help="while a job of the kind holding this key is queued or running, print its id "
+        "instead of enqueueing another",
+    ),
+    "timeout": Setting(
+        flag="--timeout",
+        env="JOBTABLE_TIMEOUT",
+        default=None,
+        help="how long an attempt may run before its handler is told to stop, as --in "
+        "(unset: the kind's)",
+    ),
+    "detail": Setting(
+        flag="--detail",
+        env="JOBTABLE_DETAIL",
+        default="false",
+        help="print the job's queue, schedule, attempts and why it waits",
+    ),
 }
 
 
@@ -160,6 +213,59 @@ def parse_choice(name: str, value: str, choices: tuple[str, ...]) -> str:
             f"{setting.flag} {value!r} must be one of {', '.join(choices)} (or set {setting.env})"
         )
     return lowered
+
+
+def parse_flag(name: str, value: str | bool) -> bool:
+    """A switch given as a flag, or as its variable set to true/false, 1/0, yes/no."""
+    if isinstance(value, bool):
+        return value
+    lowered = value.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("", "0", "false", "no", "off"):
+        return False
+    setting = SETTINGS[name]
+    raise ConfigError(f"{setting.env} {value!r} must be true or false (or 1 or 0)")
+
+
+@attrs.frozen(kw_only=True)
+class QueueServing:
+    """What ``--queues`` asks of a process: queues that share the pool, and queues with their own."""
+
+    shared: frozenset[str] | None = None
+    """Plain names, served by the --workers pool; None: every queue (``--queues`` unset);
+    empty: no shared pool (every name has workers of its own)."""
+    dedicated: tuple[tuple[str, int], ...] = ()
+    """``name=N``: each served by N workers of its own."""
+
+
+def parse_queues(value: str | None) -> QueueServing:
+    """``mail,reports=1``: plain names share --workers; ``name=N`` gets N workers of its own."""
+    if value is None or not value.strip():
+        return QueueServing()
+    flag = SETTINGS["queues"].flag
+    shared: list[str] = []
+    dedicated: list[tuple[str, int]] = []
+    for part in (piece.strip() for piece in value.split(",")):
+        name, equals, count = part.partition("=")
+        name = name.strip()
+        if not QUEUE_NAME.fullmatch(name):
+            raise ConfigError(
+                f"{flag}: {part!r} is not a queue name; use 1-64 letters, digits, '_', '.' or '-', "
+                "starting with a letter or digit, optionally =N (e.g. mail,reports=2)"
+            )
+        if name in shared or name in dict(dedicated):
+            raise ConfigError(f"{flag}: queue {name!r} is named twice; name each queue once")
+        if not equals:
+            shared.append(name)
+            continue
+        if not re.fullmatch(r"\s*[1-9][0-9]{0,3}\s*", count):
+            raise ConfigError(
+                f"{flag}: {part!r} needs a whole number of workers from 1 to 9999 after '=' "
+                f"(e.g. {name}=2)"
+            )
+        dedicated.append((name, int(count)))
+    return QueueServing(shared=frozenset(shared), dedicated=tuple(dedicated))
 
 
 def parse_modules(value: str | None) -> tuple[str, ...]:

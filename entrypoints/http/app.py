@@ -11,7 +11,15 @@ from jobtable.entrypoints.http import json_text
 from jobtable.entrypoints.http.auth import BearerAuth
 from jobtable.entrypoints.http.errors import install_error_handlers
 from jobtable.entrypoints.http.openapi import openapi_document
+from jobtable.entrypoints.http.operations import (
+    CancelResource,
+    JobDetailResource,
+    QueuePauseResource,
+    QueuesResource,
+    RunnersResource,
+)
 from jobtable.entrypoints.http.resources import (
+    BatchResource,
     HealthResource,
     JobResource,
     JobsResource,
@@ -53,7 +61,14 @@ def create_app(
     app.add_route("/health", HealthResource(version))
     app.add_route(OPENAPI_PATH, OpenApiResource(openapi_document(version)))
     app.add_route("/api/v1/jobs", JobsResource(runner))
+    app.add_route("/api/v1/jobs/batch", BatchResource(runner))
     app.add_route("/api/v1/jobs/{job_id}", JobResource(runner))
+    app.add_route("/api/v1/jobs/{job_id}/detail", JobDetailResource(runner))
+    app.add_route("/api/v1/jobs/{job_id}/cancel", CancelResource(runner))
+    app.add_route("/api/v1/queues", QueuesResource(runner))
+    app.add_route("/api/v1/queues/{name}/pause", QueuePauseResource(runner, paused=True))
+    app.add_route("/api/v1/queues/{name}/resume", QueuePauseResource(runner, paused=False))
+    app.add_route("/api/v1/runners", RunnersResource(runner))
     return app
 
 

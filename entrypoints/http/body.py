@@ -17,7 +17,6 @@ from jobtable.entrypoints.http.errors import api_error
 MAX_BODY_BYTES = 64 * 1024
 MAX_DEPTH = 64
 """Deeper JSON is refused: handlers, encoders and databases recurse into it."""
-SHAPE = "request body must be a JSON object with kind and payload"
 
 
 def read_body(req: falcon.Request, *, limit: int = MAX_BODY_BYTES) -> bytes:
@@ -52,15 +51,18 @@ def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
-def parse_json(data: bytes) -> Any:
-    """One strict JSON value: UTF-8, no NaN or Infinity, no duplicate keys, no trailing data."""
+def parse_json(data: bytes, *, shape: str) -> Any:
+    """One strict JSON value: UTF-8, no NaN or Infinity, no duplicate keys, no trailing data.
+
+    ``shape`` says what the body should be, for an empty one.
+    """
     invalid = "invalid_request"
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise api_error(400, invalid, "request body is not valid UTF-8") from None
     if not text.strip():
-        raise api_error(400, invalid, SHAPE)
+        raise api_error(400, invalid, shape)
     try:
         return json.loads(
             text, parse_constant=_refuse_constant, object_pairs_hook=_refuse_duplicates
@@ -81,11 +83,11 @@ def parse_json(data: bytes) -> Any:
         raise api_error(400, invalid, "request body holds a number with too many digits") from None
 
 
-def _too_deep(value: Any) -> bool:
+def _too_deep(value: Any, limit: int) -> bool:
     stack = [(value, 1)]
     while stack:
         current, depth = stack.pop()
-        if depth > MAX_DEPTH:
+        if depth > limit:
             return True
         if isinstance(current, dict):
             stack.extend((child, depth + 1) for child in current.values())
@@ -94,25 +96,15 @@ def _too_deep(value: Any) -> bool:
     return False
 
 
-def parse_job_request(data: bytes) -> tuple[str, Any]:
-    """The ``kind`` and ``payload`` of a POST /api/v1/jobs body, checked as the reference did."""
-    body = parse_json(data)
-    if _too_deep(body):
+def parse_json_object(data: bytes, *, shape: str, wrapping: int = 0) -> dict[str, Any]:
+    """A strict JSON object no deeper than MAX_DEPTH; ``shape`` is the refusal of anything else.
+
+    ``wrapping``: levels the body adds around what MAX_DEPTH bounds (a batch's
+    list and its items), so a job is allowed the same depth alone or in a batch.
+    """
+    body = parse_json(data, shape=shape)
+    if _too_deep(body, MAX_DEPTH + wrapping):
         raise api_error(400, "invalid_request", "request body is nested too deeply")
-    invalid = "invalid_request"
     if not isinstance(body, dict):
-        raise api_error(400, invalid, SHAPE)
-    unknown = sorted(set(body) - {"kind", "payload"})
-    if unknown:
-        names = ", ".join(repr(name[:64]) for name in unknown[:5])
-        raise api_error(400, invalid, f"unknown field {names}; the body has only kind and payload")
-    kind = body.get("kind")
-    if kind is None or kind == "":
-        raise api_error(400, invalid, "kind: required")
-    if not isinstance(kind, str):
-        raise api_error(400, invalid, "kind: must be a string")
-    if "payload" not in body:
-        raise api_error(400, invalid, "payload: required")
-    if body["payload"] is None:
-        raise api_error(400, invalid, "payload: must not be null")
-    return kind, body["payload"]
+        raise api_error(400, "invalid_request", shape)
+    return body

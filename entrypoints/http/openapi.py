@@ -8,40 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-ERROR_CODES = [
-    "invalid_request", "unknown_kind", "invalid_payload", "unauthenticated", "not_found",
-    "method_not_allowed", "payload_too_large", "unsupported_media_type", "internal", "unavailable",
-]  # fmt: skip
+from jobtable.entrypoints.http.openapi_schemas import SCHEMAS
 
-_ERROR = {
-    "type": "object",
-    "required": ["error"],
-    "additionalProperties": False,
-    "properties": {
-        "error": {
-            "type": "object",
-            "required": ["code", "message"],
-            "additionalProperties": False,
-            "properties": {
-                "code": {"type": "string", "enum": ERROR_CODES},
-                "message": {"type": "string"},
-            },
-        }
-    },
-}
 
-_JOB = {
-    "type": "object",
-    "required": ["id", "kind", "status", "result", "error"],
-    "additionalProperties": False,
-    "properties": {
-        "id": {"type": "string"},
-        "kind": {"type": "string"},
-        "status": {"type": "string", "enum": ["queued", "running", "succeeded", "failed"]},
-        "result": {"description": "the latest partial or final result; null until one"},
-        "error": {"type": ["string", "null"], "description": "a failure code, only when failed"},
-    },
-}
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
 
 
 def _error(description: str) -> dict[str, Any]:
@@ -70,6 +41,174 @@ _COMMON = {
 }
 
 
+_LOCATION = {"Location": {"description": "where to GET the job", "schema": {"type": "string"}}}
+_JOB_ID = {"name": "job_id", "in": "path", "required": True, "schema": {"type": "string"}}
+_QUEUE_NAME = {"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}
+_BODY_REFUSALS = {
+    "401": _UNAUTHENTICATED,
+    "413": _error("the body is over 64 KiB"),
+    "415": _error("the body is not application/json"),
+}
+
+
+def _body(schema: str) -> dict[str, Any]:
+    return {"required": True, "content": {"application/json": {"schema": _ref(schema)}}}
+
+
+def _listing(key: str, item: str) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": [key],
+        "additionalProperties": False,
+        "properties": {key: {"type": "array", "items": _ref(item)}},
+    }
+
+
+def _ids(*keys: str, duplicate: bool = False) -> dict[str, Any]:
+    properties: dict[str, Any] = {key: {"type": "string"} for key in keys}
+    if duplicate:
+        properties["duplicate"] = {"const": True}
+    return {
+        "type": "object",
+        "required": list(properties),
+        "additionalProperties": False,
+        "properties": properties,
+    }
+
+
+def _job_paths() -> dict[str, Any]:
+    return {
+        "/api/v1/jobs": {
+            "post": {
+                "summary": "enqueue a job of a registered kind",
+                "requestBody": _body("JobRequest"),
+                "responses": {
+                    "202": _json("queued", _ids("id"), headers=_LOCATION),
+                    "200": _json(
+                        "a job of the kind already holds unique_key: nothing was stored, "
+                        "this is its id",
+                        _ids("id", duplicate=True),
+                        headers=_LOCATION,
+                    ),
+                    "400": _error(
+                        "invalid_request, unknown_kind, invalid_payload or invalid_option"
+                    ),
+                    **_BODY_REFUSALS,
+                    **_COMMON,
+                },
+            }
+        },
+        "/api/v1/jobs/batch": {
+            "post": {
+                "summary": "enqueue up to 1,000 jobs in one transaction: all of them, or none",
+                "requestBody": _body("BatchRequest"),
+                "responses": {
+                    "202": _json(
+                        "stored; ids in the request's order (a unique-key duplicate's is the "
+                        "existing job's)",
+                        {
+                            "type": "object",
+                            "required": ["ids"],
+                            "additionalProperties": False,
+                            "properties": {"ids": {"type": "array", "items": {"type": "string"}}},
+                        },
+                    ),
+                    "400": _error("the first refused job, by its index: nothing was stored"),
+                    **_BODY_REFUSALS,
+                    **_COMMON,
+                },
+            }
+        },
+        "/api/v1/jobs/{job_id}": {
+            "get": {
+                "summary": "a job: its status, latest result and failure code",
+                "parameters": [_JOB_ID],
+                "responses": {
+                    "200": _json("the job", _ref("Job")),
+                    "401": _UNAUTHENTICATED,
+                    "404": _error("no such job"),
+                    **_COMMON,
+                },
+            }
+        },
+        "/api/v1/jobs/{job_id}/detail": {
+            "get": {
+                "summary": "a job with its queue, schedule, attempts and why it waits",
+                "parameters": [_JOB_ID],
+                "responses": {
+                    "200": _json("the job's detail", _ref("JobDetail")),
+                    "401": _UNAUTHENTICATED,
+                    "404": _error("no such job"),
+                    **_COMMON,
+                },
+            }
+        },
+        "/api/v1/jobs/{job_id}/cancel": {
+            "post": {
+                "summary": "cancel a job: at once when not running, else its handler is told",
+                "parameters": [_JOB_ID],
+                "responses": {
+                    "200": _json("cancelled now, or it already was: failed cancelled", _ref("Job")),
+                    "202": _json(
+                        "running: its handler was asked to stop; it fails cancelled when it "
+                        "does, unless it returned first",
+                        _ref("Job"),
+                    ),
+                    "401": _UNAUTHENTICATED,
+                    "404": _error("no such job"),
+                    "409": _error("conflict: it had already finished otherwise"),
+                    **_COMMON,
+                },
+            }
+        },
+    }
+
+
+def _pause(summary: str) -> dict[str, Any]:
+    return {
+        "post": {
+            "summary": summary,
+            "parameters": [_QUEUE_NAME],
+            "responses": {
+                "200": _json("the queue now", _ref("Queue")),
+                "400": _error("invalid_option: not a queue name"),
+                "401": _UNAUTHENTICATED,
+                "404": _error("no such route"),
+                **_COMMON,
+            },
+        }
+    }
+
+
+def _operating_paths() -> dict[str, Any]:
+    return {
+        "/api/v1/queues": {
+            "get": {
+                "summary": "every queue that holds jobs or was paused, with counts",
+                "responses": {
+                    "200": _json("the queues, by name", _listing("queues", "Queue")),
+                    "401": _UNAUTHENTICATED,
+                    **_COMMON,
+                },
+            }
+        },
+        "/api/v1/queues/{name}/pause": _pause(
+            "stop every runner claiming from the queue (running jobs go on); kept for good"
+        ),
+        "/api/v1/queues/{name}/resume": _pause("let runners claim from the queue again"),
+        "/api/v1/runners": {
+            "get": {
+                "summary": "the live runners, oldest first",
+                "responses": {
+                    "200": _json("the runners", _listing("runners", "Runner")),
+                    "401": _UNAUTHENTICATED,
+                    **_COMMON,
+                },
+            }
+        },
+    }
+
+
 def openapi_document(version: str) -> dict[str, Any]:
     return {
         "openapi": "3.1.0",
@@ -80,7 +219,7 @@ def openapi_document(version: str) -> dict[str, Any]:
         },
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
-            "schemas": {"Error": _ERROR, "Job": _JOB},
+            "schemas": SCHEMAS,
         },
         "security": [{"bearer": []}],
         "paths": {
@@ -112,67 +251,7 @@ def openapi_document(version: str) -> dict[str, Any]:
                     "responses": {"200": _json("the document", {"type": "object"}), **_COMMON},
                 }
             },
-            "/api/v1/jobs": {
-                "post": {
-                    "summary": "enqueue a job of a registered kind",
-                    "requestBody": {
-                        "required": True,
-                        "content": {
-                            "application/json": {
-                                "schema": {
-                                    "type": "object",
-                                    "required": ["kind", "payload"],
-                                    "additionalProperties": False,
-                                    "properties": {
-                                        "kind": {"type": "string", "minLength": 1},
-                                        "payload": {"type": "object"},
-                                    },
-                                }
-                            }
-                        },
-                    },
-                    "responses": {
-                        "202": _json(
-                            "queued",
-                            {
-                                "type": "object",
-                                "required": ["id"],
-                                "additionalProperties": False,
-                                "properties": {"id": {"type": "string"}},
-                            },
-                            headers={
-                                "Location": {
-                                    "description": "where to GET the job",
-                                    "schema": {"type": "string"},
-                                }
-                            },
-                        ),
-                        "400": _error("invalid_request, unknown_kind or invalid_payload"),
-                        "401": _UNAUTHENTICATED,
-                        "413": _error("the body is over 64 KiB"),
-                        "415": _error("the body is not application/json"),
-                        **_COMMON,
-                    },
-                }
-            },
-            "/api/v1/jobs/{job_id}": {
-                "get": {
-                    "summary": "a job: its status, latest result and failure code",
-                    "parameters": [
-                        {
-                            "name": "job_id",
-                            "in": "path",
-                            "required": True,
-                            "schema": {"type": "string"},
-                        }
-                    ],
-                    "responses": {
-                        "200": _json("the job", {"$ref": "#/components/schemas/Job"}),
-                        "401": _UNAUTHENTICATED,
-                        "404": _error("no such job"),
-                        **_COMMON,
-                    },
-                }
-            },
+            **_job_paths(),
+            **_operating_paths(),
         },
     }

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import falcon
 
-from jobtable.core import InvalidPayloadError, Runner, UnknownKindError
-from jobtable.entrypoints.http.body import parse_job_request, read_body
+from jobtable.core import Runner
+from jobtable.entrypoints.http.body import read_body
 from jobtable.entrypoints.http.errors import api_error
+from jobtable.entrypoints.http.job_requests import encode_batch, parse_job_request, refusals
 
 
 class HealthResource:
@@ -45,16 +46,25 @@ class JobsResource:
         self._runner = runner
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        kind, payload = parse_job_request(read_body(req))
-        try:
-            job_id = self._runner.enqueue(kind, payload)
-        except UnknownKindError:
-            raise api_error(400, "unknown_kind", "unknown job kind") from None
-        except InvalidPayloadError as error:
-            detail = "; ".join(error.problems[:20])
-            raise api_error(
-                400, "invalid_payload", f"payload does not match the job kind: {detail}"
-            ) from None
-        resp.status = falcon.HTTP_202
+        request = parse_job_request(read_body(req))
+        with refusals():
+            job_id = self._runner.enqueue(request.kind, request.payload, request.options)
         resp.location = f"/api/v1/jobs/{job_id}"
-        resp.media = {"id": job_id}
+        if job_id.duplicate:
+            # Nothing was stored: the job that already holds the unique key answers.
+            resp.media = {"id": str(job_id), "duplicate": True}
+            return
+        resp.status = falcon.HTTP_202
+        resp.media = {"id": str(job_id)}
+
+
+class BatchResource:
+    """Many jobs in one transaction: every one checked first, then all stored or none."""
+
+    def __init__(self, runner: Runner) -> None:
+        self._runner = runner
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        ids = self._runner.enqueue_batch(encode_batch(self._runner, read_body(req)))
+        resp.status = falcon.HTTP_202
+        resp.media = {"ids": [str(job_id) for job_id in ids]}

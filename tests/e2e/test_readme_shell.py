@@ -58,6 +58,18 @@ def last_line_per_job(output: str) -> list[dict]:
     return list(last.values())
 
 
+def json_values(output: str) -> list:
+    """Every JSON value in ``output``, written one after another (curl adds no newline)."""
+    decoder, values, at = json.JSONDecoder(), [], 0
+    while at < len(output):
+        if output[at].isspace():
+            at += 1
+            continue
+        value, at = decoder.raw_decode(output, at)
+        values.append(value)
+    return values
+
+
 def free_port() -> int:
     import socket
 
@@ -67,7 +79,9 @@ def free_port() -> int:
 
 
 def test_the_readme_has_its_shell_blocks():
-    assert set(blocks()) == {"quickstart", "countdown", "user-guide", "http"}
+    assert set(blocks()) == {
+        "quickstart", "countdown", "user-guide", "http", "http-lifecycle", "cli-lifecycle",
+    }  # fmt: skip
 
 
 def test_the_readme_pasted_in_order_into_fresh_shells_works(tmp_path):
@@ -114,6 +128,37 @@ def test_the_readme_pasted_in_order_into_fresh_shells_works(tmp_path):
         assert http.returncode == 0, http.stderr
         assert "HTTP/1.1 202 Accepted" in http.stdout
         assert '"kind":"countdown"' in http.stdout.splitlines()[-1]
+
+        lifecycle = run_block("http-lifecycle", folder, env, port=port)
+        assert lifecycle.returncode == 0, lifecycle.stderr
+        duplicate, detail, paused, resumed, queues, runners, cancelled, batch = json_values(
+            lifecycle.stdout
+        )
+        assert duplicate["duplicate"] is True
+        assert (detail["id"], detail["queue"], detail["priority"]) == (
+            duplicate["id"],
+            "reports",
+            2,
+        )
+        assert detail["waiting"][0].startswith("due at ")
+        assert (paused["name"], paused["paused"], resumed["paused"]) == ("reports", True, False)
+        assert "reports" in [queue["name"] for queue in queues["queues"]]
+        assert len(runners["runners"]) == 2  # serve and the worker
+        assert (cancelled["id"], cancelled["error"]) == (duplicate["id"], "cancelled")
+        assert len(batch["ids"]) == 2
+
+        cli = run_block("cli-lifecycle", folder, env, before=". .venv/bin/activate\n")
+        assert cli.returncode == 0, cli.stderr
+        assert "duplicate of an existing job" in cli.stderr
+        again_id, *rest = cli.stdout.splitlines()  # the first enqueue's id went into $ID
+        detail, paused, resumed, *listed, cancelled = (json.loads(line) for line in rest)
+        assert (detail["id"], detail["queue"], detail["priority"]) == (again_id, "reports", 2)
+        assert detail["waiting"][0].startswith("due at ")
+        assert (paused["name"], paused["paused"], resumed["paused"]) == ("reports", True, False)
+        assert "reports" in [item["name"] for item in listed if "counts" in item]
+        assert len([item for item in listed if "host" in item]) == 2  # serve and the worker
+        assert cancelled == {"id": again_id, "kind": "countdown", "status": "failed",
+                             "result": None, "error": "cancelled"}  # fmt: skip
     finally:
         for process in started:
             if process.poll() is None:

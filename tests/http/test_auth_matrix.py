@@ -17,6 +17,12 @@ from tests.http.conftest import TOKEN
 PUBLIC = {"/health", "/api/v1/openapi.json"}
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 JOB_BODY = b'{"kind": "noop", "payload": {}}'
+BODIES = {"/api/v1/jobs/batch": b'{"jobs": [{"kind": "noop", "payload": {}}]}'}
+PRIVATE = {
+    "/api/v1/jobs", "/api/v1/jobs/batch", "/api/v1/jobs/{job_id}", "/api/v1/jobs/{job_id}/detail",
+    "/api/v1/jobs/{job_id}/cancel", "/api/v1/queues", "/api/v1/queues/{name}/pause",
+    "/api/v1/queues/{name}/resume", "/api/v1/runners",
+}  # fmt: skip
 
 REFUSED_AUTHORIZATIONS = {
     "none": None,
@@ -42,19 +48,19 @@ def routes(client: falcon.testing.TestClient) -> list[str]:
 
 
 def concrete(path: str, job_id: str) -> str:
-    return path.replace("{job_id}", job_id)
+    return path.replace("{job_id}", job_id).replace("{name}", "mail")
 
 
-def call(client, method: str, path: str, authorization: str | None):
+def call(client, method: str, path: str, authorization: str | None, *, route: str = ""):
     headers = {"Content-Type": "application/json"}
     if authorization is not None:
         headers["Authorization"] = authorization
-    body = JOB_BODY if method in ("POST", "PUT", "PATCH") else None
+    body = BODIES.get(route, JOB_BODY) if method in ("POST", "PUT", "PATCH") else None
     return client.simulate_request(method, path, headers=headers, body=body)
 
 
 def test_the_app_has_the_routes_this_matrix_expects(client):
-    assert set(routes(client)) == PUBLIC | {"/api/v1/jobs", "/api/v1/jobs/{job_id}"}
+    assert set(routes(client)) == PUBLIC | PRIVATE
 
 
 @pytest.mark.parametrize("case", sorted(REFUSED_AUTHORIZATIONS))
@@ -65,7 +71,7 @@ def test_every_private_route_and_method_refuses_a_bad_token_and_stores_nothing(
     authorization = REFUSED_AUTHORIZATIONS[case]
     for path in routes(client):
         for method in METHODS:
-            result = call(client, method, concrete(path, job_id), authorization)
+            result = call(client, method, concrete(path, job_id), authorization, route=path)
             if path in PUBLIC:
                 assert result.status_code != 401, (method, path)
                 continue
@@ -78,7 +84,10 @@ def test_every_private_route_and_method_refuses_a_bad_token_and_stores_nothing(
                 "error": {"code": "unauthenticated", "message": "a valid bearer token is required"}
             }
             assert job_id not in result.text
-    assert [job.id for job in system.runner.drain()] == [job_id]  # no refused POST stored a job
+    # No refused POST paused a queue (a pause of "mail" would list it).
+    assert [(queue.name, queue.paused) for queue in system.runner.queues()] == [("default", False)]
+    # No refused POST stored a job, and none cancelled this one: it runs.
+    assert [(job.id, job.status.value) for job in system.runner.drain()] == [(job_id, "succeeded")]
 
 
 @pytest.mark.parametrize("case", sorted(ACCEPTED_AUTHORIZATIONS))
@@ -89,11 +98,18 @@ def test_the_correct_token_opens_every_route(system, client, case):
         ("GET", "/health"): 200,
         ("GET", "/api/v1/openapi.json"): 200,
         ("POST", "/api/v1/jobs"): 202,
+        ("POST", "/api/v1/jobs/batch"): 202,
         ("GET", "/api/v1/jobs/{job_id}"): 200,
+        ("GET", "/api/v1/jobs/{job_id}/detail"): 200,
+        ("POST", "/api/v1/jobs/{job_id}/cancel"): 200,
+        ("GET", "/api/v1/queues"): 200,
+        ("POST", "/api/v1/queues/{name}/pause"): 200,
+        ("POST", "/api/v1/queues/{name}/resume"): 200,
+        ("GET", "/api/v1/runners"): 200,
     }
     for path in routes(client):
         for method in METHODS:
-            result = call(client, method, concrete(path, job_id), authorization)
+            result = call(client, method, concrete(path, job_id), authorization, route=path)
             # OPTIONS is Falcon's own answer listing the allowed methods.
             want = 200 if method == "OPTIONS" else expected.get((method, path), 405)
             assert result.status_code == want, (case, method, path, result.text)

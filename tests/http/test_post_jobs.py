@@ -90,7 +90,8 @@ def test_post_then_get_shows_progress_then_the_result(draft_system, client):
         ("", "invalid_request", "request body must be a JSON object with kind and payload"),
         ('["draft"]', "invalid_request", "request body must be a JSON object with kind and payload"),
         ('{"kind":"draft","payload":{},"extra":1}', "invalid_request",
-         "unknown field 'extra'; the body has only kind and payload"),
+         "unknown field 'extra'; a job has kind, payload, queue, priority, run_at, delay, "
+         "timeout and unique_key"),
         ('{"kind":"draft","payload":{}} {}', "invalid_request",
          "request body must be a single JSON object"),
         ("{not json", "invalid_request", "request body is not valid JSON (line 1 column 2)"),

@@ -9,12 +9,12 @@ import sys
 import pytest
 
 from jobtable.entrypoints.cli import main
+from jobtable.entrypoints.config import SETTINGS
 
 
 @pytest.fixture(autouse=True)
 def clean_environment(monkeypatch):
-    for name in ("JOBTABLE_DATABASE", "JOBTABLE_LISTEN", "JOBTABLE_WORKERS", "JOBTABLE_KINDS",
-                 "JOBTABLE_API_TOKEN", "JOBTABLE_GRACE"):  # fmt: skip
+    for name in [setting.env for setting in SETTINGS.values()] + ["JOBTABLE_API_TOKEN"]:
         monkeypatch.delenv(name, raising=False)
 
 
@@ -39,8 +39,11 @@ def one_line(err: str) -> str:
     [
         (["--listen", "nonsense"], "is not HOST:PORT"),
         (["--listen", "127.0.0.1:99999"], "is not HOST:PORT"),
-        (["--workers", "0"], "at least 1"),
-        (["--workers", "two"], "at least 1"),
+        (["--workers", "-1"], "at least 0"),
+        (["--workers", "two"], "at least 0"),
+        (["--queues", "mail,mail=2"], "--queues: queue 'mail' is named twice"),
+        (["--queues", "mail=0"], "--queues: 'mail=0' needs a whole number of workers from 1"),
+        (["--queues", "no spaces"], "--queues: 'no spaces' is not a queue name"),
         (["--grace", "-1"], "seconds"),
         (["--sqlite-synchronous", "off"], "full, normal"),
         (["--log-level", "loud"], "debug, info"),
@@ -63,6 +66,19 @@ def test_serve_refuses_bad_configuration_in_one_line(tmp_path, capsys, args, exp
     assert line.startswith("jobtable: ")
     assert expected in line
     assert "hunter2" not in err
+
+
+@pytest.mark.parametrize("value", ["0", " 0 "])
+def test_worker_refuses_zero_workers_and_points_at_serve(tmp_path, capsys, monkeypatch, value):
+    for argv in (["--workers", value], []):
+        if not argv:
+            monkeypatch.setenv("JOBTABLE_WORKERS", value)
+        code, err = run(capsys, "worker", "--database", str(tmp_path / "jobs.db"), *argv)
+        assert code == 2
+        line = one_line(err)
+        assert "--workers 0: a worker process with no workers would run nothing" in line
+        assert "jobtable serve --workers 0" in line
+    assert not (tmp_path / "jobs.db").exists()  # refused before anything was opened
 
 
 def test_serve_refuses_a_database_it_cannot_open(tmp_path, capsys):
@@ -100,7 +116,7 @@ def test_a_token_file_open_to_others_is_refused(tmp_path, capsys):
 
 
 def test_environment_variables_set_flags(tmp_path, capsys, monkeypatch):
-    monkeypatch.setenv("JOBTABLE_WORKERS", "0")
+    monkeypatch.setenv("JOBTABLE_WORKERS", "-1")
     code, err = run(capsys, "serve", "--database", str(tmp_path / "j.db"))
     assert code != 0
     assert "JOBTABLE_WORKERS" in one_line(err)
@@ -223,7 +239,11 @@ def test_a_kinds_module_in_the_current_directory_is_found_without_pythonpath(
     assert len(out.strip()) == 36  # the job's id
 
 
-@pytest.mark.parametrize("command", ["serve", "worker", "migrate", "enqueue", "get"])
+@pytest.mark.parametrize(
+    "command",
+    ["serve", "worker", "migrate", "enqueue", "get", "cancel", "queues", "pause", "resume",
+     "runners"],
+)  # fmt: skip
 def test_every_command_has_help_naming_its_environment_variables(capsys, command):
     with pytest.raises(SystemExit) as exit_:
         main([command, "--help"])

@@ -1,0 +1,177 @@
+"""The JSON Schemas of the OpenAPI document's bodies: requests, jobs, details, queues, runners."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jobtable.core.enqueue_options import MAX_UNIQUE_KEY, QUEUE_NAME
+from jobtable.entrypoints.http.job_requests import MAX_BATCH
+from jobtable.entrypoints.job_options import MAX_SECONDS
+
+ERROR_CODES = [
+    "invalid_request", "unknown_kind", "invalid_payload", "invalid_option", "unauthenticated",
+    "not_found", "method_not_allowed", "conflict", "payload_too_large", "unsupported_media_type",
+    "internal", "unavailable",
+]  # fmt: skip
+
+STATUSES = ["queued", "running", "succeeded", "failed"]
+TIME = {"type": "string", "format": "date-time", "description": "RFC 3339, in UTC"}
+OPTIONAL_TIME = {"type": ["string", "null"], "format": "date-time"}
+
+
+def _object(properties: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": list(properties),
+        "additionalProperties": False,
+        "properties": properties,
+        **extra,
+    }
+
+
+ERROR = _object(
+    {
+        "error": _object(
+            {"code": {"type": "string", "enum": ERROR_CODES}, "message": {"type": "string"}}
+        )
+    }
+)
+
+JOB_PROPERTIES = {
+    "id": {"type": "string"},
+    "kind": {"type": "string"},
+    "status": {"type": "string", "enum": STATUSES},
+    "result": {"description": "the latest partial or final result; null until one"},
+    "error": {"type": ["string", "null"], "description": "a failure code, only when failed"},
+}
+JOB = _object(JOB_PROPERTIES)
+
+JOB_REQUEST = {
+    "type": "object",
+    "required": ["kind", "payload"],
+    "additionalProperties": False,
+    "description": "Options left out (or null) keep the kind's defaults.",
+    "properties": {
+        "kind": {"type": "string", "minLength": 1},
+        "payload": {"type": "object"},
+        "queue": {
+            "type": ["string", "null"],
+            "pattern": f"^{QUEUE_NAME.pattern}$",
+            "description": "the queue it waits in (default: the kind's, else default)",
+        },
+        "priority": {
+            "type": ["integer", "null"],
+            "minimum": 0,
+            "maximum": 9,
+            "description": "0 runs first, 9 last",
+        },
+        "run_at": {
+            "type": ["string", "null"],
+            "format": "date-time",
+            "description": "RFC 3339 with an offset (Z or +hh:mm); not with delay",
+        },
+        "delay": {
+            "type": ["number", "null"],
+            "minimum": 0,
+            "maximum": MAX_SECONDS,
+            "description": "seconds from now; not with run_at",
+        },
+        "timeout": {
+            "type": ["number", "null"],
+            "exclusiveMinimum": 0,
+            "maximum": MAX_SECONDS,
+            "description": "seconds an attempt may run before its handler is told to stop",
+        },
+        "unique_key": {
+            "type": ["string", "null"],
+            "minLength": 1,
+            "maxLength": MAX_UNIQUE_KEY,
+            "description": "at most one job of the kind holds it while queued or running",
+        },
+    },
+}
+
+BATCH_REQUEST = _object(
+    {
+        "jobs": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": MAX_BATCH,
+            "items": {"$ref": "#/components/schemas/JobRequest"},
+        }
+    }
+)
+
+ATTEMPT = _object(
+    {
+        "attempt": {"type": "integer"},
+        "runner": {"type": ["string", "null"], "description": "the runner that claimed it"},
+        "started_at": OPTIONAL_TIME,
+        "ended_at": OPTIONAL_TIME,
+        "outcome": {
+            "type": "string",
+            "description": "succeeded, a failure code, snoozed, or given back (never ran)",
+        },
+    }
+)
+
+JOB_DETAIL = _object(
+    {
+        **JOB_PROPERTIES,
+        "queue": {"type": "string"},
+        "priority": {"type": "integer", "minimum": 0, "maximum": 9},
+        "run_at": {**TIME, "description": "when it is (or was) due"},
+        "attempt": {"type": "integer", "description": "attempts started so far"},
+        "max_attempts": {"type": "integer"},
+        "created_at": TIME,
+        "started_at": OPTIONAL_TIME,
+        "finished_at": OPTIONAL_TIME,
+        "timeout": {"type": ["number", "null"], "description": "seconds; null: no limit"},
+        "attempts": {"type": "array", "items": {"$ref": "#/components/schemas/Attempt"}},
+        "waiting": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "why it is not running, in sentences; empty once running or finished",
+        },
+    }
+)
+
+QUEUE = _object(
+    {
+        "name": {"type": "string"},
+        "paused": {"type": "boolean"},
+        "counts": _object(
+            {status: {"type": "integer", "minimum": 0} for status in STATUSES},
+            description="jobs by status (queued includes those due later)",
+        ),
+    }
+)
+
+RUNNER = _object(
+    {
+        "id": {"type": "string"},
+        "host": {"type": "string"},
+        "pid": {"type": "integer"},
+        "started_at": TIME,
+        "kinds": {"type": "array", "items": {"type": "string"}},
+        "queues": {
+            "type": ["array", "null"],
+            "items": {"type": "string"},
+            "description": "the queues it claims from; null: every queue",
+        },
+        "workers": {"type": "integer"},
+        "busy": {"type": "integer", "description": "workers running a job at its last beat"},
+        "last_seen": {**TIME, "description": "its own clock at its last beat"},
+    }
+)
+
+SCHEMAS = {
+    "Error": ERROR,
+    "Job": JOB,
+    "JobRequest": JOB_REQUEST,
+    "BatchRequest": BATCH_REQUEST,
+    "JobDetail": JOB_DETAIL,
+    "Attempt": ATTEMPT,
+    "Queue": QUEUE,
+    "Runner": RUNNER,
+}

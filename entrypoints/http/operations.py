@@ -1,0 +1,82 @@
+"""Resources for operating jobs and queues: a job's detail, cancel, queues, runners.
+
+Thin, as the rest: one core call each, its answer shaped by ``views`` (the
+CLI prints the same shapes).
+"""
+
+from __future__ import annotations
+
+import falcon
+
+from jobtable.core import Runner
+from jobtable.core.enqueue_options import InvalidOptionError
+from jobtable.core.jobs import CancelOutcome
+from jobtable.entrypoints import views
+from jobtable.entrypoints.http.errors import api_error
+
+JOB_NOT_FOUND = ("not_found", "job not found")
+
+
+class JobDetailResource:
+    def __init__(self, runner: Runner) -> None:
+        self._runner = runner
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, job_id: str) -> None:
+        found = self._runner.detail(job_id)
+        if found is None:
+            raise api_error(404, *JOB_NOT_FOUND)
+        resp.media = views.job_detail(*found)
+
+
+class CancelResource:
+    """200 when the job is cancelled now (or already was), 202 when its handler was asked to
+    stop, 409 when it finished otherwise."""
+
+    def __init__(self, runner: Runner) -> None:
+        self._runner = runner
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response, job_id: str) -> None:
+        cancelled = self._runner.cancel(job_id)
+        if cancelled is None:
+            raise api_error(404, *JOB_NOT_FOUND)
+        outcome, job = cancelled
+        if outcome is CancelOutcome.REFUSED:
+            raise api_error(409, "conflict", views.cancel_refusal(job.status.value, job.error))
+        if outcome is CancelOutcome.REQUESTED:
+            resp.status = falcon.HTTP_202
+        resp.media = job.to_public()
+
+
+class QueuesResource:
+    def __init__(self, runner: Runner) -> None:
+        self._runner = runner
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        resp.media = {"queues": [views.queue(state) for state in self._runner.queues()]}
+
+
+class QueuePauseResource:
+    """POST .../pause or .../resume: persisted for every process; answers the queue's state."""
+
+    def __init__(self, runner: Runner, *, paused: bool) -> None:
+        self._runner = runner
+        self._paused = paused
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response, name: str) -> None:
+        try:
+            if self._paused:
+                self._runner.pause_queue(name)
+            else:
+                self._runner.resume_queue(name)
+        except InvalidOptionError as error:
+            raise api_error(400, "invalid_option", f"{error.field}: {error.problem}") from None
+        state = views.queue_named(self._runner.queues(), name, paused=self._paused)
+        resp.media = views.queue(state)
+
+
+class RunnersResource:
+    def __init__(self, runner: Runner) -> None:
+        self._runner = runner
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        resp.media = {"runners": [views.runner(record) for record in self._runner.runners()]}

@@ -1,0 +1,188 @@
+"""``jobtable enqueue``, ``get`` and ``cancel``: one job, by kind or by id.
+
+Each opens the store, makes an insert-only runner (it claims nothing), does
+one thing and exits; a job is printed as the JSON the HTTP API serves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+from typing import Any
+
+from jobtable.core import InvalidPayloadError, UnknownKindError
+from jobtable.core.enqueue_options import EnqueueOptions, InvalidOptionError
+from jobtable.core.jobs import CancelOutcome
+from jobtable.entrypoints import config, views
+from jobtable.entrypoints.commands import CommandError, one_off_runner, open_for
+from jobtable.entrypoints.config import SETTINGS, ConfigError
+from jobtable.entrypoints.follow import follow
+from jobtable.entrypoints.job_options import bounded_seconds
+from jobtable.entrypoints.times import TimeFormatError, parse_duration, parse_rfc3339
+from jobtable.entrypoints.wiring import Store, redact
+
+EXIT_JOB_FAILED = 1
+EXIT_INTERRUPTED = 130
+
+_SETTING_OF_FIELD = {
+    "run_at": "at",
+    "delay": "in",
+    "queue": "queue",
+    "priority": "priority",
+    "timeout": "timeout",
+    "unique_key": "unique_key",
+}
+
+
+def run_get(args: argparse.Namespace) -> int:
+    detail = config.parse_flag("detail", args.detail)
+    store = open_for(args, must_exist=True)
+    try:
+        if detail:
+            found = one_off_runner(args, store).detail(args.id)
+            shown = None if found is None else views.job_detail(*found)
+        else:
+            job = store.get(args.id)
+            shown = None if job is None else job.to_public()
+    finally:
+        store.close()
+    if shown is None:
+        raise _no_such_job(args)
+    print(json.dumps(shown))
+    return 0
+
+
+def run_cancel(args: argparse.Namespace) -> int:
+    store = open_for(args, must_exist=True)
+    try:
+        cancelled = one_off_runner(args, store).cancel(args.id)
+    finally:
+        store.close()
+    if cancelled is None:
+        raise _no_such_job(args)
+    outcome, job = cancelled
+    if outcome is CancelOutcome.REFUSED:
+        refusal = views.cancel_refusal(job.status.value, job.error)
+        raise CommandError(f"cannot cancel job {job.id}: {refusal}")
+    print(json.dumps(job.to_public()))
+    if outcome is CancelOutcome.REQUESTED:
+        print(
+            f"jobtable: job {job.id} is running; its handler was told to stop "
+            f"(jobtable get {job.id} shows when it has)",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def _no_such_job(args: argparse.Namespace) -> CommandError:
+    return CommandError(
+        f"no job {args.id!r} in {redact(args.database)}; check the id and --database"
+    )
+
+
+def _parse_payload(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError as error:
+        where = f" at column {error.colno}" if isinstance(error, json.JSONDecodeError) else ""
+        raise CommandError(
+            f"PAYLOAD_JSON is not valid JSON{where}; give an object, e.g. '{{\"seconds\": 3}}'",
+            exit_code=2,
+        ) from None
+
+
+def run_enqueue(args: argparse.Namespace) -> int:
+    payload = _parse_payload(args.payload)
+    options = options_from_args(args)
+    store = open_for(args, must_exist=True)
+    try:
+        runner = one_off_runner(args, store)
+        try:
+            job_id = runner.enqueue(args.kind, payload, options)
+        except UnknownKindError:
+            known = ", ".join(runner.kinds.names())
+            raise CommandError(
+                f"unknown job kind {args.kind!r}; known kinds: {known} "
+                "(load yours with --kinds module)",
+                exit_code=2,
+            ) from None
+        except InvalidPayloadError as error:
+            raise CommandError(
+                f"payload does not match kind {args.kind!r}: {'; '.join(error.problems[:10])}",
+                exit_code=2,
+            ) from None
+        if job_id.duplicate:
+            print(
+                f"jobtable: duplicate of an existing job: {job_id} already holds that unique "
+                "key, so nothing was enqueued",
+                file=sys.stderr,
+            )
+        if not args.wait:
+            print(job_id)
+            return 0
+        return _wait_for(store, job_id)
+    finally:
+        store.close()
+
+
+def options_from_args(args: argparse.Namespace) -> EnqueueOptions:
+    """``--at``, ``--in``, ``--queue``, ``--priority``, ``--unique-key`` and ``--timeout``
+    (or their variables) as the core's options; a ConfigError naming the flag otherwise."""
+    given = {name: _given(args, name) for name in _SETTING_OF_FIELD.values()}
+    if given["at"] is not None and given["in"] is not None:
+        raise ConfigError("give --at or --in, not both (check JOBTABLE_AT and JOBTABLE_IN too)")
+    try:
+        return EnqueueOptions(
+            run_at=_read("at", given["at"], parse_rfc3339),
+            delay=bounded_seconds("delay", _read("in", given["in"], parse_duration)),
+            queue=given["queue"],
+            priority=_read("priority", given["priority"], _whole_number),
+            timeout=bounded_seconds("timeout", _read("timeout", given["timeout"], parse_duration)),
+            unique_key=given["unique_key"],
+        ).check()
+    except InvalidOptionError as error:
+        setting = SETTINGS[_SETTING_OF_FIELD[error.field]]
+        raise ConfigError(f"{setting.flag}: {error.problem} (or set {setting.env})") from None
+
+
+def _given(args: argparse.Namespace, name: str) -> str | None:
+    """The flag's value, or its variable's; empty counts as not given."""
+    value = getattr(args, name, None)
+    return value if value is not None and value.strip() else None
+
+
+def _read(name: str, text: str | None, parse: Any) -> Any:
+    if text is None:
+        return None
+    try:
+        return parse(text)
+    except TimeFormatError as error:
+        setting = SETTINGS[name]
+        raise ConfigError(f"{setting.flag} {text!r} {error} (or set {setting.env})") from None
+
+
+def _whole_number(text: str) -> int | str:
+    """An integer, or the text as it was, for the core to refuse in its own words."""
+    try:
+        return int(text.strip())
+    except ValueError:
+        return text
+
+
+def _wait_for(store: Store, job_id: str) -> int:
+    changed = threading.Event()
+    watcher = store.watch(changed.set)
+    try:
+        job = follow(lambda: store.get(job_id), changed)
+    except KeyboardInterrupt:
+        raise CommandError(
+            f"stopped waiting; the job goes on: jobtable get {job_id}", exit_code=EXIT_INTERRUPTED
+        ) from None
+    finally:
+        watcher.stop()
+    if job.error is not None:
+        print(f"jobtable: job {job_id} failed: {job.error}", file=sys.stderr)
+        return EXIT_JOB_FAILED
+    return 0

@@ -1,0 +1,77 @@
+"""The JSON shapes of a job's detail, a queue and a runner: one definition for HTTP and the CLI.
+
+``jobtable get --detail`` prints exactly what ``GET /api/v1/jobs/{id}/detail``
+serves, and ``jobtable queues`` and ``runners`` print the items the API
+lists, so a script can move from one to the other unchanged. Only what is
+named here is shown: a job's unique key, its payload and its claim fence
+stay in the store.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jobtable.core import RunnerRecord, Status
+from jobtable.core.jobs import AttemptRecord, JobDetail, QueueState
+from jobtable.entrypoints.times import format_time
+
+
+def job_detail(detail: JobDetail, waiting: list[str]) -> dict[str, Any]:
+    """The five public keys of the job, then its lifecycle, then why it waits (if it does)."""
+    return {
+        **detail.job.to_public(),
+        "queue": detail.queue,
+        "priority": detail.priority,
+        "run_at": format_time(detail.run_at),
+        "attempt": detail.attempt,
+        "max_attempts": detail.max_attempts,
+        "created_at": format_time(detail.created_at),
+        "started_at": format_time(detail.started_at),
+        "finished_at": format_time(detail.finished_at),
+        "timeout": None if detail.timeout is None else float(detail.timeout),
+        "attempts": [_attempt(record) for record in detail.attempts],
+        "waiting": list(waiting),
+    }
+
+
+def _attempt(record: AttemptRecord) -> dict[str, Any]:
+    return {
+        "attempt": record.attempt,
+        "runner": record.runner_id,
+        "started_at": format_time(record.started_at),
+        "ended_at": format_time(record.ended_at),
+        "outcome": record.outcome,
+    }
+
+
+def queue(state: QueueState) -> dict[str, Any]:
+    return {"name": state.name, "paused": state.paused, "counts": dict(state.counts)}
+
+
+def queue_named(states: list[QueueState], name: str, *, paused: bool) -> QueueState:
+    """The queue ``name`` among ``states``; one not listed (it holds no jobs) as empty."""
+    for state in states:
+        if state.name == name:
+            return state
+    return QueueState(name=name, paused=paused, counts={status.value: 0 for status in Status})
+
+
+def cancel_refusal(status: str, error: str | None) -> str:
+    """Why a finished job cannot be cancelled, naming its status (and code: both are public)."""
+    ended = status if error is None else f"{status} with {error}"
+    return f"the job already {ended}; only a queued or running job can be cancelled"
+
+
+def runner(record: RunnerRecord) -> dict[str, Any]:
+    info = record.info
+    return {
+        "id": info.id,
+        "host": info.host,
+        "pid": info.pid,
+        "started_at": format_time(info.started_at),
+        "kinds": list(info.kinds),
+        "queues": None if info.queues is None else list(info.queues),
+        "workers": info.workers,
+        "busy": record.busy,
+        "last_seen": format_time(record.last_seen),
+    }
