@@ -30,6 +30,7 @@ from jobtable.core.jobs import (
     NewJob,
     QueueState,
     Recovered,
+    every_attempt,
 )
 from jobtable.core.liveness import (
     DeadRunner,
@@ -287,7 +288,7 @@ class MemoryStore:
             if row is None:
                 return False
             row.result = result
-            self._finish(row, Status.SUCCEEDED, None, _stamp(now), outcome="succeeded")
+            self._finish(row, Status.SUCCEEDED, None, _stamp(now))
             return True
 
     def fail(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
@@ -295,14 +296,11 @@ class MemoryStore:
             row = self._held(claim)
             if row is None:
                 return False
-            self._finish(row, Status.FAILED, code, _stamp(now), outcome=code)
+            self._finish(row, Status.FAILED, code, _stamp(now))
             return True
 
-    def _finish(
-        self, row: _Row, status: Status, code: str | None, stamp: str, *, outcome: str | None
-    ) -> None:
-        if outcome is not None:
-            self._log_attempt(row, outcome, stamp)
+    def _finish(self, row: _Row, status: Status, code: str | None, stamp: str) -> None:
+        """Finished for good; the attempt that ended it is told by the row, not logged."""
         row.status = status
         row.error = code
         row.last_code = code
@@ -335,7 +333,7 @@ class MemoryStore:
     def _requeue(self, row: _Row, outcome: Requeue, stamp: str) -> None:
         if row.cancel_requested:  # a cancel is never lost to a retry
             self._log_attempt(row, outcome.code, stamp)
-            self._finish(row, Status.FAILED, CANCELLED, stamp, outcome=None)
+            self._finish(row, Status.FAILED, CANCELLED, stamp)
             return
         self._log_attempt(row, outcome.code, stamp)
         if outcome.give_back:
@@ -382,7 +380,7 @@ class MemoryStore:
         if isinstance(decision, RetryAt):
             self._requeue(row, Requeue(run_at=decision.run_at, code=code), stamp)
             return row.status != Status.FAILED
-        self._finish(row, Status.FAILED, decision.code, stamp, outcome=decision.code)
+        self._finish(row, Status.FAILED, decision.code, stamp)
         return False
 
     def release_claims(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
@@ -395,7 +393,7 @@ class MemoryStore:
                 row.attempt -= 1
                 moved += 1
                 if row.cancel_requested:  # cancelled meanwhile: no point running it
-                    self._finish(row, Status.FAILED, CANCELLED, _stamp(now), outcome=None)
+                    self._finish(row, Status.FAILED, CANCELLED, _stamp(now))
                     continue
                 row.status = Status.QUEUED
                 row.updated_at = _stamp(now)
@@ -411,7 +409,7 @@ class MemoryStore:
             if row is None:
                 return None
             if row.status in (Status.QUEUED, SCHEDULED):
-                self._finish(row, Status.FAILED, CANCELLED, stamp, outcome=None)
+                self._finish(row, Status.FAILED, CANCELLED, stamp)
                 return CancelOutcome.CANCELLED
             if row.status is Status.RUNNING:
                 row.cancel_requested = True
@@ -490,8 +488,19 @@ class MemoryStore:
             row = self._rows.get(job_id)
             if row is None:
                 return None
+            job = self._public(row)
+            logged = tuple(
+                AttemptRecord(
+                    attempt=entry["attempt"],
+                    runner_id=entry["runner"],
+                    started_at=_parse_or_none(entry["started_at"]),
+                    ended_at=_parse_or_none(entry["ended_at"]),
+                    outcome=entry["outcome"],
+                )
+                for entry in row.attempts_log
+            )
             return JobDetail(
-                job=self._public(row),
+                job=job,
                 queue=row.queue,
                 priority=row.priority,
                 run_at=_parse(row.run_at),
@@ -504,15 +513,13 @@ class MemoryStore:
                 unique_key=row.unique_key,
                 cancel_requested=row.cancel_requested,
                 claimed_by=row.claimed_by,
-                attempts=tuple(
-                    AttemptRecord(
-                        attempt=entry["attempt"],
-                        runner_id=entry["runner"],
-                        started_at=_parse_or_none(entry["started_at"]),
-                        ended_at=_parse_or_none(entry["ended_at"]),
-                        outcome=entry["outcome"],
-                    )
-                    for entry in row.attempts_log
+                attempts=every_attempt(
+                    logged,
+                    job=job,
+                    attempt=row.attempt,
+                    runner_id=row.claimed_by,
+                    started_at=_parse_or_none(row.started_at),
+                    finished_at=_parse_or_none(row.finished_at),
                 ),
                 last_code=row.last_code,
             )

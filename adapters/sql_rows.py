@@ -21,6 +21,7 @@ from jobtable.core.jobs import (
     JobDetail,
     NewJob,
     QueueState,
+    every_attempt,
 )
 from jobtable.core.liveness import RunnerInfo, RunnerRecord
 from jobtable.core.outcome import Requeue, Succeed, Write
@@ -146,21 +147,31 @@ def job_detail(row: Any, *, parse_time: Callable[[Any], datetime.datetime]) -> J
         created_at, started_at, finished_at, timeout, unique_key, cancel_requested,
         claimed_by, attempts_log, last_code, _stored_status,
     ) = row  # fmt: skip
+    job = Job(id=job_id, kind=kind, status=Status(shown), result=result, error=error)
+    started = None if started_at is None else parse_time(started_at)
+    finished = None if finished_at is None else parse_time(finished_at)
     return JobDetail(
-        job=Job(id=job_id, kind=kind, status=Status(shown), result=result, error=error),
+        job=job,
         queue=queue,
         priority=priority,
         run_at=parse_time(run_at),
         attempt=attempt,
         max_attempts=max_attempts,
         created_at=parse_time(created_at),
-        started_at=None if started_at is None else parse_time(started_at),
-        finished_at=None if finished_at is None else parse_time(finished_at),
+        started_at=started,
+        finished_at=finished,
         timeout=timeout,
         unique_key=unique_key,
         cancel_requested=bool(cancel_requested),
         claimed_by=claimed_by,
-        attempts=attempt_records(attempts_log, parse_time=parse_time),
+        attempts=every_attempt(
+            attempt_records(attempts_log, parse_time=parse_time),
+            job=job,
+            attempt=attempt,
+            runner_id=claimed_by,
+            started_at=started,
+            finished_at=finished,
+        ),
         last_code=last_code,
     )
 

@@ -49,6 +49,7 @@ class Attempts:
     def __init__(self, workers: int) -> None:
         self._slots: list[Attempt | None] = [None] * workers
         self.changed = threading.Condition()
+        self._settling = threading.Lock()  # a plain lock: taken once per job
         self._stop_all: str | None = None
 
     def begin(self, worker: int, claim: Claim, job: Any = None) -> Attempt:
@@ -71,7 +72,7 @@ class Attempts:
 
     def take_settling(self, attempt: Attempt, party: str) -> bool:
         """Claim the right to record ``attempt``'s outcome; False when the other party has it."""
-        with self.changed:
+        with self._settling:
             if attempt.settled_by is not None:
                 return attempt.settled_by == party
             attempt.settled_by = party

@@ -174,3 +174,38 @@ class QueueState:
     paused: bool
     counts: dict[str, int]
     """Jobs by public status (queued counts scheduled ones too)."""
+
+
+def every_attempt(
+    logged: tuple[AttemptRecord, ...],
+    *,
+    job: Job,
+    attempt: int,
+    runner_id: str | None,
+    started_at: datetime.datetime | None,
+    finished_at: datetime.datetime | None,
+) -> tuple[AttemptRecord, ...]:
+    """The logged attempts, and the latest one when the log does not hold it.
+
+    Stores log an attempt only when it ends without ending the job (a retry,
+    a snooze): the attempt that finished the job, or the one running now, is
+    told by the row itself, so the hot path writes no log.
+    """
+    if attempt < 1 or any(record.attempt == attempt for record in logged):
+        return logged
+    if job.status is Status.RUNNING:
+        outcome = "running"
+    elif job.status is Status.SUCCEEDED:
+        outcome = "succeeded"
+    elif job.status is Status.FAILED and job.error is not None:
+        outcome = job.error
+    else:
+        return logged  # queued again with this attempt given back
+    latest = AttemptRecord(
+        attempt=attempt,
+        runner_id=runner_id,
+        started_at=started_at,
+        ended_at=None if job.status is Status.RUNNING else finished_at,
+        outcome=outcome,
+    )
+    return (*logged, latest)

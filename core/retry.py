@@ -22,6 +22,7 @@ deploy should not delay it.
 from __future__ import annotations
 
 import datetime
+import functools
 import json
 import math
 from collections.abc import Iterable
@@ -65,7 +66,14 @@ class RetryPolicy:
 
     @classmethod
     def stored(cls, max_attempts: int, text: str | None) -> RetryPolicy:
-        """The policy as a store keeps it: ``max_attempts`` and the JSON from ``to_json``."""
+        """The policy as a store keeps it: ``max_attempts`` and the JSON from ``to_json``.
+
+        Read on every claim, and most jobs share a few policies: decoded once each.
+        """
+        return _stored_policy(max_attempts, text)
+
+    @classmethod
+    def _decode(cls, max_attempts: int, text: str | None) -> RetryPolicy:
         if not text:
             return cls(max_attempts=max_attempts)
         data: dict[str, Any] = json.loads(text)
@@ -75,6 +83,11 @@ class RetryPolicy:
             backoff_base=float(data.get("base", BACKOFF_BASE)),
             backoff_cap=float(data.get("cap", BACKOFF_CAP)),
         )
+
+
+@functools.lru_cache(maxsize=256)
+def _stored_policy(max_attempts: int, text: str | None) -> RetryPolicy:
+    return RetryPolicy._decode(max_attempts, text)
 
 
 @attrs.frozen

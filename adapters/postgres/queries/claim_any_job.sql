@@ -7,7 +7,7 @@ WHERE id = (
     SELECT id FROM jobs
     WHERE status = 'queued'
       AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
-      AND queue NOT IN (SELECT name FROM jobtable_queues WHERE paused)
+      AND NOT EXISTS (SELECT 1 FROM jobtable_queues p WHERE p.name = jobs.queue AND p.paused)
     ORDER BY priority, run_at, id LIMIT 1 FOR UPDATE SKIP LOCKED
 )
 RETURNING id, kind, payload, attempt, max_attempts, retry, timeout, result

@@ -3,7 +3,9 @@
 -- settling it needs; no row when none is due. Paused queues are passed over; a NULL
 -- queues array: every queue. Each kind is probed on its own in the jobs_ready index
 -- (LATERAL), so the claim costs the same however many rows other kinds or the future
--- hold. SKIP LOCKED: concurrent claimers pass each other by.
+-- hold. A paused queue
+-- is checked by its key per candidate (NOT EXISTS): NOT IN over a subquery would be
+-- built again for each kind probed, and cost more than the rest of the claim. SKIP LOCKED: concurrent claimers pass each other by.
 UPDATE jobs
 SET status = 'running', started_at = %(now)s, updated_at = %(now)s,
     claimed_by = %(runner_id)s, attempt = attempt + 1
@@ -14,7 +16,7 @@ WHERE id = (
         SELECT id, priority, run_at FROM jobs
         WHERE status = 'queued' AND kind = served.kind
           AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
-          AND queue NOT IN (SELECT name FROM jobtable_queues WHERE paused)
+          AND NOT EXISTS (SELECT 1 FROM jobtable_queues p WHERE p.name = jobs.queue AND p.paused)
         ORDER BY priority, run_at, id LIMIT 1 FOR UPDATE SKIP LOCKED
     ) AS first
     ORDER BY first.priority, first.run_at, first.id LIMIT 1

@@ -7,7 +7,7 @@ WHERE id = (
     SELECT id FROM jobs
     WHERE status = 'queued'
       AND (:queues IS NULL OR queue IN (SELECT value FROM json_each(:queues)))
-      AND queue NOT IN (SELECT name FROM jobtable_queues WHERE paused)
+      AND NOT EXISTS (SELECT 1 FROM jobtable_queues p WHERE p.name = jobs.queue AND p.paused)
     ORDER BY priority, run_at, id LIMIT 1
 )
 RETURNING id, kind, payload, attempt, max_attempts, retry, timeout, result
