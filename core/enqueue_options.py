@@ -19,6 +19,10 @@ from jobtable.core.jobs import PRIORITIES
 
 QUEUE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 MAX_UNIQUE_KEY = 255
+MAX_SECONDS = 100 * 365 * 86400
+"""A century: the longest delay, timeout, snooze or backoff anyone means (longer ones
+would overflow a datetime)."""
+LATEST_RUN_AT = datetime.datetime(9000, 1, 1, tzinfo=datetime.UTC)
 
 
 class InvalidOptionError(ValueError):
@@ -77,6 +81,12 @@ def check_run_at(value: object) -> datetime.datetime:
         raise InvalidOptionError("run_at", "must be a datetime")
     if value.tzinfo is None or value.utcoffset() is None:
         raise InvalidOptionError("run_at", "must be timezone-aware (say which zone, e.g. UTC)")
+    try:
+        in_utc = value.astimezone(datetime.UTC)
+    except OverflowError:
+        in_utc = LATEST_RUN_AT
+    if in_utc >= LATEST_RUN_AT:
+        raise InvalidOptionError("run_at", "must be before the year 9000")
     return value
 
 
@@ -96,16 +106,25 @@ def check_priority(value: object) -> int:
 
 
 def seconds(value: object, field: str, *, allow_zero: bool) -> float:
+    """A number of seconds within a century (refusing what would overflow a datetime)."""
+    number = None
+    if not isinstance(value, bool) and isinstance(value, int | float):
+        try:
+            number = float(value)
+        except OverflowError:
+            number = math.inf
     if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not math.isfinite(value)
-        or value < 0
-        or (value == 0 and not allow_zero)
+        number is None
+        or not math.isfinite(number)
+        or number < 0
+        or number > MAX_SECONDS
+        or (number == 0 and not allow_zero)
     ):
         bound = ">= 0" if allow_zero else "> 0"
-        raise InvalidOptionError(field, f"must be a finite number of seconds {bound}")
-    return float(value)
+        raise InvalidOptionError(
+            field, f"must be a number of seconds {bound} and at most {MAX_SECONDS} (a century)"
+        )
+    return number
 
 
 @attrs.frozen(kw_only=True)

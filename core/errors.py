@@ -18,6 +18,9 @@ class Failure(Exception):
         return f"failure {self.code}"
 
 
+SNOOZE_AT_MOST = 100 * 365 * 86400
+
+
 class Snooze(Exception):
     """Raised by a handler to run its job again after ``seconds``, without using an attempt.
 
@@ -27,8 +30,12 @@ class Snooze(Exception):
     """
 
     def __init__(self, seconds: float) -> None:
-        if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not seconds >= 0:
-            raise ValueError("Snooze needs seconds >= 0")
+        if (
+            isinstance(seconds, bool)
+            or not isinstance(seconds, int | float)
+            or not 0 <= seconds <= SNOOZE_AT_MOST
+        ):
+            raise ValueError(f"Snooze needs seconds from 0 to {SNOOZE_AT_MOST} (a century)")
         super().__init__(seconds)
         self.seconds = float(seconds)
 

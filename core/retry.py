@@ -37,6 +37,9 @@ BACKOFF_BASE = 2.0
 BACKOFF_CAP = 600.0
 """Seconds: no retry waits longer than this (ten minutes)."""
 
+BACKOFF_MOST = 100 * 365 * 86400.0
+"""No backoff may be longer than a century (a datetime would overflow)."""
+
 ALWAYS_RETRYABLE = frozenset({INTERNAL_ERROR, INTERRUPTED, TIMED_OUT})
 """Codes that say nothing about the job itself: retried whenever attempts remain."""
 
@@ -164,11 +167,10 @@ def check_policy(
 
 
 def _seconds(value: object, name: str) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not math.isfinite(value)
-        or value < 0
-    ):
-        raise ValueError(f"{name} must be seconds >= 0")
-    return float(value)
+    try:
+        number = float(value) if isinstance(value, int | float) else math.nan
+    except OverflowError:
+        number = math.inf
+    if isinstance(value, bool) or not math.isfinite(number) or not 0 <= number <= BACKOFF_MOST:
+        raise ValueError(f"{name} must be seconds from 0 to {BACKOFF_MOST:g} (a century)")
+    return number

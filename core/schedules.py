@@ -74,9 +74,9 @@ def check_every(seconds: object) -> float:
         isinstance(seconds, bool)
         or not isinstance(seconds, int | float)
         or not math.isfinite(seconds)
-        or seconds < 1
+        or not 1 <= seconds <= 100 * 365 * 86400
     ):
-        raise ValueError("every needs a finite number of seconds >= 1")
+        raise ValueError("every needs a number of seconds >= 1 and at most a century")
     return float(seconds)
 
 

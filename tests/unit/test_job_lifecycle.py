@@ -355,3 +355,26 @@ def test_a_naive_run_at_is_refused():
 
     with pytest.raises(InvalidOptionError, match="timezone-aware"):
         EnqueueOptions(run_at=datetime.datetime(2026, 1, 1)).check()
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        {"delay": 1e12},
+        {"delay": 10**400},
+        {"timeout": 1e30},
+        {"run_at": datetime.datetime.fromisoformat("9999-12-31T23:00:00-05:00")},
+    ],
+)
+def test_options_past_any_datetime_are_refused_not_crashed_on(make_system, given):
+    from jobtable.core.enqueue_options import InvalidOptionError
+
+    system = make_system()
+    kind = system.kinds.register("count", count, payload=CountPayload)
+    with pytest.raises(InvalidOptionError):
+        kind.enqueue(CountPayload(), **given)
+
+
+def test_a_snooze_past_a_century_is_refused():
+    with pytest.raises(ValueError, match="century"):
+        Snooze(1e30)
