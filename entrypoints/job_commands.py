@@ -19,7 +19,6 @@ from jobtable.entrypoints import config, views
 from jobtable.entrypoints.commands import CommandError, one_off_runner, open_for
 from jobtable.entrypoints.config import SETTINGS, ConfigError
 from jobtable.entrypoints.follow import follow
-from jobtable.entrypoints.job_options import bounded_seconds
 from jobtable.entrypoints.times import TimeFormatError, parse_duration, parse_rfc3339
 from jobtable.entrypoints.wiring import Store, redact
 
@@ -136,10 +135,10 @@ def options_from_args(args: argparse.Namespace) -> EnqueueOptions:
     try:
         return EnqueueOptions(
             run_at=_read("at", given["at"], parse_rfc3339),
-            delay=bounded_seconds("delay", _read("in", given["in"], parse_duration)),
+            delay=_read("in", given["in"], parse_duration),
             queue=given["queue"],
             priority=_read("priority", given["priority"], _whole_number),
-            timeout=bounded_seconds("timeout", _read("timeout", given["timeout"], parse_duration)),
+            timeout=_read("timeout", given["timeout"], parse_duration),
             unique_key=given["unique_key"],
         ).check()
     except InvalidOptionError as error:

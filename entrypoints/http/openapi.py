@@ -42,6 +42,17 @@ _COMMON = {
 
 
 _LOCATION = {"Location": {"description": "where to GET the job", "schema": {"type": "string"}}}
+_IDEMPOTENCY_KEY = {
+    "name": "Idempotency-Key",
+    "in": "header",
+    "required": False,
+    "description": "send the request again with the same key to get the first answer (24 h)",
+    "schema": {"type": "string", "minLength": 1, "maxLength": 255},
+}
+_IDEMPOTENCY_REFUSALS = {
+    "409": _error("conflict: a request with this Idempotency-Key is still being answered"),
+    "422": _error("idempotency_key_reused: the key was sent with another request"),
+}
 _JOB_ID = {"name": "job_id", "in": "path", "required": True, "schema": {"type": "string"}}
 _QUEUE_NAME = {"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}
 _BODY_REFUSALS = {
@@ -81,6 +92,7 @@ def _job_paths() -> dict[str, Any]:
         "/api/v1/jobs": {
             "post": {
                 "summary": "enqueue a job of a registered kind",
+                "parameters": [_IDEMPOTENCY_KEY],
                 "requestBody": _body("JobRequest"),
                 "responses": {
                     "202": _json("queued", _ids("id"), headers=_LOCATION),
@@ -93,6 +105,7 @@ def _job_paths() -> dict[str, Any]:
                     "400": _error(
                         "invalid_request, unknown_kind, invalid_payload or invalid_option"
                     ),
+                    **_IDEMPOTENCY_REFUSALS,
                     **_BODY_REFUSALS,
                     **_COMMON,
                 },
@@ -101,6 +114,7 @@ def _job_paths() -> dict[str, Any]:
         "/api/v1/jobs/batch": {
             "post": {
                 "summary": "enqueue up to 1,000 jobs in one transaction: all of them, or none",
+                "parameters": [_IDEMPOTENCY_KEY],
                 "requestBody": _body("BatchRequest"),
                 "responses": {
                     "202": _json(
@@ -114,6 +128,7 @@ def _job_paths() -> dict[str, Any]:
                         },
                     ),
                     "400": _error("the first refused job, by its index: nothing was stored"),
+                    **_IDEMPOTENCY_REFUSALS,
                     **_BODY_REFUSALS,
                     **_COMMON,
                 },

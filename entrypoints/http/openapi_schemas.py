@@ -11,7 +11,7 @@ from jobtable.entrypoints.job_options import MAX_SECONDS
 ERROR_CODES = [
     "invalid_request", "unknown_kind", "invalid_payload", "invalid_option", "unauthenticated",
     "not_found", "method_not_allowed", "conflict", "payload_too_large", "unsupported_media_type",
-    "internal", "unavailable",
+    "internal", "unavailable", "idempotency_key_reused",
 ]  # fmt: skip
 
 STATUSES = ["queued", "running", "succeeded", "failed"]

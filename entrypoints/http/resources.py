@@ -7,6 +7,7 @@ import falcon
 from jobtable.core import Runner
 from jobtable.entrypoints.http.body import read_body
 from jobtable.entrypoints.http.errors import api_error
+from jobtable.entrypoints.http.idempotency import answer_once
 from jobtable.entrypoints.http.job_requests import encode_batch, parse_job_request, refusals
 
 
@@ -46,16 +47,22 @@ class JobsResource:
         self._runner = runner
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        request = parse_job_request(read_body(req))
-        with refusals():
-            job_id = self._runner.enqueue(request.kind, request.payload, request.options)
-        resp.location = f"/api/v1/jobs/{job_id}"
-        if job_id.duplicate:
-            # Nothing was stored: the job that already holds the unique key answers.
-            resp.media = {"id": str(job_id), "duplicate": True}
-            return
-        resp.status = falcon.HTTP_202
-        resp.media = {"id": str(job_id)}
+        body = read_body(req)
+        request = parse_job_request(body)
+
+        def enqueue() -> None:
+            with refusals():
+                job_id = self._runner.enqueue(request.kind, request.payload, request.options)
+            resp.location = f"/api/v1/jobs/{job_id}"
+            if job_id.duplicate:
+                # Nothing was stored: the job that already holds the unique key answers.
+                resp.status = falcon.HTTP_200
+                resp.media = {"id": str(job_id), "duplicate": True}
+                return
+            resp.status = falcon.HTTP_202
+            resp.media = {"id": str(job_id)}
+
+        answer_once(req, resp, self._runner, route="POST /api/v1/jobs", body=body, answer=enqueue)
 
 
 class BatchResource:
@@ -65,6 +72,14 @@ class BatchResource:
         self._runner = runner
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        ids = self._runner.enqueue_batch(encode_batch(self._runner, read_body(req)))
-        resp.status = falcon.HTTP_202
-        resp.media = {"ids": [str(job_id) for job_id in ids]}
+        body = read_body(req)
+        encoded = encode_batch(self._runner, body)
+
+        def enqueue() -> None:
+            ids = self._runner.enqueue_batch(encoded)
+            resp.status = falcon.HTTP_202
+            resp.media = {"ids": [str(job_id) for job_id in ids]}
+
+        answer_once(
+            req, resp, self._runner, route="POST /api/v1/jobs/batch", body=body, answer=enqueue
+        )

@@ -186,14 +186,14 @@ def test_a_unique_key_duplicate_prints_the_existing_id_and_says_so(capsys, datab
         (["--in", "5 minutes"], "--in '5 minutes' must be a duration: 30s, 5m, 2h, 1d or plain "
                                 "seconds (or set JOBTABLE_IN)"),
         (["--in", "-5"], "--in '-5' must be a duration"),
-        (["--in", "999999999999"], "--in: must be at most 3153600000 seconds (100 years)"),
+        (["--in", "999999999999"], "--in: must be a number of seconds >= 0 and at most 3153600000 (a century)"),
         (["--at", "2030-01-02T03:04:05Z", "--in", "5m"], "give --at or --in, not both"),
         (["--priority", "10"], "--priority: must be a whole number from 0 (first) to 9 (last) "
                                "(or set JOBTABLE_PRIORITY)"),
         (["--priority", "high"], "--priority: must be a whole number from 0"),
         (["--queue", "a b"], "--queue: must be 1-64 letters, digits"),
-        (["--timeout", "0"], "--timeout: must be a finite number of seconds > 0 "
-                             "(or set JOBTABLE_TIMEOUT)"),
+        (["--timeout", "0"], "--timeout: must be a number of seconds > 0 and at most 3153600000 "
+                             "(a century) (or set JOBTABLE_TIMEOUT)"),
         (["--unique-key", "k" * 256], "--unique-key: must be a string of 1 to 255 characters"),
     ],
 )  # fmt: skip
