@@ -47,9 +47,10 @@ class Attempts:
     """
 
     def __init__(self, workers: int) -> None:
-        self._slots: list[Attempt | None] = [None] * workers
+        self._slots: list[Attempt | None] = [None] * max(1, workers)  # drain uses slot 0
+        self._settling: set[Attempt] = set()  # left behind, the runner recording their jobs
         self.changed = threading.Condition()
-        self._settling = threading.Lock()  # a plain lock: taken once per job
+        self._settle_lock = threading.Lock()  # a plain lock: taken once per job
         self._stop_all: str | None = None
 
     def begin(self, worker: int, claim: Claim, job: Any = None) -> Attempt:
@@ -65,14 +66,24 @@ class Attempts:
         self._slots[worker] = None
 
     def abandon(self, attempt: Attempt) -> None:
-        """The runner settled ``attempt`` for its worker: free the slot for a replacement."""
+        """The runner settles ``attempt`` for its worker: free the slot for a replacement.
+
+        The attempt stays in snapshots until ``settled``: its job is still held in
+        this runner's name, and must not look like a lost claim to the sweep.
+        """
         with self.changed:
+            self._settling.add(attempt)
             if self._slots[attempt.worker] is attempt:
                 self._slots[attempt.worker] = None
 
+    def settled(self, attempt: Attempt) -> None:
+        """The runner's write for an abandoned attempt is done (or given up)."""
+        with self.changed:
+            self._settling.discard(attempt)
+
     def take_settling(self, attempt: Attempt, party: str) -> bool:
         """Claim the right to record ``attempt``'s outcome; False when the other party has it."""
-        with self._settling:
+        with self._settle_lock:
             if attempt.settled_by is not None:
                 return attempt.settled_by == party
             attempt.settled_by = party
@@ -82,7 +93,11 @@ class Attempts:
         return [attempt for attempt in self.snapshot() if attempt.claim in claims]
 
     def snapshot(self) -> list[Attempt]:
-        return [attempt for attempt in list(self._slots) if attempt is not None]
+        held = [attempt for attempt in list(self._slots) if attempt is not None]
+        if self._settling:
+            with self.changed:
+                held += list(self._settling)
+        return held
 
     def busy(self) -> int:
         return sum(attempt is not None for attempt in list(self._slots))

@@ -19,6 +19,9 @@ from jobtable.core.attempts import Attempt
 PREEMPT_GRACE = 2.0
 """Seconds a handler told to stop (cancel, timeout) has to return before it is left behind."""
 
+COMPACT_AT = 1024
+"""Entries of finished jobs are swept out once the heap holds this many and has doubled."""
+
 STOP = "stop"
 ABANDON = "abandon"
 
@@ -30,6 +33,7 @@ class Deadlines:
         self._lock = threading.Lock()
         self._heap: list[tuple[float, int, str, str, Attempt]] = []
         self._order = itertools.count()
+        self._compacted = 0  # the heap's size after its last compaction
 
     def add(self, when: float, action: str, code: str, attempt: Attempt) -> bool:
         """At ``when``: ``STOP`` tells the handler to stop with ``code``; ``ABANDON`` leaves it.
@@ -39,8 +43,13 @@ class Deadlines:
         """
         with self._lock:
             heapq.heappush(self._heap, (when, next(self._order), action, code, attempt))
+            if len(self._heap) >= COMPACT_AT and len(self._heap) >= 2 * self._compacted:
+                # Most entries belong to jobs long finished: keep the live ones only.
+                self._heap = [entry for entry in self._heap if entry[4].settled_by is None]
+                heapq.heapify(self._heap)
+                self._compacted = len(self._heap)
             self._drop_settled()
-            return self._heap[0][4] is attempt and self._heap[0][0] == when
+            return bool(self._heap) and self._heap[0][4] is attempt and self._heap[0][0] == when
 
     def next_at(self) -> float | None:
         """The earliest deadline of a handler still running (settled ones are dropped)."""

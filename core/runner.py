@@ -13,6 +13,7 @@ stop. ``shutdown(grace)`` runs both in turn.
 from __future__ import annotations
 
 import datetime
+import functools
 import json
 import logging
 import os
@@ -189,17 +190,11 @@ class Runner:
             workers=self._workers,
         )
         try:
+            self._record_schedules()  # first: a failure here leaves nothing registered
             self._keeper.register(info)
         except BaseException:
             with self._wake:
                 self._started = False  # nothing ran: the caller may try again
-            raise
-        try:
-            self._record_schedules()
-        except BaseException:
-            self._keeper.finish(None)
-            with self._wake:
-                self._started = False
             raise
         with self._wake:
             self._live_workers = self._workers
@@ -234,6 +229,8 @@ class Runner:
                 self._live_workers -= len(self._empty_seats)
                 self._empty_seats.clear()
                 self._done.notify_all()
+        with self._scheduler:
+            self._scheduler.notify_all()
 
     def stop_now(self) -> None:
         """The second phase: also tell every handler to stop (``ctx.wait`` returns True).
@@ -494,9 +491,7 @@ class Runner:
                 if replace:
                     replace = self._replace_worker(number)
                 if not replace:
-                    with self._done:
-                        self._live_workers -= 1
-                        self._done.notify_all()
+                    self._seat_freed()
 
     def _replace_worker(self, number: int) -> bool:
         """Start a worker in a crashed one's place; False if even that fails (no threads left)."""
@@ -619,6 +614,7 @@ class Runner:
                 decision = run_handler(spec, claimed.payload, context, self._converter)
             if not self._attempts.take_settling(attempt, "worker"):
                 return _LEFT_BEHIND
+            attempt.job = None  # a deadline may outlive the job: keep no payload alive
             # drain (no workers, no liveness: tests) always takes the next job along.
             claim_next = not self._stopping and (not self._started or self._keeper.may_claim())
             write = self._write_for(claimed, decision, attempt)
@@ -743,12 +739,20 @@ class Runner:
         claimed = attempt.job
         write = self._write_for(claimed, Interrupted(), attempt)
         self._recorder.record(claimed, write, runner_id=self.id, claim_next=False)
+        self._attempts.settled(attempt)
         if isinstance(write, Requeue):
-            self._reread_schedule_soon()
+            self._pass_the_wake()  # it may be due at once
+            self._reread_schedule_soon()  # or later: the scheduler must know
         if refill and not self._replace_worker(attempt.worker):
-            with self._done:
-                self._live_workers -= 1
-                self._done.notify_all()
+            self._seat_freed()
+
+    def _seat_freed(self) -> None:
+        """A worker's place is given up for good: join, and the scheduler, may be waiting."""
+        with self._done:
+            self._live_workers -= 1
+            self._done.notify_all()
+        with self._scheduler:
+            self._scheduler.notify_all()
 
     def _left_behind_returned(self) -> None:
         """A handler left behind returned at last: refill a seat left empty past the cap."""
@@ -756,9 +760,7 @@ class Runner:
             self._left_behind -= 1
             seat = self._empty_seats.pop() if self._empty_seats and not self._stopping else None
         if seat is not None and not self._replace_worker(seat):
-            with self._done:
-                self._live_workers -= 1
-                self._done.notify_all()
+            self._seat_freed()
 
     # -- periodic schedules ----------------------------------------------------
 
@@ -838,36 +840,55 @@ class Runner:
         """
         retry_delay: float | None = None
         due_at: float | None = None  # monotonic time the earliest known job falls due
+        tick_at: float | None = None
         look = True
         while True:
             self._act_on_deadlines()
-            if look:
-                try:
-                    due_in = self._promote_due()
-                except Exception as error:
-                    retry_delay = next_claim_retry_delay(retry_delay)
-                    self._log.warning(
-                        "scheduling due jobs failed; retrying category=%s retry_in=%.3fs",
-                        loggable_category(error),
-                        retry_delay,
-                    )
-                    due_in = retry_delay
-                else:
-                    retry_delay = None
-                due_at = None if due_in is None else self._clock.monotonic() + due_in
-            tick_in = self._run_schedules()
-            tick_at = None if tick_in is None else self._clock.monotonic() + tick_in
+            stopping = self._stopping
+            if stopping:
+                # No more promotions or ticks, but timeouts and the grace of handlers told
+                # to stop are kept until the last worker is gone: join depends on them.
+                if self._no_workers_left():
+                    return
+                due_at = tick_at = None
+            else:
+                if look:
+                    try:
+                        due_in = self._promote_due()
+                    except Exception as error:
+                        retry_delay = next_claim_retry_delay(retry_delay)
+                        self._log.warning(
+                            "scheduling due jobs failed; retrying category=%s retry_in=%.3fs",
+                            loggable_category(error),
+                            retry_delay,
+                        )
+                        due_in = retry_delay
+                    else:
+                        retry_delay = None
+                    due_at = None if due_in is None else self._clock.monotonic() + due_in
+                tick_in = self._run_schedules()
+                tick_at = None if tick_in is None else self._clock.monotonic() + tick_in
             self._clock.wait_for(
                 self._scheduler,
-                lambda: self._stopping or self._reread_schedule or self._deadlines_changed,
+                functools.partial(self._look_again, stopping),
                 self._next_wait(due_at, tick_at),
             )
             with self._scheduler:
-                if self._stopping:
-                    return
                 reread = self._reread_schedule
                 self._reread_schedule = self._deadlines_changed = False
             look = reread or (due_at is not None and self._clock.monotonic() >= due_at)
+
+    def _look_again(self, was_stopping: bool) -> bool:
+        """What ends the scheduler's wait early: news, a stop, the last worker gone."""
+        return (
+            self._reread_schedule
+            or self._deadlines_changed
+            or self._stopping != was_stopping
+            or (was_stopping and self._no_workers_left())
+        )
+
+    def _no_workers_left(self) -> bool:
+        return self._live_workers == 0  # one read of an int: no lock needed, none taken
 
     def _next_wait(self, due_at: float | None, tick_at: float | None) -> float | None:
         """Seconds until the earliest due job, tick or deadline; None: nothing to wait for."""

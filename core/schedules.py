@@ -38,16 +38,23 @@ class Schedule:
     def latest_tick(self, now: datetime.datetime) -> datetime.datetime:
         """The last tick at or before ``now``."""
         if self.every is not None:
-            return _from_epoch(math.floor(now.timestamp() / self.every) * self.every)
+            period = _microseconds(self.every)
+            return _EPOCH + datetime.timedelta(microseconds=_since_epoch(now) // period * period)
         assert self.cron is not None
         # cronsim counts in whole seconds, and reverse iteration starts strictly before.
-        start = now.astimezone(self.timezone).replace(microsecond=0) + _SECOND
+        # The step is taken in UTC, then converted: local arithmetic would lose which pass
+        # of a repeated hour (a DST fall-back) it is in.
+        start = (now.astimezone(datetime.UTC).replace(microsecond=0) + _SECOND).astimezone(
+            self.timezone
+        )
         return next(CronSim(self.cron, start, reverse=True)).astimezone(datetime.UTC)
 
     def next_tick(self, now: datetime.datetime) -> datetime.datetime:
-        """The first tick after ``now``."""
+        """The first tick after ``now`` (always after ``latest_tick(now)``)."""
         if self.every is not None:
-            return _from_epoch((math.floor(now.timestamp() / self.every) + 1) * self.every)
+            period = _microseconds(self.every)
+            ticks = _since_epoch(now) // period + 1
+            return _EPOCH + datetime.timedelta(microseconds=ticks * period)
         assert self.cron is not None
         local = now.astimezone(self.timezone)
         return next(CronSim(self.cron, local)).astimezone(datetime.UTC)
@@ -93,5 +100,14 @@ def resolve_timezone(timezone: object) -> datetime.tzinfo:
         raise ValueError(f"unknown time zone {timezone!r}") from None
 
 
-def _from_epoch(seconds: float) -> datetime.datetime:
-    return datetime.datetime.fromtimestamp(seconds, tz=datetime.UTC)
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+
+
+def _microseconds(seconds: float) -> int:
+    """An interval in whole microseconds: ticks in integers, so no rounding makes a tick
+    fall on itself or before the one it follows."""
+    return max(1, round(seconds * 1_000_000))
+
+
+def _since_epoch(moment: datetime.datetime) -> int:
+    return (moment - _EPOCH) // datetime.timedelta(microseconds=1)

@@ -668,13 +668,16 @@ class PostgresStore:
             "answered_before": answered_before,
             "unanswered_before": unanswered_before,
         }
-        with translated(), self._pool.connection() as conn, conn.transaction():
-            conn.execute(_FORGET_STALE_KEY, params)
-            if conn.execute(_TAKE_KEY, params).rowcount == 1:
-                return None
-            row = conn.execute(_KEPT_ANSWER, params).fetchone()
-        # None here: the holder let it go between the two statements; the caller may retry.
-        return None if row is None else kept_answer(row, _as_time)
+        for _ in range(UNIQUE_TRIES):
+            with translated(), self._pool.connection() as conn, conn.transaction():
+                conn.execute(_FORGET_STALE_KEY, params)
+                if conn.execute(_TAKE_KEY, params).rowcount == 1:
+                    return None  # taken: this request answers
+                row = conn.execute(_KEPT_ANSWER, params).fetchone()
+            if row is not None:
+                return kept_answer(row, _as_time)
+            # The holder let it go between the two statements: try to take it again.
+        raise StoreError("database error")
 
     def finish_idempotent(self, key: str, *, status: int, body: str) -> None:
         params = {"key": key, "status": status, "body": body}

@@ -374,3 +374,15 @@ def test_a_job_given_back_after_a_cancel_was_asked_is_cancelled(store):
     job = store.get(job_id)
     assert (job.status, job.error) == (Status.FAILED, CANCELLED)
     assert store.detail(job_id).attempt == 0
+
+
+def test_a_snooze_after_a_cancel_was_asked_cancels_and_keeps_the_attempt(store):
+    job_id = add(store)
+    running = claim(store)
+    store.cancel(job_id, now=T0)
+    snooze = Requeue(run_at=later(60), code="snoozed", give_back=True)
+    assert store.requeue(running.claim, snooze, now=T0)
+    detail = store.detail(job_id)
+    assert (detail.job.status, detail.job.error, detail.attempt) == (
+        Status.FAILED, CANCELLED, 1,
+    )  # fmt: skip

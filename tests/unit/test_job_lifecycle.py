@@ -378,3 +378,79 @@ def test_options_past_any_datetime_are_refused_not_crashed_on(make_system, given
 def test_a_snooze_past_a_century_is_refused():
     with pytest.raises(ValueError, match="century"):
         Snooze(1e30)
+
+
+def test_timeouts_are_kept_after_stop_so_join_returns(make_system):
+    system = make_system()
+    started = threading.Event()
+
+    def polls(ctx: JobContext, payload: CountPayload) -> CountResult:
+        started.set()
+        while not ctx.wait(0.5):  # polls, as long work does, until told to stop
+            pass
+        raise RuntimeError("told to stop")
+
+    kind = system.kinds.register("polls", polls, payload=CountPayload, timeout=2)
+    system.start()
+    job_id = kind.enqueue(CountPayload())
+    assert started.wait(10)
+    system.runner.stop()  # phase one: the running job goes on, its timeout still counts
+    for _ in range(4):
+        system.clock.wait_for_sleepers(1)
+        system.clock.advance(0.5)
+    job = system.wait_for(job_id)
+    assert (job.status, job.error) == (Status.FAILED, TIMED_OUT)
+    assert system.runner.join(timeout=10)
+
+
+def test_a_start_that_failed_recording_its_schedules_can_be_tried_again(make_system):
+    from jobtable.core import StoreUnavailableError
+
+    system = make_system()
+    kind = system.kinds.register("count", count, payload=CountPayload)
+    system.kinds.every(3600, kind, CountPayload())
+    real = system.store.inner.record_schedule
+    failures = [StoreUnavailableError("database unavailable")]
+
+    def fails_once(name, *, now):
+        if failures:
+            raise failures.pop()
+        return real(name, now=now)
+
+    system.store.inner.record_schedule = fails_once
+    with pytest.raises(StoreUnavailableError):
+        system.start()
+    assert system.runner.runners() == []  # nothing registered by the failed start
+    system.start()
+    assert system.wait_for(kind.enqueue(CountPayload(steps=2))).status is Status.SUCCEEDED
+
+
+def test_a_job_requeued_by_the_runner_past_the_cap_wakes_an_idle_worker(make_system):
+    system = make_system(workers=2, left_behind_cap=0)
+    release = threading.Event()
+    started = threading.Event()
+
+    def stubborn_once(ctx: JobContext, payload: CountPayload) -> CountResult:
+        if ctx.attempt == 1:
+            started.set()
+            release.wait(30)  # ignores its stop
+        return CountResult(done=ctx.attempt)
+
+    kind = system.kinds.register(
+        "stubborn", stubborn_once, payload=CountPayload, timeout=1, max_attempts=2,
+        backoff=(0, 0),
+    )  # fmt: skip
+    system.start()
+    job_id = kind.enqueue(CountPayload())
+    assert started.wait(10)
+    system.clock.wait_for_sleepers(1)
+    system.clock.advance(1)  # timed out: told to stop
+    system.clock.wait_for_sleepers(1)
+    system.clock.advance(2)  # left behind, its seat not refilled (cap 0), due again at once
+    try:
+        job = system.wait_for(
+            job_id, lambda job: job is not None and job.status is Status.SUCCEEDED
+        )
+        assert job.result == '{"done":2}'  # the other, idle worker ran the retry
+    finally:
+        release.set()

@@ -119,3 +119,27 @@ def test_a_first_deploy_runs_nothing_from_the_past(make_system):
     system.start()
     assert clock.wait_for_sleepers(1) == [25.0]  # the scheduler looked, and waits for 00:02
     assert jobs_of(system.store, "count") == []
+
+
+def test_cron_keeps_both_passes_of_a_repeated_hour():
+    """Europe/Berlin falls back at 01:00 UTC on 2026-10-25: 02:00-03:00 local comes twice."""
+    berlin = Schedule(
+        name="s", kind="k", payload="{}", cron="*/15 * * * *",
+        timezone=resolve_timezone("Europe/Berlin"),
+    )  # fmt: skip
+    second_pass = at("2026-10-25T01:00:00+00:00")  # 02:00 CET, the hour again
+    assert berlin.latest_tick(second_pass) == second_pass
+    assert berlin.latest_tick(at("2026-10-25T01:20:00+00:00")) == at("2026-10-25T01:15:00+00:00")
+    assert berlin.next_tick(at("2026-10-25T00:50:00+00:00")) == second_pass
+
+
+@pytest.mark.parametrize("every", [1.1, 0.3, 7.7, 3600])
+def test_an_interval_tick_never_falls_on_itself(every):
+    schedule = Schedule(name="s", kind="k", payload="{}", every=every)
+    moment = at("2026-01-01T00:00:00+00:00")
+    for _ in range(200):
+        latest = schedule.latest_tick(moment)
+        following = schedule.next_tick(moment)
+        assert latest <= moment < following
+        assert schedule.latest_tick(following) == following
+        moment = following

@@ -153,3 +153,20 @@ def test_a_worker_that_crashes_is_replaced_and_the_pool_keeps_its_size(make_syst
     assert crashes == []
     assert system.logs.text.count("worker crashed; starting another") == 2
     assert system.runner.live_workers == 2
+
+
+def test_an_attempt_the_runner_settles_stays_held_until_its_write_is_done():
+    """Else a sweep would take its job for a lost claim and give it back meanwhile."""
+    from jobtable.core import Claim
+    from jobtable.core.attempts import Attempts
+
+    attempts = Attempts(1)
+    claim = Claim(job_id="j", runner_id="r", attempt=1)
+    attempt = attempts.begin(0, claim)
+    assert attempts.take_settling(attempt, "runner")
+    attempts.abandon(attempt)
+    replacement = attempts.begin(0, Claim(job_id="k", runner_id="r", attempt=1))
+    assert {held.claim.job_id for held in attempts.snapshot()} == {"j", "k"}
+    attempts.settled(attempt)
+    assert attempts.snapshot() == [replacement]
+    assert not attempts.take_settling(attempt, "worker")  # its worker records nothing

@@ -16,6 +16,6 @@ SET status = CASE WHEN cancel_requested THEN 'failed'
     attempts_log = coalesce(attempts_log, '[]'::jsonb) || jsonb_build_array(jsonb_build_object(
         'attempt', attempt, 'runner', claimed_by, 'started_at', started_at,
         'ended_at', %(now)s::timestamptz, 'outcome', %(code)s::text)),
-    attempt = attempt - %(give_back)s::integer
+    attempt = attempt - CASE WHEN cancel_requested THEN 0 ELSE %(give_back)s::integer END
 WHERE id = %(id)s AND status = 'running' AND claimed_by IS NOT DISTINCT FROM %(runner_id)s
   AND attempt = %(attempt)s

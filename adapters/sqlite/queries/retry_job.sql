@@ -15,5 +15,5 @@ SET status = CASE WHEN cancel_requested THEN 'failed'
     attempts_log = json_insert(coalesce(attempts_log, '[]'), '$[#]', json_object(
         'attempt', attempt, 'runner', claimed_by, 'started_at', started_at,
         'ended_at', :now, 'outcome', :code)),
-    attempt = attempt - :give_back
+    attempt = attempt - CASE WHEN cancel_requested THEN 0 ELSE :give_back END
 WHERE id = :id AND status = 'running' AND claimed_by IS :runner_id AND attempt = :attempt
