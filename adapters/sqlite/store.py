@@ -265,8 +265,10 @@ class SqliteStore:
     def next_due(self) -> datetime.datetime | None:
         """When the earliest scheduled job falls due (None: none is scheduled)."""
         with translated(), self._db.reader() as conn:
-            row = conn.execute("SELECT min(run_at) FROM jobs WHERE status = 'scheduled'").fetchone()
-        return None if row is None or row[0] is None else _parse_stamp(row[0])
+            rows = conn.execute(
+                "SELECT min(run_at) FROM jobs WHERE status = 'scheduled'"
+            ).fetchall()
+        return None if not rows or rows[0][0] is None else _parse_stamp(rows[0][0])
 
     def finish_and_claim_next(
         self,
@@ -551,7 +553,8 @@ class SqliteStore:
             "id": detail.job.id,
         }
         with translated(), self._db.reader() as conn:
-            return int(conn.execute(_AHEAD, params).fetchone()[0])
+            ((count,),) = conn.execute(_AHEAD, params).fetchall()  # every row: no open read
+        return int(count)
 
     def get(self, job_id: str) -> Job | None:
         with translated(), self._db.reader() as conn:
