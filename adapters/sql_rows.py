@@ -12,7 +12,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from jobtable.core.idempotency import KeptAnswer
+from jobtable.core.idempotency import KeptAnswer, stale_before
 from jobtable.core.jobs import (
     AttemptRecord,
     Claim,
@@ -223,3 +223,17 @@ def kept_answer(row: Any, parse_time: Callable[[Any], datetime.datetime]) -> Kep
     return KeptAnswer(
         request_hash=request_hash, status=status, body=body, created_at=parse_time(created_at)
     )
+
+
+def idempotency_parameters(
+    key: str, request_hash: str, now: datetime.datetime, *, stamp: Callable[[Any], Any]
+) -> dict[str, Any]:
+    """The parameters of taking an idempotency key: which kept keys are stale by now."""
+    answered_before, unanswered_before = stale_before(now)
+    return {
+        "key": key,
+        "hash": request_hash,
+        "now": stamp(now),
+        "answered_before": stamp(answered_before),
+        "unanswered_before": stamp(unanswered_before),
+    }

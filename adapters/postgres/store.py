@@ -39,6 +39,7 @@ from jobtable.adapters.sql_rows import (
     claimed,
     fence,
     finish_parameters,
+    idempotency_parameters,
     job_detail,
     kept_answer,
     new_job_parameters,
@@ -49,7 +50,7 @@ from jobtable.adapters.sql_rows import (
     settle_by_policy,
 )
 from jobtable.core.errors import StoreError
-from jobtable.core.idempotency import KeptAnswer, stale_before
+from jobtable.core.idempotency import KeptAnswer
 from jobtable.core.jobs import (
     CancelOutcome,
     Claim,
@@ -660,14 +661,7 @@ class PostgresStore:
     def begin_idempotent(
         self, key: str, request_hash: str, *, now: datetime.datetime
     ) -> KeptAnswer | None:
-        answered_before, unanswered_before = stale_before(now)
-        params = {
-            "key": key,
-            "hash": request_hash,
-            "now": now,
-            "answered_before": answered_before,
-            "unanswered_before": unanswered_before,
-        }
+        params = idempotency_parameters(key, request_hash, now, stamp=_same)
         for _ in range(UNIQUE_TRIES):
             with translated(), self._pool.connection() as conn, conn.transaction():
                 conn.execute(_FORGET_STALE_KEY, params)

@@ -22,6 +22,7 @@ from jobtable.adapters.sql_rows import (
     claimed,
     fence,
     finish_parameters,
+    idempotency_parameters,
     job_detail,
     kept_answer,
     new_job_parameters,
@@ -37,7 +38,7 @@ from jobtable.adapters.sqlite.liveness import LivenessLocks
 from jobtable.adapters.sqlite.migrate import migrate
 from jobtable.adapters.sqlite.watcher import DataVersionWatcher
 from jobtable.core.errors import LivenessLockLostError, StoreUnavailableError
-from jobtable.core.idempotency import KeptAnswer, stale_before
+from jobtable.core.idempotency import KeptAnswer
 from jobtable.core.jobs import (
     CancelOutcome,
     Claim,
@@ -497,14 +498,7 @@ class SqliteStore:
     def begin_idempotent(
         self, key: str, request_hash: str, *, now: datetime.datetime
     ) -> KeptAnswer | None:
-        answered_before, unanswered_before = stale_before(now)
-        params = {
-            "key": key,
-            "hash": request_hash,
-            "now": _stamp(now),
-            "answered_before": _stamp(answered_before),
-            "unanswered_before": _stamp(unanswered_before),
-        }
+        params = idempotency_parameters(key, request_hash, now, stamp=_stamp)
 
         def work(conn: sqlite3.Connection) -> Any:
             conn.execute(_FORGET_STALE_KEY, params)
