@@ -83,6 +83,7 @@ class LivenessKeeper:
         sweep_interval: float | None,
         left_running: Callable[[], set[Claim]] = set,
         cancel: Callable[[Attempt], None] = lambda attempt: None,
+        on_sweep: Callable[[], None] = lambda: None,
     ) -> None:
         """``left_running`` names claims whose handler ran but whose outcome could not be
         recorded: never given back as if unrun, but settled as interrupted. ``cancel`` stops a
@@ -95,6 +96,7 @@ class LivenessKeeper:
         self._wake_all = wake_all
         self._wake_one = wake_one
         self._cancel = cancel
+        self._on_sweep = on_sweep
         self._check_interval = check_interval
         self._sweep_interval = sweep_interval
         terms = store.liveness_terms
@@ -279,6 +281,7 @@ class LivenessKeeper:
             self._beat()
             self._reconcile()
             self._stop_cancelled()
+            self._on_sweep()
             self._settle_dead()
             self._requeue_lost_claims()
         except Exception as error:

@@ -143,6 +143,7 @@ class Runner:
         self._kinds: frozenset[str] = frozenset()  # what this runner claims: set at start
         self._scheduler = threading.Condition()  # the scheduler thread waits here
         self._reread_schedule = False  # the store may hold an earlier due time
+        self._reread_pending = False  # a change from elsewhere, not yet handed to the scheduler
         self._deadlines_changed = False
         self._deadlines = Deadlines()
         self._left_behind = 0  # handlers that ignored a stop, still running
@@ -160,6 +161,7 @@ class Runner:
             check_interval=check_interval,
             sweep_interval=sweep_interval,
             left_running=self._recorder.left_running,
+            on_sweep=self._reread_if_pending,
             cancel=lambda attempt: self._preempt(attempt, CANCELLED),
         )
 
@@ -534,6 +536,7 @@ class Runner:
                 )
                 self._clock.wait_for(self._stop, lambda: self._stopping, retry_delay)
                 continue
+            self._reread_if_pending()
             if claimed is None:
                 self._wait_for_wake()
             else:
@@ -570,11 +573,19 @@ class Runner:
         A worker that finds a job wakes the next idle one, so a burst is
         spread over the pool without waking every worker for a single job.
         The scheduler looks again for the earliest due time too (another
-        process may have scheduled an earlier job). Cheap enough for a
+        process may have scheduled an earlier job), but after the woken
+        worker's claim or at the next sweep, whichever comes first: its read
+        must not delay the claim that picks up the job. Cheap enough for a
         watcher to call on every change it sees.
         """
+        self._reread_pending = True
         self._pass_the_wake()
-        self._reread_schedule_soon()
+
+    def _reread_if_pending(self) -> None:
+        """Hand a change seen elsewhere on to the scheduler (after a claim, or each sweep)."""
+        if self._reread_pending:
+            self._reread_pending = False
+            self._reread_schedule_soon()
 
     def _pass_the_wake(self) -> None:
         """Make sure one worker looks: wake an idle one, or leave a token for the next to idle.
