@@ -338,8 +338,10 @@ class MemoryStore:
         self._log_attempt(row, outcome.code, stamp)
         if outcome.give_back:
             row.attempt -= 1
-        row.run_at = _stamp(outcome.run_at)
-        row.status = SCHEDULED if row.run_at > stamp else Status.QUEUED
+        due = _stamp(outcome.run_at)
+        if due > stamp:  # due later: it waits for then; due at once: it keeps its place
+            row.run_at = due
+        row.status = SCHEDULED if due > stamp else Status.QUEUED
         row.last_code = outcome.code
         row.updated_at = stamp
         self._file(row)

@@ -143,8 +143,8 @@ def test_a_snooze_gives_its_attempt_back(store):
 def test_an_interrupted_job_settles_by_the_policy_stored_on_it(store):
     keeps = add(store, max_attempts=2)
     ends = add(store, max_attempts=1)
-    for _ in range(2):
-        job = claim(store)
+    running = [claim(store), claim(store)]
+    for job in running:
         assert store.interrupt(job.claim, code=INTERRUPTED, now=later(1))
     assert store.get(keeps).status is Status.QUEUED  # at once: a restart is not the job's fault
     assert (store.get(ends).status, store.get(ends).error) == (Status.FAILED, INTERRUPTED)
@@ -386,3 +386,12 @@ def test_a_snooze_after_a_cancel_was_asked_cancels_and_keeps_the_attempt(store):
     assert (detail.job.status, detail.job.error, detail.attempt) == (
         Status.FAILED, CANCELLED, 1,
     )  # fmt: skip
+
+
+def test_a_job_retried_at_once_keeps_its_place_in_line(store):
+    first = add(store, max_attempts=2, now=later(-60))
+    second = add(store, now=later(-30))
+    running = claim(store)
+    assert running.id == first
+    assert store.interrupt(running.claim, code=INTERRUPTED, now=T0)  # queued again at once
+    assert claimed_ids(store) == [first, second]

@@ -1,6 +1,7 @@
 -- Queued again, due at %(run_at)s, after an attempt that ended with %(code)s; with
 -- give_back the attempt does not count (a snooze). The last partial result is kept:
--- the next attempt gets it as its checkpoint. A job someone asked to cancel meanwhile
+-- the next attempt gets it as its checkpoint. Due at once, it keeps its old place in line
+-- (its run_at); due later, it waits for then. A job someone asked to cancel meanwhile
 -- fails 'cancelled' instead: a cancel is never lost to a retry.
 UPDATE jobs
 SET status = CASE WHEN cancel_requested THEN 'failed'
@@ -10,7 +11,8 @@ SET status = CASE WHEN cancel_requested THEN 'failed'
     finished_at = CASE WHEN cancel_requested THEN %(now)s::timestamptz END,
     unique_key = CASE WHEN cancel_requested AND unique_while_active THEN NULL
                       ELSE unique_key END,
-    run_at = CASE WHEN cancel_requested THEN run_at ELSE %(run_at)s::timestamptz END,
+    run_at = CASE WHEN cancel_requested OR %(run_at)s::timestamptz <= %(now)s::timestamptz
+                  THEN run_at ELSE %(run_at)s::timestamptz END,
     last_code = CASE WHEN cancel_requested THEN 'cancelled' ELSE %(code)s::text END,
     updated_at = %(now)s, cancel_requested = false,
     attempts_log = coalesce(attempts_log, '[]'::jsonb) || jsonb_build_array(jsonb_build_object(
