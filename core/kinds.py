@@ -62,10 +62,6 @@ class KindSpec:
     timeout: float | None = None
     unique: Unique | None = None
 
-    @property
-    def max_attempts(self) -> int:
-        return self.policy.max_attempts
-
 
 @attrs.frozen(kw_only=True)
 class EncodedJob:

@@ -93,8 +93,8 @@ _CANCEL_REQUESTS = _query("cancel_requests")
 _QUEUES = _query("queues")
 _SET_PAUSED = _query("set_queue_paused")
 _FIND_UNIQUE = "SELECT id FROM jobs WHERE kind = :kind AND unique_key = :unique_key"
-_HOLDER_STATUS = (
-    "SELECT status, attempt, max_attempts, retry FROM jobs "
+_HOLDER_POLICY = (
+    "SELECT id, attempt, max_attempts, retry FROM jobs "
     "WHERE id = :id AND status = 'running' AND claimed_by = :runner_id AND attempt = :attempt"
 )
 _RECORD_SCHEDULE = (
@@ -319,12 +319,10 @@ class SqliteStore:
 
     def interrupt(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
         def settle(conn: sqlite3.Connection) -> bool:
-            row = conn.execute(_HOLDER_STATUS, fence(claim)).fetchone()
+            row = conn.execute(_HOLDER_POLICY, fence(claim)).fetchone()
             if row is None:
                 return False
-            _, decision = settle_by_policy(
-                claim.runner_id, (claim.job_id, *row[1:]), code=code, now=now
-            )
+            _, decision = settle_by_policy(claim.runner_id, row, code=code, now=now)
             return _apply(conn, claim, decision, now)
 
         with translated():
