@@ -86,8 +86,7 @@ def postgres_jobs():
         PostgresStore.open(url, now=FakeClock().now(), schema=schema).close()
         with psycopg.connect(url, options=f"-c search_path={schema}", autocommit=True) as conn:
             with conn.cursor().copy(
-                "COPY jobs (id, kind, queue, status, payload, created_at, updated_at)"
-                " FROM STDIN"
+                "COPY jobs (id, kind, queue, status, payload, created_at, updated_at) FROM STDIN"
             ) as copy:
                 for row in rows():
                     copy.write_row((*row, "{}", "2026-01-01Z", "2026-01-01Z"))
@@ -99,9 +98,7 @@ def postgres_jobs():
 @pytest.mark.parametrize("after", [None, AFTER])
 def test_postgres_reads_a_page_from_index_ranges(postgres_jobs, which, after):
     sql, params = list_statement(which, limit=51, after=after, placeholder=lambda n: f"%({n})s")
-    plan = "\n".join(
-        row[0] for row in postgres_jobs.execute(("EXPLAIN " + sql).encode(), params)
-    )
+    plan = "\n".join(row[0] for row in postgres_jobs.execute(("EXPLAIN " + sql).encode(), params))
     assert "Seq Scan" not in plan, plan
     assert "Index" in plan, plan
     assert "Sort" not in plan or "Merge Append" in plan or "Limit" in plan.split("Sort")[0], plan
