@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from jobtable.core.errors import StoreUnavailableError
 
@@ -30,6 +30,9 @@ _SHORTENED_AFTER_MS = 50
 
 IDLE_READERS = 8
 """Idle read connections kept for reuse; more are opened under load and closed after."""
+
+MAX_GROUP = 64
+"""Writes one transaction holds at most: a bounded wait for the last of them."""
 
 _inherited_across_fork: list[sqlite3.Connection] = []
 
@@ -51,6 +54,8 @@ class Connections:
         self._pid = os.getpid()
         self._write_lock = threading.Lock()
         self._writer: sqlite3.Connection | None = None
+        self._pending_lock = threading.Lock()
+        self._pending: list[_Write] = []  # writes waiting for the next group
         self._readers_lock = threading.Lock()
         self._idle_readers: list[sqlite3.Connection] = []
         self._closed = False
@@ -89,40 +94,72 @@ class Connections:
         one after the other, each after a full timeout of its own.
         """
         self._check_open()
-        budget = self.busy_timeout_ms / 1000
         started = time.monotonic()
-        if not self._write_lock.acquire(timeout=budget):
+        if not self._write_lock.acquire(timeout=self.busy_timeout_ms / 1000):
             raise StoreUnavailableError("database locked")
         try:
-            if self._writer is None:
-                self._writer = self._connect()
-                mode = self._writer.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-                if mode != "wal":
-                    raise sqlite3.OperationalError(f"cannot use WAL here (journal_mode {mode})")
-            left_ms = int((budget - (time.monotonic() - started)) * 1000)
-            if left_ms < self.busy_timeout_ms - _SHORTENED_AFTER_MS:
-                self._writer.execute(f"PRAGMA busy_timeout = {max(left_ms, 1)}")
-                try:
-                    yield self._writer
-                finally:
-                    self._writer.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
-            else:
-                yield self._writer
+            with self._held_writer(started) as conn:
+                yield conn
         finally:
             self._write_lock.release()
 
-    def write(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``work`` in one ``BEGIN IMMEDIATE`` transaction on the writer; commit or roll back."""
-        with self.writer() as conn:
-            conn.execute("BEGIN IMMEDIATE")
+    @contextmanager
+    def _held_writer(self, started: float) -> Iterator[sqlite3.Connection]:
+        """The writer, its busy timeout cut by the time already spent waiting (lock held)."""
+        if self._writer is None:
+            self._writer = self._connect()
+            mode = self._writer.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if mode != "wal":
+                raise sqlite3.OperationalError(f"cannot use WAL here (journal_mode {mode})")
+        left_ms = int((self.busy_timeout_ms / 1000 - (time.monotonic() - started)) * 1000)
+        if left_ms < self.busy_timeout_ms - _SHORTENED_AFTER_MS:
+            self._writer.execute(f"PRAGMA busy_timeout = {max(left_ms, 1)}")
             try:
-                result = work(conn)
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-            return result
+                yield self._writer
+            finally:
+                self._writer.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
+        else:
+            yield self._writer
+
+    def write(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``work`` on the writer and commit it; returns once its commit is durable.
+
+        Group commit: writes that arrive while another thread commits wait
+        for it; then the first of them to take the writer runs every write
+        waiting by then in one ``BEGIN IMMEDIATE`` transaction, each in a
+        savepoint of its own, and commits them together: one fsync for many
+        jobs. A write that fails is rolled back to its savepoint and raises
+        for its caller alone; the others commit. A lone write waits for
+        nobody and pays no savepoint.
+        """
+        self._check_open()
+        request = _Write(work)
+        with self._pending_lock:
+            self._pending.append(request)
+        started = time.monotonic()
+        if not self._write_lock.acquire(timeout=self.busy_timeout_ms / 1000):
+            with self._pending_lock:
+                waiting = request in self._pending
+                if waiting:
+                    self._pending.remove(request)
+            if waiting:
+                raise StoreUnavailableError("database locked")
+            self._write_lock.acquire()  # a group holding it runs this write: wait for its end
+        try:
+            if not request.done:
+                with self._held_writer(started) as conn:
+                    self._commit_pending(conn)
+        finally:
+            self._write_lock.release()
+        return request.outcome()
+
+    def _commit_pending(self, conn: sqlite3.Connection) -> None:
+        """Run the waiting writes in groups of at most MAX_GROUP (the writer lock is held)."""
+        with self._pending_lock:
+            group = self._pending[:MAX_GROUP]
+            del self._pending[:MAX_GROUP]
+        while group:
+            group = _run_group(conn, group)
 
     @contextmanager
     def reader(self) -> Iterator[sqlite3.Connection]:
@@ -159,3 +196,81 @@ class Connections:
             for conn in self._idle_readers:
                 conn.close()
             self._idle_readers.clear()
+
+
+class _Write:
+    """One caller's write, and once its group has ended, what came of it."""
+
+    __slots__ = ("done", "error", "value", "work")
+
+    def __init__(self, work: Callable[[sqlite3.Connection], Any]) -> None:
+        self.work = work
+        self.value: Any = None
+        self.error: BaseException | None = None
+        self.done = False
+
+    def settle(self, value: Any = None, error: BaseException | None = None) -> None:
+        self.value, self.error, self.done = value, error, True
+
+    def outcome(self) -> Any:
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+
+def _run_group(conn: sqlite3.Connection, group: list[_Write]) -> list[_Write]:
+    """Run ``group`` in one transaction and settle each write; return those to run again.
+
+    Each write of a group runs in a savepoint: its failure rolls back its own
+    statements only. When a failure ends the whole transaction (SQLite does
+    on a full disk or an I/O error), the others' statements went with it:
+    they are returned, to run again in a group of their own.
+    """
+    alone = len(group) == 1
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except BaseException as error:
+        for request in group:
+            request.settle(error=error)
+        if not isinstance(error, Exception):
+            raise
+        return []
+    outcomes: list[tuple[Any, BaseException | None]] = []
+    try:
+        for request in group:
+            try:
+                outcomes.append((_run_one(conn, request, alone), None))
+            except Exception as error:
+                if alone or not conn.in_transaction:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    request.settle(error=error)
+                    return [other for other in group if other is not request]
+                outcomes.append((None, error))
+        conn.execute("COMMIT")
+    except BaseException as error:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        for request in group:
+            request.settle(error=error)
+        if not isinstance(error, Exception):
+            raise
+        return []
+    for request, (value, error) in zip(group, outcomes, strict=True):
+        request.settle(value, error)
+    return []
+
+
+def _run_one(conn: sqlite3.Connection, request: _Write, alone: bool) -> Any:
+    if alone:
+        return request.work(conn)
+    conn.execute("SAVEPOINT jobtable_write")
+    try:
+        value = request.work(conn)
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK TO jobtable_write")
+            conn.execute("RELEASE jobtable_write")
+        raise
+    conn.execute("RELEASE jobtable_write")
+    return value

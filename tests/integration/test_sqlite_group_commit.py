@@ -1,0 +1,140 @@
+"""Group commit on SQLite (issue 12): writes that wait while another commits share the next
+transaction and its fsync; each keeps its own outcome, and one write's failure never
+takes the others' with it."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+
+import pytest
+
+from jobtable.adapters.sqlite.connections import Connections
+from jobtable.core.errors import StoreUnavailableError
+from tests.support.threads import run_in_threads
+
+
+@pytest.fixture
+def db(tmp_path):
+    connections = Connections(str(tmp_path / "jobs.db"), busy_timeout_ms=5000)
+    connections.write(lambda conn: conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY)"))
+    commits: list[str] = []
+    with connections.writer() as conn:
+        conn.set_trace_callback(
+            lambda sql: commits.append(sql) if sql in ("BEGIN IMMEDIATE", "COMMIT") else None
+        )
+    connections.commits = commits
+    yield connections
+    connections.close()
+
+
+def insert(value: int):
+    def work(conn: sqlite3.Connection) -> int:
+        conn.execute("INSERT INTO t (id) VALUES (?)", (value,))
+        return value
+
+    return work
+
+
+def stored(db: Connections) -> list[int]:
+    with db.reader() as conn:
+        return [row[0] for row in conn.execute("SELECT id FROM t ORDER BY id")]
+
+
+def gather_while_held(db: Connections, works) -> list[object]:
+    """Start one thread per work while the writer is held, then let go: they form one group."""
+    outcomes: list[object] = [None] * len(works)
+
+    def call(index: int) -> None:
+        try:
+            outcomes[index] = db.write(works[index])
+        except Exception as error:  # each caller's own outcome, carried back
+            outcomes[index] = error
+
+    threads = [threading.Thread(target=call, args=(n,)) for n in range(len(works))]
+    with db.writer():
+        for thread in threads:
+            thread.start()
+        deadline = time.monotonic() + 10
+        while len(db._pending) < len(works):  # every write waits for the held writer
+            assert time.monotonic() < deadline, "the writes never queued"
+            time.sleep(0.001)
+    for thread in threads:
+        thread.join(10)
+    return outcomes
+
+
+def test_writes_waiting_together_commit_in_one_transaction(db):
+    before = len(db.commits)
+    outcomes = gather_while_held(db, [insert(n) for n in range(20)])
+    assert outcomes == list(range(20))
+    assert stored(db) == list(range(20))
+    assert db.commits[before:] == ["BEGIN IMMEDIATE", "COMMIT"]
+
+
+def test_a_failing_write_raises_for_its_caller_alone(db):
+    db.write(insert(5))
+    before = len(db.commits)
+    outcomes = gather_while_held(db, [insert(1), insert(5), insert(7)])
+    assert outcomes[0] == 1 and outcomes[2] == 7
+    assert isinstance(outcomes[1], sqlite3.IntegrityError)
+    assert stored(db) == [1, 5, 7]
+    # One transaction: the failing write rolled back to its savepoint, the rest committed.
+    assert db.commits[before:] == ["BEGIN IMMEDIATE", "COMMIT"]
+
+
+def test_a_write_that_ends_the_transaction_does_not_lose_the_others(db):
+    def ends_it(conn: sqlite3.Connection) -> None:
+        conn.execute("INSERT INTO t (id) VALUES (100)")
+        conn.execute("ROLLBACK")  # as SQLite does itself on a full disk or an I/O error
+        raise sqlite3.OperationalError("disk I/O error")
+
+    outcomes = gather_while_held(db, [insert(1), ends_it, insert(2)])
+    assert outcomes[0] == 1 and outcomes[2] == 2
+    assert isinstance(outcomes[1], sqlite3.OperationalError)
+    assert stored(db) == [1, 2]
+
+
+def test_a_lone_write_commits_at_once(db):
+    before = len(db.commits)
+    assert db.write(insert(3)) == 3
+    assert db.commits[before:] == ["BEGIN IMMEDIATE", "COMMIT"]
+
+
+def test_a_write_that_gave_up_waiting_never_runs_later(tmp_path):
+    db = Connections(str(tmp_path / "jobs.db"), busy_timeout_ms=100)
+    db.write(lambda conn: conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY)"))
+    outcome: list[object] = []
+    try:
+        with db.writer():
+            thread = threading.Thread(target=lambda: _try(db, outcome))
+            thread.start()
+            thread.join(10)
+        assert isinstance(outcome[0], StoreUnavailableError)
+        db.write(insert(9))  # the next group runs without the abandoned write
+        assert stored(db) == [9]
+    finally:
+        db.close()
+
+
+def _try(db: Connections, outcome: list[object]) -> None:
+    try:
+        outcome.append(db.write(insert(1)))
+    except StoreUnavailableError as error:
+        outcome.append(error)
+
+
+def test_many_threads_each_get_their_own_answer(db):
+    answers: dict[int, int] = {}
+
+    def writes(first: int):
+        def run() -> None:
+            for value in range(first, first + 50):
+                answers[value] = db.write(insert(value))
+
+        return run
+
+    run_in_threads([writes(1000 * n) for n in range(1, 9)])
+    assert all(answer == value for value, answer in answers.items())
+    assert stored(db) == sorted(answers) and len(answers) == 400
