@@ -7,6 +7,7 @@ survives the process, which is the point.
 
 from __future__ import annotations
 
+import collections
 import datetime
 import heapq
 import json
@@ -26,6 +27,7 @@ from jobtable.core.jobs import (
     ClaimedJob,
     Enqueued,
     Job,
+    JobCount,
     JobDetail,
     NewJob,
     QueueState,
@@ -48,6 +50,8 @@ _jitter = random.random  # the retry backoff's random share; no secret rides on 
 
 SCHEDULED = "scheduled"
 """The stored state of a queued job that is not due yet (shown as queued)."""
+
+_UNFINISHED = frozenset({Status.QUEUED, SCHEDULED, Status.RUNNING})
 
 
 @attrs.define(kw_only=True)
@@ -207,6 +211,7 @@ class MemoryStore:
                 policy=row.policy,
                 timeout=row.timeout,
                 checkpoint=row.result,
+                due_at=_parse(row.run_at),
             )
 
     def _first_due(
@@ -448,6 +453,18 @@ class MemoryStore:
                 QueueState(name=name, paused=name in self._paused, counts=counts[name])
                 for name in sorted(counts)
             ]
+
+    def job_counts(self) -> list[JobCount]:
+        with self._lock:
+            counted = collections.Counter(
+                (row.queue, row.kind, str(row.status))
+                for row in self._rows.values()
+                if row.status in _UNFINISHED
+            )
+        return [
+            JobCount(queue=queue, kind=kind, status=status, count=n)
+            for (queue, kind, status), n in sorted(counted.items())
+        ]
 
     def paused_queues(self) -> frozenset[str]:
         with self._lock:

@@ -18,6 +18,7 @@ from jobtable.core.jobs import (
     Claim,
     ClaimedJob,
     Job,
+    JobCount,
     JobDetail,
     NewJob,
     QueueState,
@@ -56,10 +57,10 @@ def finish_parameters(
 
 def claimed(row: Any, runner_id: str) -> ClaimedJob | None:
     """A claim's ``RETURNING id, kind, payload, attempt, max_attempts, retry, timeout,
-    result`` row as a claimed job; None for no row."""
+    result, run_at`` row as a claimed job; None for no row."""
     if row is None:
         return None
-    job_id, kind, payload, attempt, max_attempts, retry, timeout, result = row
+    job_id, kind, payload, attempt, max_attempts, retry, timeout, result, run_at = row
     return ClaimedJob(
         claim=Claim(job_id=job_id, runner_id=runner_id, attempt=attempt),
         kind=kind,
@@ -67,6 +68,9 @@ def claimed(row: Any, runner_id: str) -> ClaimedJob | None:
         policy=RetryPolicy.stored(max_attempts, retry),
         timeout=timeout,
         checkpoint=result,
+        due_at=run_at
+        if isinstance(run_at, datetime.datetime)
+        else datetime.datetime.fromisoformat(run_at),
     )
 
 
@@ -187,6 +191,14 @@ def queue_states(rows: Any) -> list[QueueState]:
         if shown is not None:
             state.counts[shown] = int(count)
     return list(states.values())
+
+
+def job_counts(rows: Any) -> list[JobCount]:
+    """A ``job_counts`` query's ``queue, kind, status, count`` rows."""
+    return [
+        JobCount(queue=queue, kind=kind, status=status, count=int(count))
+        for queue, kind, status, count in rows
+    ]
 
 
 def runner_parameters(info: RunnerInfo) -> dict[str, Any]:

@@ -107,10 +107,23 @@ class ClaimedJob:
     timeout: float | None = None
     checkpoint: str | None = None
     """The JSON text of the last partial result an earlier attempt published, if any."""
+    due_at: datetime.datetime | None = None
+    """When it was due (its run_at): the claim's time minus this is how long it waited."""
 
     @property
     def id(self) -> str:
         return self.claim.job_id
+
+
+@attrs.frozen(kw_only=True)
+class JobCount:
+    """How many unfinished jobs of a kind in a queue are in one stored status."""
+
+    queue: str
+    kind: str
+    status: str
+    """``queued`` (due now), ``scheduled`` (due later; shown as queued) or ``running``."""
+    count: int
 
 
 @attrs.frozen(kw_only=True)

@@ -19,6 +19,7 @@ from jobtable.core.jobs import (
     ClaimedJob,
     Enqueued,
     Job,
+    JobCount,
     JobDetail,
     NewJob,
     QueueState,
@@ -244,6 +245,15 @@ class JobStore(Protocol):
         ...
 
     def paused_queues(self) -> frozenset[str]: ...
+
+    def job_counts(self) -> list[JobCount]:
+        """Unfinished jobs by queue, kind and stored status (queued, scheduled, running).
+
+        Read from the partial indexes on those statuses, so it costs what the
+        unfinished jobs cost, however many finished rows the table holds.
+        Groups with no job are left out.
+        """
+        ...
 
     def begin_idempotent(
         self, key: str, request_hash: str, *, now: datetime.datetime

@@ -40,6 +40,7 @@ from jobtable.core.jobs import (
     ClaimedJob,
     Enqueued,
     Job,
+    JobCount,
     JobDetail,
     NewJob,
     QueueState,
@@ -456,6 +457,10 @@ class Runner:
     def runners(self) -> list[RunnerRecord]:
         """Every live runner on the database, oldest first."""
         return self._store.runners()
+
+    def job_counts(self) -> list[JobCount]:
+        """Unfinished jobs by queue, kind and status (queued, scheduled, running): cheap."""
+        return self._store.job_counts()
 
     # -- workers -----------------------------------------------------------
 

@@ -40,6 +40,7 @@ from jobtable.adapters.sql_rows import (
     fence,
     finish_parameters,
     idempotency_parameters,
+    job_counts,
     job_detail,
     kept_answer,
     new_job_parameters,
@@ -57,6 +58,7 @@ from jobtable.core.jobs import (
     ClaimedJob,
     Enqueued,
     Job,
+    JobCount,
     JobDetail,
     NewJob,
     QueueState,
@@ -115,6 +117,7 @@ _CANCEL_QUEUED = _query("cancel_queued")
 _CANCEL_RUNNING = _query("cancel_running")
 _CANCEL_REQUESTS = _query("cancel_requests")
 _QUEUES = _query("queues")
+_JOB_COUNTS = _query("job_counts")
 _SET_PAUSED = _query("set_queue_paused")
 _FIND_UNIQUE = "SELECT id FROM jobs WHERE kind = %(kind)s AND unique_key = %(unique_key)s"
 _HOLDER_POLICY = (
@@ -652,6 +655,11 @@ class PostgresStore:
         with translated(), self._pool.connection() as conn:
             rows = conn.execute(_QUEUES).fetchall()
         return queue_states(rows)
+
+    def job_counts(self) -> list[JobCount]:
+        with translated(), self._pool.connection() as conn:
+            rows = conn.execute(_JOB_COUNTS).fetchall()
+        return job_counts(rows)
 
     def paused_queues(self) -> frozenset[str]:
         with translated(), self._pool.connection() as conn:

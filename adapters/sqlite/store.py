@@ -23,6 +23,7 @@ from jobtable.adapters.sql_rows import (
     fence,
     finish_parameters,
     idempotency_parameters,
+    job_counts,
     job_detail,
     kept_answer,
     new_job_parameters,
@@ -45,6 +46,7 @@ from jobtable.core.jobs import (
     ClaimedJob,
     Enqueued,
     Job,
+    JobCount,
     JobDetail,
     NewJob,
     QueueState,
@@ -91,6 +93,7 @@ _CANCEL_QUEUED = _query("cancel_queued")
 _CANCEL_RUNNING = _query("cancel_running")
 _CANCEL_REQUESTS = _query("cancel_requests")
 _QUEUES = _query("queues")
+_JOB_COUNTS = _query("job_counts")
 _SET_PAUSED = _query("set_queue_paused")
 _FIND_UNIQUE = "SELECT id FROM jobs WHERE kind = :kind AND unique_key = :unique_key"
 _HOLDER_POLICY = (
@@ -487,6 +490,11 @@ class SqliteStore:
         with translated(), self._db.reader() as conn:
             rows = conn.execute(_QUEUES).fetchall()
         return queue_states(rows)
+
+    def job_counts(self) -> list[JobCount]:
+        with translated(), self._db.reader() as conn:
+            rows = conn.execute(_JOB_COUNTS).fetchall()
+        return job_counts(rows)
 
     def paused_queues(self) -> frozenset[str]:
         with translated(), self._db.reader() as conn:
