@@ -17,6 +17,7 @@ from jobtable.core import StoreError
 from jobtable.entrypoints import commands, config, job_commands, queue_commands
 from jobtable.entrypoints.config import SETTINGS, ConfigError, env_default
 from jobtable.entrypoints.http.app import package_version
+from jobtable.entrypoints.logs import JsonLogFormatter, TextLogFormatter
 from jobtable.entrypoints.wiring import is_postgres_url, redact
 
 EXIT_FAILURE = 1
@@ -42,6 +43,18 @@ def _add(parser: argparse.ArgumentParser, *names: str) -> None:
         )
 
 
+def _add_switch(parser: argparse.ArgumentParser, name: str) -> None:
+    """A flag that takes no value; its variable says true or false (checked when run)."""
+    setting = SETTINGS[name]
+    parser.add_argument(
+        setting.flag,
+        dest=name,
+        action="store_true",
+        default=env_default(name),
+        help=setting.describe(),
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog="jobtable",
@@ -62,11 +75,24 @@ def build_parser() -> argparse.ArgumentParser:
         "sqlite_synchronous",
         "sqlite_busy_timeout",
         "http_threads",
+        "log_format",
     )
+    _add_switch(serve, "metrics_public")
     serve.set_defaults(run=commands.run_serve)
 
     worker = sub.add_parser("worker", help="run workers only")
-    _add(worker, *COMMON, "workers", "queues", "grace", "sqlite_synchronous", "sqlite_busy_timeout")
+    _add(
+        worker,
+        *COMMON,
+        "workers",
+        "queues",
+        "grace",
+        "sqlite_synchronous",
+        "sqlite_busy_timeout",
+        "log_format",
+        "metrics_listen",
+    )
+    _add_switch(worker, "metrics_public")
     worker.set_defaults(run=commands.run_worker)
 
     enqueue = sub.add_parser("enqueue", help="enqueue a job and print its id")
@@ -122,20 +148,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def configure_logging(level_name: str) -> None:
+def configure_logging(level_name: str, format_name: str = "text") -> None:
     level = config.parse_choice("log_level", level_name, ("debug", "info", "warning", "error"))
-    logging.basicConfig(
-        level=level.upper(),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    log_format = config.parse_choice("log_format", format_name, ("text", "json"))
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonLogFormatter() if log_format == "json" else TextLogFormatter())
+    logging.basicConfig(level=level.upper(), handlers=[handler])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     run: Callable[[argparse.Namespace], int] = args.run
     try:
-        configure_logging(args.log_level)
+        configure_logging(args.log_level, getattr(args, "log_format", "text"))
         return run(args)
     except ConfigError as error:
         print(f"jobtable: {error}", file=sys.stderr)

@@ -24,6 +24,7 @@ from typing import Any
 import attrs
 
 from jobtable.core import Clock, JobStore, Runner
+from jobtable.core.observer import RunnerObserver
 from jobtable.entrypoints.config import QueueServing
 from jobtable.entrypoints.wiring import load_kinds
 
@@ -74,6 +75,7 @@ class RunnerGroup:
         plans: list[RunnerPlan],
         *,
         logger: logging.Logger | None = None,
+        observer: RunnerObserver | None = None,
     ) -> None:
         if not plans:
             raise ValueError("RunnerGroup needs at least one runner")
@@ -82,7 +84,14 @@ class RunnerGroup:
         for index, plan in enumerate(self.plans):
             view: Any = store if len(plans) == 1 else _SiblingWakes(store, self._waker(index))
             self.runners.append(
-                Runner(view, clock, workers=plan.workers, queues=plan.queues, logger=logger)
+                Runner(
+                    view,
+                    clock,
+                    workers=plan.workers,
+                    queues=plan.queues,
+                    logger=logger,
+                    observer=observer,
+                )
             )
 
     @property
