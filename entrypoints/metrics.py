@@ -36,6 +36,7 @@ from prometheus_client.registry import Collector
 
 from jobtable.core import Runner, StoreError
 from jobtable.core.jobs import JobCount, Recovered
+from jobtable.entrypoints.metrics_counts import CountsReader
 
 MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
@@ -136,13 +137,16 @@ class JobMetrics:
 class StoreCollector(Collector):
     """The database's state at each scrape: jobs by queue, kind and status; live runners.
 
-    Two cheap reads: the counts come from the partial indexes on unfinished
-    jobs. When the database cannot be read, ``jobtable_store_up`` is 0 and
-    the other state series are left out (the event series still answer).
+    Two reads: the counts come from the partial indexes on unfinished jobs
+    (served from the latest background read while counting is slow, with
+    their age: metrics_counts.py), the runners from their small table. When
+    the database cannot be read, ``jobtable_store_up`` is 0 and the other
+    state series are left out (the event series still answer).
     """
 
     def __init__(self, runner: Runner) -> None:
         self._runner = runner
+        self._counts = CountsReader(lambda: runner.job_counts())
 
     def describe(self) -> Iterable[Metric]:
         return ()  # read at scrape; nothing to check for duplicates at registration
@@ -152,7 +156,7 @@ class StoreCollector(Collector):
             "jobtable_store_up", "1 when this scrape read the database, 0 when it could not."
         )
         try:
-            counts = self._runner.job_counts()
+            counts, age = self._counts.counts()
             runners = self._runner.runners()
         except StoreError:
             up.add_metric([], 0)
@@ -161,6 +165,12 @@ class StoreCollector(Collector):
         up.add_metric([], 1)
         yield up
         yield self._jobs(counts)
+        yield GaugeMetricFamily(
+            "jobtable_jobs_age_seconds",
+            "Seconds since jobtable_jobs was counted: 0 when this scrape counted it; more while "
+            "counting is slow (a deep backlog) and is done in the background.",
+            age,
+        )
         yield GaugeMetricFamily(
             "jobtable_runners", "Runners registered and alive on the database.", len(runners)
         )

@@ -31,7 +31,12 @@ EVENT_SERIES = {
     "jobtable_recovered_jobs",
     "jobtable_busy_workers",
 }
-STATE_SERIES = {"jobtable_store_up", "jobtable_jobs", "jobtable_runners"}
+STATE_SERIES = {
+    "jobtable_store_up",
+    "jobtable_jobs",
+    "jobtable_jobs_age_seconds",
+    "jobtable_runners",
+}
 
 
 @pytest.fixture
@@ -156,6 +161,7 @@ def test_jobs_are_counted_by_queue_kind_and_status_with_zeros_for_registered_kin
         (("kind", "count"), ("queue", "default"), ("status", "scheduled")): 1.0,
         (("kind", "crash"), ("queue", "elsewhere"), ("status", "queued")): 1.0,
     }
+    assert value(samples, "jobtable_jobs_age_seconds") == 0  # counted by this scrape
     # A registered kind with nothing waiting reads 0 in its queue, not a gap.
     assert value(samples, "jobtable_jobs", queue="risky", kind="crash", status="queued") == 0
     assert value(samples, "jobtable_jobs", queue="default", kind="quota", status="running") == 0
