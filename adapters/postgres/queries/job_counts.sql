@@ -1,8 +1,7 @@
--- Unfinished jobs by queue, kind and stored status, read at each metrics scrape. One
--- select per status, so each reads its own partial index (jobs_ready, jobs_scheduled,
--- jobs_running) and never a finished row, however many the table holds.
-SELECT queue, kind, 'queued', count(*) FROM jobs WHERE status = 'queued' GROUP BY queue, kind
-UNION ALL
-SELECT queue, kind, 'scheduled', count(*) FROM jobs WHERE status = 'scheduled' GROUP BY queue, kind
-UNION ALL
-SELECT queue, kind, 'running', count(*) FROM jobs WHERE status = 'running' GROUP BY queue, kind
+-- Jobs waiting or running, by queue and kind: only rows in these states are read
+-- (jobs_by_status), however many finished jobs the table keeps.
+SELECT queue, kind, status, count(*)
+FROM jobs
+WHERE status IN ('queued', 'scheduled', 'running')
+GROUP BY queue, kind, status
+ORDER BY queue, kind, status
