@@ -7,21 +7,26 @@ own parser and its values compared with what ran.
 
 from __future__ import annotations
 
-import threading
-
 import falcon.testing
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from jobtable.adapters.memory import MemoryStore
-from jobtable.core import Failure, JobContext
+from jobtable.core import JobContext
 from jobtable.core.errors import StoreError, StoreUnavailableError
 from jobtable.core.jobs import Recovered
 from jobtable.entrypoints.http.app import create_app
 from jobtable.entrypoints.metrics import JobMetrics
 from tests.http.conftest import AUTH, TOKEN
 from tests.support.harness import JobSystem
-from tests.unit.kinds_for_tests import SENTINEL_SECRET, CountPayload, CountResult, count
+from tests.unit.kinds_for_tests import (
+    SENTINEL_SECRET,
+    CountPayload,
+    CountResult,
+    count,
+    register_outcomes,
+)
+from tests.unit.test_liveness import Gate
 
 EVENT_SERIES = {
     "jobtable_job_completions",
@@ -68,22 +73,6 @@ def value(samples, name: str, **labels: str) -> float:
     return samples[(name, tuple(sorted(labels.items())))]
 
 
-def register_outcomes(system: JobSystem):
-    def over_quota(ctx: JobContext, payload: CountPayload) -> CountResult:
-        raise Failure("over_quota")
-
-    def crash(ctx: JobContext, payload: CountPayload) -> CountResult:
-        raise RuntimeError(f"token {SENTINEL_SECRET} rejected")
-
-    return (
-        system.kinds.register("count", count, payload=CountPayload),
-        system.kinds.register(
-            "quota", over_quota, payload=CountPayload, failure_codes=["over_quota"]
-        ),
-        system.kinds.register("crash", crash, payload=CountPayload, queue="risky"),
-    )
-
-
 def test_metrics_answer_prometheus_text_with_every_series(client):
     result = client.simulate_get("/metrics", headers=AUTH)
     assert result.status_code == 200
@@ -102,7 +91,7 @@ def test_metrics_need_the_token(client):
 
 
 def test_completions_count_each_kind_and_code_as_run(system, client):
-    ok, quota, crash = register_outcomes(system)
+    ok, quota, crash = register_outcomes(system.kinds, queue="risky")
     for _ in range(3):
         ok.enqueue(CountPayload(steps=1))
     for _ in range(2):
@@ -148,7 +137,7 @@ def test_run_time_and_queue_wait_fall_in_their_buckets(system, client):
 
 
 def test_jobs_are_counted_by_queue_kind_and_status_with_zeros_for_registered_kinds(system, client):
-    ok, _, crash = register_outcomes(system)
+    ok, _, crash = register_outcomes(system.kinds, queue="risky")
     ok.enqueue(CountPayload())
     ok.enqueue(CountPayload())
     ok.enqueue(CountPayload(), delay=3600)
@@ -173,24 +162,18 @@ def test_jobs_are_counted_by_queue_kind_and_status_with_zeros_for_registered_kin
 
 
 def test_a_running_job_shows_as_running_and_as_a_busy_worker(system, client):
-    started, release = threading.Event(), threading.Event()
-
-    def held(ctx: JobContext, payload: CountPayload) -> CountResult:
-        started.set()
-        release.wait(10)
-        return CountResult(done=1)
-
-    kind = system.kinds.register("held", held, payload=CountPayload)
+    gate = Gate()
+    kind = system.kinds.register("held", gate.handler, payload=CountPayload)
     system.start()
     job_id = kind.enqueue(CountPayload())
-    assert started.wait(10)
+    assert gate.started.acquire(timeout=10)
     try:
         samples = scrape(client)
         assert value(samples, "jobtable_busy_workers") == 1
         assert value(samples, "jobtable_jobs", queue="default", kind="held", status="running") == 1
         assert value(samples, "jobtable_runners") == 1
     finally:
-        release.set()
+        gate.release.set()
     system.wait_for(job_id)
     samples = scrape(client)
     assert value(samples, "jobtable_busy_workers") == 0

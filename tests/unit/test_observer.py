@@ -15,7 +15,13 @@ from jobtable.core.jobs import Recovered
 from jobtable.core.liveness import SWEEP_INTERVAL
 from jobtable.core.observer import NoObserver
 from tests.support.harness import JobSystem
-from tests.unit.kinds_for_tests import SENTINEL_SECRET, CountPayload, CountResult, count
+from tests.unit.kinds_for_tests import (
+    SENTINEL_SECRET,
+    CountPayload,
+    CountResult,
+    count,
+    register_outcomes,
+)
 from tests.unit.test_liveness import a_dead_runner_holding, sweep
 
 
@@ -90,28 +96,12 @@ def ended(observer: RecordingObserver) -> list[tuple]:
     return [event[1:4] for event in observer.events if event[0] == "ended"]
 
 
-def register_outcomes(system: JobSystem):
-    def over_quota(ctx: JobContext, payload: CountPayload) -> CountResult:
-        raise Failure("over_quota")
-
-    def crash(ctx: JobContext, payload: CountPayload) -> CountResult:
-        raise ConnectionError(f"https://user:{SENTINEL_SECRET}@db.example.com refused")
-
-    return (
-        system.kinds.register("count", count, payload=CountPayload),
-        system.kinds.register(
-            "quota", over_quota, payload=CountPayload, failure_codes=["over_quota"]
-        ),
-        system.kinds.register("crash", crash, payload=CountPayload),
-    )
-
-
 def test_a_runner_reports_to_no_one_unless_given_an_observer():
     assert isinstance(JobSystem(MemoryStore()).runner.observer, NoObserver)
 
 
 def test_each_attempt_is_reported_started_then_ended_with_its_code(system, observer):
-    ok, quota, crash = register_outcomes(system)
+    ok, quota, crash = register_outcomes(system.kinds)
     for handle in (ok, quota, crash):
         handle.enqueue(CountPayload(steps=1))
     system.runner.drain()
@@ -217,7 +207,7 @@ def test_a_jobs_start_and_success_are_logged_at_debug_with_its_id_and_kind(syste
 
 def test_failures_are_logged_at_their_codes_level_with_the_code_and_no_exception_text(system):
     records = RecordCapture(system.logs.logger)
-    _, quota, crash = register_outcomes(system)
+    _, quota, crash = register_outcomes(system.kinds)
     declared = quota.enqueue(CountPayload())
     internal = crash.enqueue(CountPayload())
     system.runner.drain()
