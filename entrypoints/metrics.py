@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -101,18 +102,33 @@ class JobMetrics:
             registry=None,
             multiprocess_mode="livesum",
         )
+        # Each labelled child looked up once: ``labels()`` takes a lock and builds a key.
+        self._waits: dict[str, Any] = {}
+        self._runs: dict[str, Any] = {}
+        self._ends: dict[tuple[str, str, bool], Any] = {}
 
     # -- the observer ---------------------------------------------------------
 
     def job_started(self, kind: str, *, waited: float | None) -> None:
         self.busy_workers.inc()
         if waited is not None:
-            self.queue_wait.labels(kind).observe(waited)
+            wait = self._waits.get(kind)
+            if wait is None:
+                wait = self._waits[kind] = self.queue_wait.labels(kind)
+            wait.observe(waited)
 
     def job_ended(self, kind: str, *, code: str, final: bool, seconds: float) -> None:
         self.busy_workers.dec()
-        self.run_time.labels(kind).observe(seconds)
-        self.completions.labels(kind, code, "true" if final else "false").inc()
+        run = self._runs.get(kind)
+        if run is None:
+            run = self._runs[kind] = self.run_time.labels(kind)
+        run.observe(seconds)
+        end = self._ends.get((kind, code, final))
+        if end is None:
+            end = self._ends[(kind, code, final)] = self.completions.labels(
+                kind, code, "true" if final else "false"
+            )
+        end.inc()
 
     def claim_failed(self) -> None:
         self.claim_errors.inc()
