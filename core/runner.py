@@ -110,6 +110,7 @@ class Runner:
         left_behind_cap: int | None = None,
         observer: RunnerObserver | None = None,
         retention: Retention | None = None,
+        changes: JobChanges | None = None,
     ) -> None:
         """A runner over ``store``; nothing runs until ``start``.
 
@@ -127,7 +128,9 @@ class Runner:
         recovery (core/observer.py): metrics hang on it.
         ``retention`` says how long finished jobs are kept (default: succeeded
         7 days, failed 30); a runner with workers prunes older ones every
-        minute, one runner at a time.
+        minute, one runner at a time. ``changes`` is the hub readers wait on
+        (default: a new one); runners of one process may share one, so a
+        reader hears of a job whichever of them runs it.
         """
         if store is None:
             raise ValueError("Runner needs a store")
@@ -135,7 +138,7 @@ class Runner:
             raise ValueError("Runner needs a clock")
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
             raise ValueError(f"Runner needs 0 or more workers, got {workers!r}")
-        self.changes = JobChanges()
+        self.changes = JobChanges() if changes is None else changes
         """Readers waiting for a job to change (long-polls, event streams) subscribe here."""
         store = cast(JobStore, AnnouncingStore(store, self.changes))
         self._store = store

@@ -14,7 +14,13 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from jobtable.core import StoreError
-from jobtable.entrypoints import commands, config, job_commands, queue_commands
+from jobtable.entrypoints import (
+    commands,
+    config,
+    job_commands,
+    operator_commands,
+    queue_commands,
+)
 from jobtable.entrypoints.config import SETTINGS, ConfigError, env_default
 from jobtable.entrypoints.http.app import package_version
 from jobtable.entrypoints.logs import JsonLogFormatter, TextLogFormatter
@@ -26,6 +32,7 @@ EXIT_USAGE = 2
 COMMON = ("database", "kinds", "log_level", "postgres_pooler", "postgres_listen_url")
 ONE_OFF = ("database", "log_level", "postgres_pooler")
 ENQUEUE_OPTIONS = ("at", "in", "queue", "priority", "unique_key", "timeout")
+RETENTION = ("keep_succeeded", "keep_failed")
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -76,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
         "sqlite_busy_timeout",
         "http_threads",
         "log_format",
+        *RETENTION,
     )
     _add_switch(serve, "metrics_public")
     serve.set_defaults(run=commands.run_serve)
@@ -91,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
         "sqlite_busy_timeout",
         "log_format",
         "metrics_listen",
+        *RETENTION,
     )
     _add_switch(worker, "metrics_public")
     worker.set_defaults(run=commands.run_worker)
@@ -115,8 +124,30 @@ def build_parser() -> argparse.ArgumentParser:
         detail.flag, dest="detail", action="store_true", default=env_default("detail"),
         help=detail.describe(),
     )  # fmt: skip
+    following = SETTINGS["follow"]
+    get.add_argument(
+        following.flag, dest="follow", action="store_true", default=env_default("follow"),
+        help=following.describe(),
+    )  # fmt: skip
     _add(get, *ONE_OFF)
     get.set_defaults(run=job_commands.run_get)
+
+    listed = sub.add_parser("list", help="list jobs, newest first, with filters")
+    _add(listed, "status", "kind", "limit", "after", *ONE_OFF)
+    listed.add_argument(
+        "--queue", dest="queue", default=env_default("queue"),
+        help=f"only jobs in this queue (env {SETTINGS['queue'].env})",
+    )  # fmt: skip
+    listed.set_defaults(run=operator_commands.run_list)
+
+    retry = sub.add_parser("retry", help="queue a failed job again with one more attempt allowed")
+    retry.add_argument("id", metavar="ID", help="the id of a failed job")
+    _add(retry, *ONE_OFF)
+    retry.set_defaults(run=job_commands.run_retry)
+
+    prune = sub.add_parser("prune", help="delete finished jobs past their retention, now")
+    _add(prune, *RETENTION, *ONE_OFF)
+    prune.set_defaults(run=operator_commands.run_prune)
 
     cancel = sub.add_parser(
         "cancel", help="cancel a job: at once if not running, else its handler is told to stop"

@@ -26,6 +26,7 @@ from jobtable.entrypoints.runner_group import RunnerGroup, describe, plan_runner
 from jobtable.entrypoints.wiring import (
     Store,
     Watcher,
+    follow_changes,
     is_postgres_url,
     load_kinds,
     open_store,
@@ -100,6 +101,7 @@ def _group(
         plan_runners(serving, workers, serves_api=serves_api),
         logger=logging.getLogger("jobtable.runner"),
         observer=JobMetrics(),
+        retention=config.parse_retention(args.keep_succeeded, args.keep_failed),
     )
     group.load_kinds(config.parse_modules(args.kinds))
     return group
@@ -213,6 +215,7 @@ def run_serve(args: argparse.Namespace) -> int:
         )
         server = _listen(app, address, threads=threads, flag="--listen")
         signals = StopSignals().install()
+        changes_elsewhere = follow_changes(store, group.changes)
         watcher = _start_runners(group, store)
         server.start()
         _log_start("serve", args, group)
@@ -224,6 +227,7 @@ def run_serve(args: argparse.Namespace) -> int:
         _stop_runners(group, signals, deadline)
         if watcher is not None:
             watcher.stop()
+        changes_elsewhere.stop()
     finally:
         store.close()
     log.info("stopped")

@@ -6,12 +6,15 @@ wrong and how to fix it, ready to print as one line.
 
 from __future__ import annotations
 
+import datetime
 import os
 import re
 
 import attrs
 
 from jobtable.core.enqueue_options import QUEUE_NAME
+from jobtable.core.jobs import Retention
+from jobtable.entrypoints.times import TimeFormatError, parse_duration
 
 DEFAULT_DATABASE = "jobtable.db"
 DEFAULT_LISTEN = "127.0.0.1:8080"
@@ -172,6 +175,49 @@ SETTINGS = {
         help="how long an attempt may run before its handler is told to stop, as --in "
         "(unset: the kind's)",
     ),
+    "follow": Setting(
+        flag="--follow",
+        env="JOBTABLE_FOLLOW",
+        default="false",
+        help="print each change of the job as it happens, until it ends (exit 1 if it failed)",
+    ),
+    "keep_succeeded": Setting(
+        flag="--keep-succeeded",
+        env="JOBTABLE_KEEP_SUCCEEDED",
+        default="7d",
+        help="how long succeeded jobs are kept before they are deleted: 30m, 12h, 7d, plain "
+        "seconds, or forever",
+    ),
+    "keep_failed": Setting(
+        flag="--keep-failed",
+        env="JOBTABLE_KEEP_FAILED",
+        default="30d",
+        help="how long failed jobs are kept before they are deleted, as --keep-succeeded",
+    ),
+    "status": Setting(
+        flag="--status",
+        env="JOBTABLE_STATUS",
+        default=None,
+        help="only jobs with this status: queued, running, succeeded or failed",
+    ),
+    "kind": Setting(
+        flag="--kind",
+        env="JOBTABLE_KIND",
+        default=None,
+        help="only jobs of this kind",
+    ),
+    "limit": Setting(
+        flag="--limit",
+        env="JOBTABLE_LIMIT",
+        default="50",
+        help="at most this many jobs (1 to 500)",
+    ),
+    "after": Setting(
+        flag="--after",
+        env="JOBTABLE_AFTER",
+        default=None,
+        help="only jobs older than this id (the next page: the last id shown)",
+    ),
     "detail": Setting(
         flag="--detail",
         env="JOBTABLE_DETAIL",
@@ -233,6 +279,31 @@ def parse_choice(name: str, value: str, choices: tuple[str, ...]) -> str:
             f"{setting.flag} {value!r} must be one of {', '.join(choices)} (or set {setting.env})"
         )
     return lowered
+
+
+def parse_keep(name: str, value: str) -> datetime.timedelta | None:
+    """How long finished jobs are kept: a duration, or None for ``forever``."""
+    if isinstance(value, str) and value.strip().lower() == "forever":
+        return None
+    setting = SETTINGS[name]
+    try:
+        seconds = parse_duration(value)
+    except TimeFormatError:
+        seconds = -1.0
+    if not 0 < seconds < 1e12:
+        raise ConfigError(
+            f"{setting.flag} {value!r} must be a duration above zero such as 12h or 7d, "
+            f"or forever (or set {setting.env})"
+        )
+    return datetime.timedelta(seconds=seconds)
+
+
+def parse_retention(succeeded: str, failed: str) -> Retention:
+    """``--keep-succeeded`` and ``--keep-failed`` as the runner's retention."""
+    return Retention(
+        succeeded=parse_keep("keep_succeeded", succeeded),
+        failed=parse_keep("keep_failed", failed),
+    )
 
 
 def parse_flag(name: str, value: str | bool) -> bool:
