@@ -929,7 +929,11 @@ class Runner:
             )
 
     def _run_schedules(self) -> float | None:
-        """Enqueue each schedule's pending tick; seconds until the next tick (None: none)."""
+        """Enqueue each schedule's pending tick; when the next tick is, on the monotonic clock
+        (None: none)."""
+        # The monotonic reading first: should the clock move between the two, the wait
+        # comes out short (one more look), never long (a tick late).
+        read_at = self._clock.monotonic()
         now = self._clock.now()
         soonest: float | None = None
         for ticks in self._ticks.values():
@@ -951,7 +955,7 @@ class Runner:
                     ticks.pending = None
             until = max(0.0, (ticks.next - now).total_seconds())
             soonest = until if soonest is None else min(soonest, until)
-        return soonest
+        return None if soonest is None else read_at + soonest
 
     def _enqueue_tick(
         self, schedule: Schedule, tick: datetime.datetime, now: datetime.datetime
@@ -1009,7 +1013,7 @@ class Runner:
             else:
                 if look:
                     try:
-                        due_in = self._promote_due()
+                        due_at = self._promote_due()
                     except Exception as error:
                         retry_delay = next_claim_retry_delay(retry_delay)
                         self._log.warning(
@@ -1017,12 +1021,10 @@ class Runner:
                             loggable_category(error),
                             retry_delay,
                         )
-                        due_in = retry_delay
+                        due_at = self._clock.monotonic() + retry_delay
                     else:
                         retry_delay = None
-                    due_at = None if due_in is None else self._clock.monotonic() + due_in
-                tick_in = self._run_schedules()
-                tick_at = None if tick_in is None else self._clock.monotonic() + tick_in
+                tick_at = self._run_schedules()
             self._clock.wait_for(
                 self._scheduler,
                 functools.partial(self._look_again, stopping),
@@ -1053,7 +1055,8 @@ class Runner:
         return max(0.0, min(times) - self._clock.monotonic())
 
     def _promote_due(self) -> float | None:
-        """Promote what is due, wake workers for it, and say how soon the next job falls due."""
+        """Promote what is due, wake workers for it, and say when the next job falls due, on
+        the monotonic clock (None: no job is scheduled)."""
         due = self._store.next_due()
         now = self._clock.now()
         if due is not None and due <= now:
@@ -1065,7 +1068,8 @@ class Runner:
             due = self._store.next_due()
         if due is None:
             return None
-        return max(0.0, (due - self._clock.now()).total_seconds())
+        read_at = self._clock.monotonic()  # first: a clock moving between reads wakes it early
+        return read_at + max(0.0, (due - self._clock.now()).total_seconds())
 
 
 @attrs.define
