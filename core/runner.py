@@ -61,6 +61,7 @@ from jobtable.core.jobs import (
 from jobtable.core.keeper import LivenessKeeper
 from jobtable.core.kinds import EncodedJob, KindRegistry
 from jobtable.core.liveness import CHECK_INTERVAL, SWEEP_INTERVAL, RunnerInfo, RunnerRecord
+from jobtable.core.observer import SUCCEEDED, NoObserver, RunnerObserver
 from jobtable.core.outcome import (
     Decision,
     Fail,
@@ -73,7 +74,7 @@ from jobtable.core.outcome import (
 )
 from jobtable.core.ports import JobStore
 from jobtable.core.preemption import ABANDON, PREEMPT_GRACE, STOP, Deadlines
-from jobtable.core.recording import OutcomeRecorder, loggable_category
+from jobtable.core.recording import OutcomeRecorder, job_fields, loggable_category
 from jobtable.core.retention import PRUNE_EVERY, Pruner
 from jobtable.core.retry import RetryAt, after_failure
 from jobtable.core.schedules import Schedule
@@ -107,7 +108,9 @@ class Runner:
         host: str | None = None,
         jitter: Callable[[], float] = random.random,
         left_behind_cap: int | None = None,
+        observer: RunnerObserver | None = None,
         retention: Retention | None = None,
+        prunes: bool = True,
         changes: JobChanges | None = None,
     ) -> None:
         """A runner over ``store``; nothing runs until ``start``.
@@ -122,9 +125,12 @@ class Runner:
         random share. ``left_behind_cap`` bounds the handlers that ignored a
         cancel or timeout and still run (default: the pool's size); past it
         the runner stops replacing their workers until some return.
+        ``observer`` hears of every job started and ended, claim error and
+        recovery (core/observer.py): metrics hang on it.
         ``retention`` says how long finished jobs are kept (default: succeeded
         7 days, failed 30); a runner with workers prunes older ones every
-        minute, one runner at a time. ``changes`` is the hub readers wait on
+        minute, one runner at a time, unless ``prunes`` is False (another
+        runner of the process does it). ``changes`` is the hub readers wait on
         (default: a new one); runners of one process may share one, so a
         reader hears of a job whichever of them runs it.
         """
@@ -144,6 +150,7 @@ class Runner:
         self._jitter = jitter
         self._host = host or os.uname().nodename
         self._log = logger or logging.getLogger("jobtable.runner")
+        self._observer: RunnerObserver = observer or NoObserver()
         self._ids = JobIdGenerator()
         self.id = self._ids.next_id(_unix_ms(clock.now()))
         """This runner's id, recorded on every job it claims."""
@@ -176,6 +183,10 @@ class Runner:
         self._deadlines_changed = False
         self._deadlines = Deadlines()
         self._pruning_stopped = threading.Event()
+        self._prunes = prunes
+        self._prune_thread = threading.Thread(
+            target=self._prune_loop, name="jobtable-retention", daemon=True
+        )
         self._left_behind = 0  # handlers that ignored a stop, still running
         self._left_behind_cap = max(1, workers) if left_behind_cap is None else left_behind_cap
         self._empty_seats: list[int] = []  # workers not replaced while past the cap
@@ -193,6 +204,7 @@ class Runner:
             left_running=self._recorder.left_running,
             on_sweep=self._reread_if_pending,
             cancel=lambda attempt: self._preempt(attempt, CANCELLED),
+            observer=self._observer,
         )
 
     # -- lifecycle ---------------------------------------------------------
@@ -234,10 +246,8 @@ class Runner:
             self._start_worker(number)
         self._keeper.start()
         threading.Thread(target=self._schedule_loop, name="jobtable-scheduler", daemon=True).start()
-        if not self._pruner.keeps_everything:
-            threading.Thread(
-                target=self._prune_loop, name="jobtable-retention", daemon=True
-            ).start()
+        if self._prunes:
+            self._prune_thread.start()
 
     def _close_registration(self) -> None:
         """No kind may be registered from now on; these are the kinds this runner claims."""
@@ -296,6 +306,8 @@ class Runner:
             # caller that joins in short slices does not give it up after the first.
             spent = self._clock.monotonic() - started
             self._keeper.finish(None if timeout is None else max(0.0, timeout - spent))
+            if self._prune_thread.is_alive():  # a batch under way ends before the store closes
+                self._prune_thread.join(None if timeout is None else max(0.0, timeout - spent))
         return finished
 
     def shutdown(self, grace: float, *, then_wait: float = STOP_NOW_WAIT) -> bool:
@@ -317,6 +329,11 @@ class Runner:
         """Worker threads running now: the pool size from start until stop."""
         with self._done:
             return self._live_workers
+
+    @property
+    def observer(self) -> RunnerObserver:
+        """What this runner reports its events to (a no-op unless one was given)."""
+        return self._observer
 
     # -- jobs --------------------------------------------------------------
 
@@ -545,9 +562,7 @@ class Runner:
 
         Returns how many, or None when another runner is pruning now.
         """
-        if retention is not None:
-            self._pruner.retention = retention
-        return self._pruner.prune()
+        return self._pruner.prune(retention)
 
     def _prune_loop(self) -> None:
         """Every minute of real time (a fake clock's tests prune by calling ``prune``)."""
@@ -621,6 +636,7 @@ class Runner:
                     runner_id=self.id, now=self._clock.now(), kinds=self._kinds, queues=self._queues
                 )
             except Exception as error:
+                self._observer.claim_failed()
                 retry_delay = next_claim_retry_delay(retry_delay)
                 # A blip that the backoff rides out is a warning; an outage
                 # that has pushed the delay to its ceiling is an error.
@@ -711,6 +727,7 @@ class Runner:
         then leaves the pool (a new one has its place).
         """
         attempt = self._attempts.begin(number, claimed.claim, claimed)
+        self._job_started(attempt, claimed)
         try:
             if claimed.timeout is not None and self._started:
                 self._add_deadline(claimed.timeout, STOP, TIMED_OUT, attempt)
@@ -726,6 +743,7 @@ class Runner:
             # drain (no workers, no liveness: tests) always takes the next job along.
             claim_next = not self._stopping and (not self._started or self._keeper.may_claim())
             write = self._write_for(claimed, decision, attempt)
+            self._job_ended(attempt, claimed.kind, write)
             following = self._recorder.record(
                 claimed,
                 write,
@@ -740,6 +758,30 @@ class Runner:
         finally:
             if attempt.settled_by != "runner":
                 self._attempts.end(number)
+
+    def _job_started(self, attempt: Attempt, claimed: ClaimedJob) -> None:
+        attempt.started = self._clock.monotonic()
+        waited = None
+        if claimed.due_at is not None:
+            waited = max(0.0, (self._clock.now() - claimed.due_at).total_seconds())
+        self._observer.job_started(claimed.kind, waited=waited)
+        if self._log.isEnabledFor(logging.DEBUG):
+            self._log.debug(
+                "job started job_id=%s kind=%s attempt=%d",
+                claimed.id,
+                claimed.kind,
+                claimed.claim.attempt,
+                extra=job_fields(claimed),
+            )
+
+    def _job_ended(self, attempt: Attempt, kind: str, write: Write) -> None:
+        """Report an attempt's end to the observer, before its outcome is written."""
+        seconds = max(0.0, self._clock.monotonic() - attempt.started)
+        if isinstance(write, Succeed):
+            self._observer.job_ended(kind, code=SUCCEEDED, final=True, seconds=seconds)
+        else:
+            final = not isinstance(write, Requeue)
+            self._observer.job_ended(kind, code=write.code, final=final, seconds=seconds)
 
     def _write_for(self, claimed: ClaimedJob, decision: Decision, attempt: Attempt) -> Write:
         """What to store for an attempt: its result, or its failure as the job's policy says."""
@@ -808,6 +850,7 @@ class Runner:
                 self._log.warning(
                     "job ran past its timeout; telling its handler to stop job_id=%s",
                     attempt.claim.job_id,
+                    extra={"job_id": attempt.claim.job_id},
                 )
                 self._preempt(attempt, code)
             elif self._attempts.take_settling(attempt, "runner"):
@@ -830,12 +873,14 @@ class Runner:
 
     def _leave_behind(self, attempt: Attempt, code: str, count: int, refill: bool) -> None:
         """Record a job whose handler ignored its stop, and give its worker's place away."""
+        claimed = attempt.job
         self._log.error(
             "handler ignored its stop; its job is recorded and its worker replaced "
             "job_id=%s code=%s left_behind=%d",
             attempt.claim.job_id,
             code,
             count,
+            extra=job_fields(claimed, code),
         )
         if not refill and not self._stopping:
             self._log.error(
@@ -844,8 +889,8 @@ class Runner:
                 count,
                 self._left_behind_cap,
             )
-        claimed = attempt.job
         write = self._write_for(claimed, Interrupted(), attempt)
+        self._job_ended(attempt, claimed.kind, write)
         self._recorder.record(claimed, write, runner_id=self.id, claim_next=False)
         self._attempts.settled(attempt)
         if isinstance(write, Requeue):
@@ -884,7 +929,11 @@ class Runner:
             )
 
     def _run_schedules(self) -> float | None:
-        """Enqueue each schedule's pending tick; seconds until the next tick (None: none)."""
+        """Enqueue each schedule's pending tick; when the next tick is, on the monotonic clock
+        (None: none)."""
+        # The monotonic reading first: should the clock move between the two, the wait
+        # comes out short (one more look), never long (a tick late).
+        read_at = self._clock.monotonic()
         now = self._clock.now()
         soonest: float | None = None
         for ticks in self._ticks.values():
@@ -906,7 +955,7 @@ class Runner:
                     ticks.pending = None
             until = max(0.0, (ticks.next - now).total_seconds())
             soonest = until if soonest is None else min(soonest, until)
-        return soonest
+        return None if soonest is None else read_at + soonest
 
     def _enqueue_tick(
         self, schedule: Schedule, tick: datetime.datetime, now: datetime.datetime
@@ -929,6 +978,7 @@ class Runner:
                 schedule.name,
                 tick.isoformat(),
                 enqueued,
+                extra={"job_id": str(enqueued), "kind": schedule.kind},
             )
             self._pass_the_wake()
 
@@ -963,7 +1013,7 @@ class Runner:
             else:
                 if look:
                     try:
-                        due_in = self._promote_due()
+                        due_at = self._promote_due()
                     except Exception as error:
                         retry_delay = next_claim_retry_delay(retry_delay)
                         self._log.warning(
@@ -971,12 +1021,10 @@ class Runner:
                             loggable_category(error),
                             retry_delay,
                         )
-                        due_in = retry_delay
+                        due_at = self._clock.monotonic() + retry_delay
                     else:
                         retry_delay = None
-                    due_at = None if due_in is None else self._clock.monotonic() + due_in
-                tick_in = self._run_schedules()
-                tick_at = None if tick_in is None else self._clock.monotonic() + tick_in
+                tick_at = self._run_schedules()
             self._clock.wait_for(
                 self._scheduler,
                 functools.partial(self._look_again, stopping),
@@ -1007,7 +1055,8 @@ class Runner:
         return max(0.0, min(times) - self._clock.monotonic())
 
     def _promote_due(self) -> float | None:
-        """Promote what is due, wake workers for it, and say how soon the next job falls due."""
+        """Promote what is due, wake workers for it, and say when the next job falls due, on
+        the monotonic clock (None: no job is scheduled)."""
         due = self._store.next_due()
         now = self._clock.now()
         if due is not None and due <= now:
@@ -1019,7 +1068,8 @@ class Runner:
             due = self._store.next_due()
         if due is None:
             return None
-        return max(0.0, (due - self._clock.now()).total_seconds())
+        read_at = self._clock.monotonic()  # first: a clock moving between reads wakes it early
+        return read_at + max(0.0, (due - self._clock.now()).total_seconds())
 
 
 @attrs.define

@@ -23,6 +23,7 @@ from jobtable.entrypoints import (
 )
 from jobtable.entrypoints.config import SETTINGS, ConfigError, env_default
 from jobtable.entrypoints.http.app import package_version
+from jobtable.entrypoints.logs import JsonLogFormatter, TextLogFormatter
 from jobtable.entrypoints.wiring import is_postgres_url, redact
 
 EXIT_FAILURE = 1
@@ -49,6 +50,18 @@ def _add(parser: argparse.ArgumentParser, *names: str) -> None:
         )
 
 
+def _add_switch(parser: argparse.ArgumentParser, name: str) -> None:
+    """A flag that takes no value; its variable says true or false (checked when run)."""
+    setting = SETTINGS[name]
+    parser.add_argument(
+        setting.flag,
+        dest=name,
+        action="store_true",
+        default=env_default(name),
+        help=setting.describe(),
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog="jobtable",
@@ -69,8 +82,10 @@ def build_parser() -> argparse.ArgumentParser:
         "sqlite_synchronous",
         "sqlite_busy_timeout",
         "http_threads",
+        "log_format",
         *RETENTION,
     )
+    _add_switch(serve, "metrics_public")
     serve.set_defaults(run=commands.run_serve)
 
     worker = sub.add_parser("worker", help="run workers only")
@@ -82,8 +97,11 @@ def build_parser() -> argparse.ArgumentParser:
         "grace",
         "sqlite_synchronous",
         "sqlite_busy_timeout",
+        "log_format",
+        "metrics_listen",
         *RETENTION,
     )
+    _add_switch(worker, "metrics_public")
     worker.set_defaults(run=commands.run_worker)
 
     enqueue = sub.add_parser("enqueue", help="enqueue a job and print its id")
@@ -115,11 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     get.set_defaults(run=job_commands.run_get)
 
     listed = sub.add_parser("list", help="list jobs, newest first, with filters")
-    _add(listed, "status", "kind", "limit", "after", *ONE_OFF)
-    listed.add_argument(
-        "--queue", dest="queue", default=env_default("queue"),
-        help=f"only jobs in this queue (env {SETTINGS['queue'].env})",
-    )  # fmt: skip
+    _add(listed, "status", "kind", "list_queue", "limit", "after", *ONE_OFF)
     listed.set_defaults(run=operator_commands.run_list)
 
     retry = sub.add_parser("retry", help="queue a failed job again with one more attempt allowed")
@@ -161,20 +175,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def configure_logging(level_name: str) -> None:
+def configure_logging(level_name: str, format_name: str = "text") -> None:
     level = config.parse_choice("log_level", level_name, ("debug", "info", "warning", "error"))
-    logging.basicConfig(
-        level=level.upper(),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    log_format = config.parse_choice("log_format", format_name, ("text", "json"))
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonLogFormatter() if log_format == "json" else TextLogFormatter())
+    logging.basicConfig(level=level.upper(), handlers=[handler])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     run: Callable[[argparse.Namespace], int] = args.run
     try:
-        configure_logging(args.log_level)
+        configure_logging(args.log_level, getattr(args, "log_format", "text"))
         return run(args)
     except ConfigError as error:
         print(f"jobtable: {error}", file=sys.stderr)

@@ -111,6 +111,25 @@ SETTINGS = {
         default="info",
         help="debug, info, warning or error",
     ),
+    "log_format": Setting(
+        flag="--log-format",
+        env="JOBTABLE_LOG_FORMAT",
+        default="text",
+        help="text, or json: one JSON object a line (time, level, logger, message, and "
+        "job_id, kind and code on a job's lines)",
+    ),
+    "metrics_public": Setting(
+        flag="--metrics-public",
+        env="JOBTABLE_METRICS_PUBLIC",
+        default="false",
+        help="serve GET /metrics without the bearer token (Prometheus scrapes with one by default)",
+    ),
+    "metrics_listen": Setting(
+        flag="--metrics-listen",
+        env="JOBTABLE_METRICS_LISTEN",
+        default=None,
+        help="HOST:PORT to serve GET /metrics on (port 0 picks a free one); unset: no listener",
+    ),
     "queues": Setting(
         flag="--queues",
         env="JOBTABLE_QUEUES",
@@ -177,25 +196,31 @@ SETTINGS = {
     ),
     "status": Setting(
         flag="--status",
-        env="JOBTABLE_STATUS",
+        env="JOBTABLE_LIST_STATUS",
         default=None,
         help="only jobs with this status: queued, running, succeeded or failed",
     ),
     "kind": Setting(
         flag="--kind",
-        env="JOBTABLE_KIND",
+        env="JOBTABLE_LIST_KIND",
         default=None,
         help="only jobs of this kind",
     ),
     "limit": Setting(
         flag="--limit",
-        env="JOBTABLE_LIMIT",
+        env="JOBTABLE_LIST_LIMIT",
         default="50",
         help="at most this many jobs (1 to 500)",
     ),
+    "list_queue": Setting(
+        flag="--queue",
+        env="JOBTABLE_LIST_QUEUE",
+        default=None,
+        help="only jobs in this queue",
+    ),
     "after": Setting(
         flag="--after",
-        env="JOBTABLE_AFTER",
+        env="JOBTABLE_LIST_AFTER",
         default=None,
         help="only jobs older than this id (the next page: the last id shown)",
     ),
@@ -213,12 +238,13 @@ def env_default(name: str) -> str | None:
     return os.environ.get(setting.env, setting.default)
 
 
-def parse_listen(value: str) -> tuple[str, int]:
+def parse_listen(value: str, name: str = "listen") -> tuple[str, int]:
     match = re.fullmatch(r"\[?([^\[\]]*?)\]?:(\d{1,5})", value.strip())
     if not match or not match.group(1) or int(match.group(2)) > 65535:
+        setting = SETTINGS[name]
         raise ConfigError(
-            f"--listen {value!r} is not HOST:PORT; use for example 127.0.0.1:8080 "
-            "(or set JOBTABLE_LISTEN)"
+            f"{setting.flag} {value!r} is not HOST:PORT; use for example 127.0.0.1:8080 "
+            f"(or set {setting.env})"
         )
     return match.group(1), int(match.group(2))
 

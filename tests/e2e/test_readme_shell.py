@@ -81,6 +81,7 @@ def free_port() -> int:
 def test_the_readme_has_its_shell_blocks():
     assert set(blocks()) == {
         "quickstart", "countdown", "user-guide", "http", "http-lifecycle", "cli-lifecycle",
+        "metrics",
     }  # fmt: skip
 
 
@@ -167,6 +168,15 @@ def test_the_readme_pasted_in_order_into_fresh_shells_works(tmp_path):
         assert len([item for item in listed if "host" in item]) == 2  # serve and the worker
         assert cancelled == {"id": again_id, "kind": "countdown", "status": "failed",
                              "result": None, "error": "cancelled"}  # fmt: skip
+
+        metrics = run_block("metrics", folder, env, port=port)
+        assert metrics.returncode == 0, metrics.stderr
+        completions = "jobtable_job_completions_total{code="
+        assert (
+            f'{completions}"negative_seconds",final="true",kind="countdown"}} 1.0' in metrics.stdout
+        )
+        assert f'{completions}"succeeded",final="true",kind="countdown"}}' in metrics.stdout
+        assert 'jobtable_jobs{kind="countdown",queue="default",status="running"}' in metrics.stdout
     finally:
         for process in started:
             if process.poll() is None:
