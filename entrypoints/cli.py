@@ -82,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
         "sqlite_synchronous",
         "sqlite_busy_timeout",
         "http_threads",
+        "processes",
         "log_format",
         *RETENTION,
     )
@@ -99,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
         "sqlite_busy_timeout",
         "log_format",
         "metrics_listen",
+        "processes",
         *RETENTION,
     )
     _add_switch(worker, "metrics_public")
@@ -184,10 +186,15 @@ def configure_logging(level_name: str, format_name: str = "text") -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(given)
     run: Callable[[argparse.Namespace], int] = args.run
     try:
         configure_logging(args.log_level, getattr(args, "log_format", "text"))
+        if getattr(args, "processes", None) is not None:
+            processes = config.parse_positive_int("processes", args.processes)
+            if processes > 1:
+                return commands.run_supervised(args, given, processes)
         return run(args)
     except ConfigError as error:
         print(f"jobtable: {error}", file=sys.stderr)

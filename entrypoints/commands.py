@@ -11,6 +11,7 @@ import argparse
 import logging
 import os
 import signal
+import socket
 import threading
 import time
 from typing import Any
@@ -23,6 +24,12 @@ from jobtable.entrypoints.http.app import create_app, create_metrics_app, packag
 from jobtable.entrypoints.http_server import HttpServer
 from jobtable.entrypoints.metrics import JobMetrics
 from jobtable.entrypoints.runner_group import RunnerGroup, describe, plan_runners
+from jobtable.entrypoints.supervisor import (
+    LISTEN_FD_ENV,
+    Supervisor,
+    listening_socket,
+    without_processes_flag,
+)
 from jobtable.entrypoints.wiring import (
     Store,
     Watcher,
@@ -187,8 +194,10 @@ def _log_start(command: str, args: argparse.Namespace, group: RunnerGroup) -> No
 
 def _listen(app: Any, address: tuple[str, int], *, threads: int, flag: str) -> HttpServer:
     host, port = address
+    inherited = os.environ.get(LISTEN_FD_ENV) if flag == "--listen" else None
+    sock = None if not inherited else socket.socket(fileno=int(inherited))
     try:
-        return HttpServer(app, host=host, port=port, threads=threads, logger=log)
+        return HttpServer(app, host=host, port=port, threads=threads, logger=log, sock=sock)
     except OSError as error:
         raise ConfigError(
             f"cannot listen on {host}:{port}: {error.strerror or type(error).__name__}; "
@@ -298,3 +307,35 @@ def run_migrate(args: argparse.Namespace) -> int:
     else:
         print(f"{redact(args.database)}: already up to date")
     return 0
+
+
+def run_supervised(args: argparse.Namespace, argv: list[str], processes: int) -> int:
+    """``serve`` or ``worker`` with ``--processes N``: N children under one supervisor."""
+    grace = config.parse_seconds("grace", args.grace)
+    # Once, before any child: the schema is brought up to date (an unreachable database
+    # is one line and exit 1 here, not children failing over and over) and the token
+    # file is made, so children starting together all read the same one.
+    open_for(args).close()
+    if args.command == "serve" or getattr(args, "metrics_listen", None):
+        resolve_api_token(args.database, log)
+    listener = None
+    if args.command == "serve":
+        host, port = config.parse_listen(args.listen)
+        try:
+            listener = listening_socket(host, port)
+        except OSError as error:
+            raise ConfigError(
+                f"cannot listen on {host}:{port}: {error.strerror or type(error).__name__}; "
+                "pick another --listen address"
+            ) from None
+        bound_host, bound_port = listener.getsockname()[:2]
+        log.info("listening on http://%s:%d", bound_host, bound_port)
+    supervisor = Supervisor(
+        without_processes_flag(argv),
+        processes,
+        grace=grace,
+        stop_wait=STOP_NOW_WAIT,
+        logger=log,
+        listener=listener,
+    )
+    return supervisor.run()

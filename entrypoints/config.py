@@ -175,6 +175,13 @@ SETTINGS = {
         help="how long an attempt may run before its handler is told to stop, as --in "
         "(unset: the kind's)",
     ),
+    "processes": Setting(
+        flag="--processes",
+        env="JOBTABLE_PROCESSES",
+        default="1",
+        help="run this many worker processes under one supervisor (each with --workers "
+        "workers): every core runs jobs",
+    ),
     "follow": Setting(
         flag="--follow",
         env="JOBTABLE_FOLLOW",

@@ -9,6 +9,7 @@ connections do not hold the stop up.
 from __future__ import annotations
 
 import logging
+import socket
 import threading
 import time
 from typing import Any
@@ -60,16 +61,27 @@ class _JsonErrorChannel(HTTPChannel):  # type: ignore[misc]
 
 class HttpServer:
     def __init__(
-        self, app: Any, *, host: str, port: int, threads: int, logger: logging.Logger
+        self,
+        app: Any,
+        *,
+        host: str,
+        port: int,
+        threads: int,
+        logger: logging.Logger,
+        sock: socket.socket | None = None,
     ) -> None:
+        """Serve ``app`` on ``host:port``, or on ``sock`` when given: a listening socket
+        several processes share (``--processes``), each accepting from it."""
         self._log = logger
         # waitress warns "Task queue depth is N" on every request that waits for a
         # thread: under load that is thousands of lines a second and real CPU.
         logging.getLogger("waitress.queue").setLevel(logging.ERROR)
+        where: dict[str, Any] = {"sockets": [sock]} if sock is not None else {
+            "host": host, "port": port,
+        }  # fmt: skip
         self._server: Any = create_server(
             app,
-            host=host,
-            port=port,
+            **where,
             threads=threads,
             ident="jobtable",
             clear_untrusted_proxy_headers=True,
