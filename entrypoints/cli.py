@@ -62,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
         "sqlite_synchronous",
         "sqlite_busy_timeout",
         "http_threads",
+        "http_stream_slots",
     )
     serve.set_defaults(run=commands.run_serve)
 

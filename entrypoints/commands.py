@@ -25,6 +25,7 @@ from jobtable.entrypoints.runner_group import RunnerGroup, describe, plan_runner
 from jobtable.entrypoints.wiring import (
     Store,
     Watcher,
+    follow_changes,
     is_postgres_url,
     load_kinds,
     open_store,
@@ -179,21 +180,34 @@ def run_serve(args: argparse.Namespace) -> int:
     host, port = config.parse_listen(args.listen)
     grace = config.parse_seconds("grace", args.grace)
     threads = config.parse_positive_int("http_threads", args.http_threads)
+    slots = config.parse_positive_int("http_stream_slots", args.http_stream_slots)
     workers = config.parse_positive_int("workers", args.workers, minimum=0)
     serving = config.parse_queues(args.queues)
     store = open_for(args)
     try:
         group = _group(args, store, serving, workers, serves_api=True)
         token = resolve_api_token(args.database, log)
-        app = create_app(group.first, api_token=token, logger=logging.getLogger("jobtable.http"))
+        api = group.first
+        app = create_app(
+            api, api_token=token, logger=logging.getLogger("jobtable.http"), stream_slots=slots
+        )
         try:
-            server = HttpServer(app, host=host, port=port, threads=threads, logger=log)
+            server = HttpServer(
+                app,
+                host=host,
+                port=port,
+                threads=threads,
+                logger=log,
+                stream_slots=slots,
+                end_streams=api.changes.close,
+            )
         except OSError as error:
             raise ConfigError(
                 f"cannot listen on {host}:{port}: {error.strerror or type(error).__name__}; "
                 "pick another --listen address"
             ) from None
         signals = StopSignals().install()
+        elsewhere = follow_changes(store, api.changes)  # jobs other processes run
         watcher = _start_runners(group, store)
         server.start()
         _log_start("serve", args, group)
@@ -201,7 +215,8 @@ def run_serve(args: argparse.Namespace) -> int:
         signals.wait()
         deadline = time.monotonic() + grace
         group.stop()  # no new claims while requests drain
-        server.stop(deadline=deadline)
+        server.stop(deadline=deadline)  # ends the streams first
+        elsewhere.stop()
         _stop_runners(group, signals, deadline)
         if watcher is not None:
             watcher.stop()

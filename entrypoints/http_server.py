@@ -1,9 +1,14 @@
 """waitress, with the graceful stop it does not have built in.
 
-On stop: close the listening socket (no new connections), let requests
-already received finish and their responses flush, then close every
-connection and the worker threads, all within a deadline. Idle keep-alive
-connections do not hold the stop up.
+On stop: close the listening socket (no new connections), end the event
+streams and long-polls (they would otherwise wait out the grace period),
+let requests already received finish and their responses flush, then close
+every connection and the worker threads, all within a deadline. Idle
+keep-alive connections do not hold the stop up.
+
+Threads: ``threads`` for ordinary requests plus ``stream_slots`` for the
+streams and long-polls the app lets wait at once (it refuses more with a
+503), so waiting requests never take the threads ordinary ones need.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from waitress import wasyncore
@@ -23,6 +29,8 @@ from jobtable.entrypoints.http.body import MAX_BODY_BYTES
 from jobtable.entrypoints.http.errors import envelope_for_status
 
 _POLL_INTERVAL = 0.01
+CONNECTION_LIMIT = 100
+"""Open connections waitress accepts (its default) beside those the stream slots may hold."""
 
 
 class _JsonErrorTask(ErrorTask):  # type: ignore[misc]
@@ -60,9 +68,20 @@ class _JsonErrorChannel(HTTPChannel):  # type: ignore[misc]
 
 class HttpServer:
     def __init__(
-        self, app: Any, *, host: str, port: int, threads: int, logger: logging.Logger
+        self,
+        app: Any,
+        *,
+        host: str,
+        port: int,
+        threads: int,
+        logger: logging.Logger,
+        stream_slots: int = 0,
+        end_streams: Callable[[], None] | None = None,
     ) -> None:
+        """``end_streams`` is called once stop begins: it must make every stream and
+        long-poll answer now (``runner.changes.close``)."""
         self._log = logger
+        self._end_streams = end_streams
         # waitress warns "Task queue depth is N" on every request that waits for a
         # thread: under load that is thousands of lines a second and real CPU.
         logging.getLogger("waitress.queue").setLevel(logging.ERROR)
@@ -70,7 +89,8 @@ class HttpServer:
             app,
             host=host,
             port=port,
-            threads=threads,
+            threads=threads + stream_slots,
+            connection_limit=CONNECTION_LIMIT + stream_slots,
             ident="jobtable",
             clear_untrusted_proxy_headers=True,
             channel_timeout=60,
@@ -91,6 +111,8 @@ class HttpServer:
         """Stop by ``deadline`` (time.monotonic()); True if every request finished in time."""
         self._server.jobtable_stopping = True
         self._in_loop(lambda: wasyncore.dispatcher.close(self._server))
+        if self._end_streams is not None:
+            self._end_streams()
         drained = self._wait_for_idle(deadline)
         if not drained:
             self._log.warning("HTTP requests still running at the end of the grace period")

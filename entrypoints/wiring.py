@@ -17,6 +17,7 @@ from typing import Protocol
 from jobtable.adapters.sqlite import SqliteStore
 from jobtable.adapters.sqlite.connections import BUSY_TIMEOUT_MS
 from jobtable.core import JobStore, RegistrationError, Runner, RunnerStateError
+from jobtable.core.changes import JobChanges
 from jobtable.entrypoints.config import ConfigError
 
 TOKEN_ENV = "JOBTABLE_API_TOKEN"  # noqa: S105 - the variable name, not a token
@@ -32,6 +33,21 @@ class Store(JobStore, Protocol):
     applied_at_open: list[str]
 
     def watch(self, on_change: Callable[[], None]) -> Watcher: ...
+
+    def watch_jobs(self, on_change: Callable[[str | None], None]) -> Watcher: ...
+
+
+def follow_changes(store: Store, changes: JobChanges) -> Watcher:
+    """Tell ``changes`` of every job another process changes, so streams and long-polls
+    here hear of jobs run elsewhere (SQLite file events name no job: all readers look)."""
+
+    def changed(job_id: str | None) -> None:
+        if job_id is None:
+            changes.changed_somewhere()
+        else:
+            changes.changed(job_id)
+
+    return store.watch_jobs(changed)
 
 
 def is_postgres_url(database: str) -> bool:

@@ -10,21 +10,23 @@ from jobtable.core import Runner
 from jobtable.entrypoints.http import json_text
 from jobtable.entrypoints.http.auth import BearerAuth
 from jobtable.entrypoints.http.errors import install_error_handlers
+from jobtable.entrypoints.http.live import JobEventsResource, JobResource
 from jobtable.entrypoints.http.openapi import openapi_document
 from jobtable.entrypoints.http.operations import (
     CancelResource,
     JobDetailResource,
     QueuePauseResource,
     QueuesResource,
+    RetryResource,
     RunnersResource,
 )
 from jobtable.entrypoints.http.resources import (
     BatchResource,
     HealthResource,
-    JobResource,
     JobsResource,
     OpenApiResource,
 )
+from jobtable.entrypoints.http.streams import DEFAULT_STREAM_SLOTS, StreamSlots
 
 OPENAPI_PATH = "/api/v1/openapi.json"
 
@@ -42,8 +44,13 @@ def create_app(
     api_token: str,
     version: str | None = None,
     logger: logging.Logger | None = None,
+    stream_slots: int = DEFAULT_STREAM_SLOTS,
 ) -> falcon.App:
-    """The HTTP API over ``runner``. ``api_token`` guards everything under /api/v1."""
+    """The HTTP API over ``runner``. ``api_token`` guards everything under /api/v1.
+
+    ``stream_slots`` event streams and long-polls may wait at once; serve the app
+    with that many threads more than ordinary requests get (``HttpServer`` does).
+    """
     if runner is None:
         raise ValueError("create_app needs a runner")
     log = logger or logging.getLogger("jobtable.http")
@@ -62,9 +69,12 @@ def create_app(
     app.add_route(OPENAPI_PATH, OpenApiResource(openapi_document(version)))
     app.add_route("/api/v1/jobs", JobsResource(runner))
     app.add_route("/api/v1/jobs/batch", BatchResource(runner))
-    app.add_route("/api/v1/jobs/{job_id}", JobResource(runner))
+    slots = StreamSlots(stream_slots)
+    app.add_route("/api/v1/jobs/{job_id}", JobResource(runner, slots))
+    app.add_route("/api/v1/jobs/{job_id}/events", JobEventsResource(runner, slots, logger=log))
     app.add_route("/api/v1/jobs/{job_id}/detail", JobDetailResource(runner))
     app.add_route("/api/v1/jobs/{job_id}/cancel", CancelResource(runner))
+    app.add_route("/api/v1/jobs/{job_id}/retry", RetryResource(runner))
     app.add_route("/api/v1/queues", QueuesResource(runner))
     app.add_route("/api/v1/queues/{name}/pause", QueuePauseResource(runner, paused=True))
     app.add_route("/api/v1/queues/{name}/resume", QueuePauseResource(runner, paused=False))

@@ -1,4 +1,4 @@
-"""Resources for operating jobs and queues: a job's detail, cancel, queues, runners.
+"""Resources for operating jobs and queues: a job's detail, cancel, retry, queues, runners.
 
 Thin, as the rest: one core call each, its answer shaped by ``views`` (the
 CLI prints the same shapes).
@@ -10,7 +10,7 @@ import falcon
 
 from jobtable.core import Runner
 from jobtable.core.enqueue_options import InvalidOptionError
-from jobtable.core.jobs import CancelOutcome
+from jobtable.core.jobs import CancelOutcome, RetryOutcome
 from jobtable.entrypoints import views
 from jobtable.entrypoints.http.errors import api_error
 
@@ -44,6 +44,23 @@ class CancelResource:
             raise api_error(409, "conflict", views.cancel_refusal(job.status.value, job.error))
         if outcome is CancelOutcome.REQUESTED:
             resp.status = falcon.HTTP_202
+        resp.media = job.to_public()
+
+
+class RetryResource:
+    """200 when a failed job is queued again (one more attempt allowed), 409 when it has not
+    failed."""
+
+    def __init__(self, runner: Runner) -> None:
+        self._runner = runner
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response, job_id: str) -> None:
+        retried = self._runner.retry(job_id)
+        if retried is None:
+            raise api_error(404, *JOB_NOT_FOUND)
+        outcome, job = retried
+        if outcome is RetryOutcome.REFUSED:
+            raise api_error(409, "conflict", views.retry_refusal(job.status.value))
         resp.media = job.to_public()
 
 

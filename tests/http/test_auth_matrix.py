@@ -20,8 +20,9 @@ JOB_BODY = b'{"kind": "noop", "payload": {}}'
 BODIES = {"/api/v1/jobs/batch": b'{"jobs": [{"kind": "noop", "payload": {}}]}'}
 PRIVATE = {
     "/api/v1/jobs", "/api/v1/jobs/batch", "/api/v1/jobs/{job_id}", "/api/v1/jobs/{job_id}/detail",
-    "/api/v1/jobs/{job_id}/cancel", "/api/v1/queues", "/api/v1/queues/{name}/pause",
-    "/api/v1/queues/{name}/resume", "/api/v1/runners",
+    "/api/v1/jobs/{job_id}/cancel", "/api/v1/jobs/{job_id}/retry", "/api/v1/jobs/{job_id}/events",
+    "/api/v1/queues", "/api/v1/queues/{name}/pause", "/api/v1/queues/{name}/resume",
+    "/api/v1/runners",
 }  # fmt: skip
 
 REFUSED_AUTHORIZATIONS = {
@@ -92,16 +93,24 @@ def test_every_private_route_and_method_refuses_a_bad_token_and_stores_nothing(
 
 @pytest.mark.parametrize("case", sorted(ACCEPTED_AUTHORIZATIONS))
 def test_the_correct_token_opens_every_route(system, client, case):
+    finished = system.runner.builtins.noop.enqueue(NoopPayload())
+    system.runner.drain()  # its event stream ends at once
+    failed = system.runner.builtins.noop.enqueue(NoopPayload())
+    system.runner.cancel(failed)  # failed cancelled: a retry takes it
     job_id = system.runner.builtins.noop.enqueue(NoopPayload())
+    ids = {"/api/v1/jobs/{job_id}/events": finished, "/api/v1/jobs/{job_id}/retry": failed}
     authorization = ACCEPTED_AUTHORIZATIONS[case]
     expected = {
         ("GET", "/health"): 200,
         ("GET", "/api/v1/openapi.json"): 200,
+        ("GET", "/api/v1/jobs"): 200,
         ("POST", "/api/v1/jobs"): 202,
         ("POST", "/api/v1/jobs/batch"): 202,
         ("GET", "/api/v1/jobs/{job_id}"): 200,
         ("GET", "/api/v1/jobs/{job_id}/detail"): 200,
+        ("GET", "/api/v1/jobs/{job_id}/events"): 200,
         ("POST", "/api/v1/jobs/{job_id}/cancel"): 200,
+        ("POST", "/api/v1/jobs/{job_id}/retry"): 200,
         ("GET", "/api/v1/queues"): 200,
         ("POST", "/api/v1/queues/{name}/pause"): 200,
         ("POST", "/api/v1/queues/{name}/resume"): 200,
@@ -109,7 +118,8 @@ def test_the_correct_token_opens_every_route(system, client, case):
     }
     for path in routes(client):
         for method in METHODS:
-            result = call(client, method, concrete(path, job_id), authorization, route=path)
+            where = concrete(path, ids.get(path, job_id))
+            result = call(client, method, where, authorization, route=path)
             # OPTIONS is Falcon's own answer listing the allowed methods.
             want = 200 if method == "OPTIONS" else expected.get((method, path), 405)
             assert result.status_code == want, (case, method, path, result.text)
