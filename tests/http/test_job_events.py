@@ -18,7 +18,7 @@ from jobtable.entrypoints.http.live import JobEventsResource
 from jobtable.entrypoints.http.streams import StreamSlots
 from tests.http.conftest import AUTH, TOKEN
 from tests.http.test_operations import UNKNOWN_ID
-from tests.support.sse import Event, ids, parse
+from tests.support.sse import SLOTS_FULL, Event, ids, parse
 from tests.support.stepping import Stepper, Steps
 
 PATH = "/api/v1/jobs/{job_id}/events"
@@ -228,12 +228,7 @@ def test_slots_bound_the_open_streams_and_come_back_when_a_client_leaves(system)
     refused = stream(client, job_id)
     assert refused.status_code == 503
     assert refused.headers["Retry-After"] == "1"
-    assert refused.json == {
-        "error": {
-            "code": "unavailable",
-            "message": "every stream slot is in use; try again shortly",
-        }
-    }
+    assert refused.json == SLOTS_FULL
     long_poll = client.simulate_get(
         f"/api/v1/jobs/{job_id}", headers={**AUTH, "If-None-Match": '"0"', "Prefer": "wait=5"}
     )

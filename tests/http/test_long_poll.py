@@ -11,6 +11,7 @@ from jobtable.entrypoints.http.conditional import none_match, wait_preference
 from tests.e2e.conftest import wait_until
 from tests.http.conftest import AUTH, TOKEN
 from tests.http.test_operations import UNKNOWN_ID, conforming
+from tests.support.sse import SLOTS_FULL
 from tests.support.stepping import Stepper, Steps
 from tests.support.threads import run_in_threads
 
@@ -192,12 +193,7 @@ def test_a_long_poll_that_finds_no_slot_answers_503_with_retry_after(system, ste
     refused = seen["refused"]
     assert refused.status_code == 503
     assert refused.headers["Retry-After"] == "1"
-    assert refused.json == {
-        "error": {
-            "code": "unavailable",
-            "message": "every stream slot is in use; try again shortly",
-        }
-    }
+    assert refused.json == SLOTS_FULL
     assert (seen["plain"].status_code, first.status_code) == (200, 200)
     stepper.step(3)
 

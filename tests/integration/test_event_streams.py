@@ -27,7 +27,7 @@ from jobtable.entrypoints.http_server import HttpServer
 from jobtable.entrypoints.wiring import follow_changes, open_store
 from tests.e2e.conftest import wait_until
 from tests.support.databases import database_for
-from tests.support.sse import LiveStream, ids
+from tests.support.sse import SLOTS_FULL, LiveStream, ids
 from tests.support.stepping import Stepper, Steps
 from tests.support.threads import run_in_threads
 
@@ -201,12 +201,7 @@ def test_full_slots_answer_503_with_retry_after_and_the_rest_of_the_api_answers(
         assert [ids(stream.take(1)) for stream in held] == [[0], [0]]
         status, headers, body = request(server, "GET", f"/api/v1/jobs/{job_id}/events")
         assert (status, headers["Retry-After"]) == (503, "1")
-        assert body == {
-            "error": {
-                "code": "unavailable",
-                "message": "every stream slot is in use; try again shortly",
-            }
-        }
+        assert body == SLOTS_FULL
         long_poll = {"If-None-Match": '"0"', "Prefer": "wait=30"}
         assert request(server, "GET", f"/api/v1/jobs/{job_id}", **long_poll)[0] == 503
         assert request(server, "GET", f"/api/v1/jobs/{job_id}")[0] == 200

@@ -8,6 +8,11 @@ from collections.abc import Iterable
 
 import attrs
 
+SLOTS_FULL = {
+    "error": {"code": "unavailable", "message": "every stream slot is in use; try again shortly"}
+}
+"""What a stream or long-poll is answered (503) when every stream slot is in use."""
+
 
 @attrs.frozen
 class Event:
