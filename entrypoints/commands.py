@@ -13,14 +13,16 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from jobtable.adapters.system_clock import SystemClock
 from jobtable.core import Runner
 from jobtable.entrypoints import config
 from jobtable.entrypoints.config import ConfigError
-from jobtable.entrypoints.http.app import create_app, package_version
+from jobtable.entrypoints.http.app import create_app, create_metrics_app, package_version
 from jobtable.entrypoints.http_server import HttpServer
+from jobtable.entrypoints.metrics import JobMetrics
 from jobtable.entrypoints.runner_group import RunnerGroup, describe, plan_runners
 from jobtable.entrypoints.wiring import (
     Store,
@@ -37,6 +39,12 @@ log = logging.getLogger("jobtable")
 
 STOP_NOW_WAIT = 5.0
 """Seconds to wait for handlers once told to stop, after the grace period."""
+
+METRICS_THREADS = 2
+"""Threads serving ``worker --metrics-listen``: a scrape or two at a time."""
+
+METRICS_STOP_WAIT = 2.0
+"""Seconds a scrape in flight may take to finish when ``worker`` stops."""
 
 
 class CommandError(Exception):
@@ -93,6 +101,8 @@ def _group(
         SystemClock(),
         plan_runners(serving, workers, serves_api=serves_api),
         logger=logging.getLogger("jobtable.runner"),
+        observer=JobMetrics(),
+        retention=config.parse_retention(args.keep_succeeded, args.keep_failed),
     )
     group.load_kinds(config.parse_modules(args.kinds))
     return group
@@ -176,38 +186,62 @@ def _log_start(command: str, args: argparse.Namespace, group: RunnerGroup) -> No
     )
 
 
+def _listen(
+    app: Any,
+    address: tuple[str, int],
+    *,
+    threads: int,
+    flag: str,
+    stream_slots: int = 0,
+    end_streams: Callable[[], None] | None = None,
+) -> HttpServer:
+    host, port = address
+    try:
+        return HttpServer(
+            app,
+            host=host,
+            port=port,
+            threads=threads,
+            logger=log,
+            stream_slots=stream_slots,
+            end_streams=end_streams,
+        )
+    except OSError as error:
+        raise ConfigError(
+            f"cannot listen on {host}:{port}: {error.strerror or type(error).__name__}; "
+            f"pick another {flag} address"
+        ) from None
+
+
 def run_serve(args: argparse.Namespace) -> int:
-    host, port = config.parse_listen(args.listen)
+    address = config.parse_listen(args.listen)
     grace = config.parse_seconds("grace", args.grace)
     threads = config.parse_positive_int("http_threads", args.http_threads)
     slots = config.parse_positive_int("http_stream_slots", args.http_stream_slots)
     workers = config.parse_positive_int("workers", args.workers, minimum=0)
     serving = config.parse_queues(args.queues)
+    metrics_public = config.parse_flag("metrics_public", args.metrics_public)
     store = open_for(args)
     try:
         group = _group(args, store, serving, workers, serves_api=True)
         token = resolve_api_token(args.database, log)
-        api = group.first
         app = create_app(
-            api, api_token=token, logger=logging.getLogger("jobtable.http"), stream_slots=slots
+            group.first,
+            api_token=token,
+            logger=logging.getLogger("jobtable.http"),
+            metrics_public=metrics_public,
+            stream_slots=slots,
         )
-        try:
-            server = HttpServer(
-                app,
-                host=host,
-                port=port,
-                threads=threads,
-                logger=log,
-                stream_slots=slots,
-                end_streams=api.changes.close,
-            )
-        except OSError as error:
-            raise ConfigError(
-                f"cannot listen on {host}:{port}: {error.strerror or type(error).__name__}; "
-                "pick another --listen address"
-            ) from None
+        server = _listen(
+            app,
+            address,
+            threads=threads,
+            flag="--listen",
+            stream_slots=slots,
+            end_streams=group.changes.close,
+        )
         signals = StopSignals().install()
-        elsewhere = follow_changes(store, api.changes)  # jobs other processes run
+        changes_elsewhere = follow_changes(store, group.changes)
         watcher = _start_runners(group, store)
         server.start()
         _log_start("serve", args, group)
@@ -216,10 +250,10 @@ def run_serve(args: argparse.Namespace) -> int:
         deadline = time.monotonic() + grace
         group.stop()  # no new claims while requests drain
         server.stop(deadline=deadline)  # ends the streams first
-        elsewhere.stop()
         _stop_runners(group, signals, deadline)
         if watcher is not None:
             watcher.stop()
+        changes_elsewhere.stop()
     finally:
         store.close()
     log.info("stopped")
@@ -242,20 +276,44 @@ def run_worker(args: argparse.Namespace) -> int:
     grace = config.parse_seconds("grace", args.grace)
     workers = _worker_count(args.workers)
     serving = config.parse_queues(args.queues)
+    metrics_at = None
+    if args.metrics_listen:
+        metrics_at = config.parse_listen(args.metrics_listen, "metrics_listen")
+    metrics_public = config.parse_flag("metrics_public", args.metrics_public)
     store = open_for(args)
     try:
         group = _group(args, store, serving, workers, serves_api=False)
+        server = None
+        if metrics_at is not None:
+            server = _metrics_server(args, group, metrics_at, public=metrics_public)
         signals = StopSignals().install()
         watcher = _start_runners(group, store)
+        if server is not None:
+            server.start()
+            log.info("serving metrics on http://%s:%d/metrics", *server.address)
         _log_start("worker", args, group)
         signals.wait()
         _stop_runners(group, signals, time.monotonic() + grace)
+        if server is not None:  # scraped until the last job is recorded
+            server.stop(deadline=time.monotonic() + METRICS_STOP_WAIT)
         if watcher is not None:
             watcher.stop()
     finally:
         store.close()
     log.info("stopped")
     return 0
+
+
+def _metrics_server(
+    args: argparse.Namespace, group: RunnerGroup, address: tuple[str, int], *, public: bool
+) -> HttpServer:
+    """``worker --metrics-listen``: /metrics alone, behind the token ``serve`` uses unless
+    public."""
+    token = None if public else resolve_api_token(args.database, log)
+    app = create_metrics_app(
+        group.first, api_token=token, public=public, logger=logging.getLogger("jobtable.http")
+    )
+    return _listen(app, address, threads=METRICS_THREADS, flag="--metrics-listen")
 
 
 def run_migrate(args: argparse.Namespace) -> int:

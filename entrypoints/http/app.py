@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import secrets
 
 import falcon
 
@@ -24,11 +25,14 @@ from jobtable.entrypoints.http.resources import (
     BatchResource,
     HealthResource,
     JobsResource,
+    MetricsResource,
     OpenApiResource,
 )
 from jobtable.entrypoints.http.streams import DEFAULT_STREAM_SLOTS, StreamSlots
+from jobtable.entrypoints.metrics import metrics_registry
 
 OPENAPI_PATH = "/api/v1/openapi.json"
+METRICS_PATH = "/metrics"
 
 
 def package_version() -> str:
@@ -44,34 +48,29 @@ def create_app(
     api_token: str,
     version: str | None = None,
     logger: logging.Logger | None = None,
+    metrics_public: bool = False,
     stream_slots: int = DEFAULT_STREAM_SLOTS,
 ) -> falcon.App:
-    """The HTTP API over ``runner``. ``api_token`` guards everything under /api/v1.
+    """The HTTP API over ``runner``. ``api_token`` guards everything under /api/v1, and
+    /metrics unless ``metrics_public``.
 
-    ``stream_slots`` event streams and long-polls may wait at once; serve the app
-    with that many threads more than ordinary requests get (``HttpServer`` does).
+    /metrics serves the store's state, and the runner's events when its
+    observer is a ``jobtable.entrypoints.metrics.JobMetrics``. ``stream_slots``
+    event streams and long-polls may wait at once; serve the app with that many
+    threads more than ordinary requests get (``HttpServer`` does).
     """
     if runner is None:
         raise ValueError("create_app needs a runner")
-    log = logger or logging.getLogger("jobtable.http")
-    app = falcon.App(
-        media_type=falcon.MEDIA_JSON,
-        middleware=[
-            BearerAuth(api_token, public_paths=frozenset({OPENAPI_PATH})),
-            DataOnlyHeaders(),
-        ],
-    )
-    json_handler = falcon.media.JSONHandler(dumps=json_text.dumps)
-    app.resp_options.media_handlers[falcon.MEDIA_JSON] = json_handler
-    install_error_handlers(app, log)
+    app = _bare_app(api_token, logger, public_paths=frozenset({OPENAPI_PATH}))
     version = version or package_version()
     app.add_route("/health", HealthResource(version))
+    app.add_route(METRICS_PATH, MetricsResource(metrics_registry(runner), public=metrics_public))
     app.add_route(OPENAPI_PATH, OpenApiResource(openapi_document(version)))
     app.add_route("/api/v1/jobs", JobsResource(runner))
     app.add_route("/api/v1/jobs/batch", BatchResource(runner))
     slots = StreamSlots(stream_slots)
     app.add_route("/api/v1/jobs/{job_id}", JobResource(runner, slots))
-    app.add_route("/api/v1/jobs/{job_id}/events", JobEventsResource(runner, slots, logger=log))
+    app.add_route("/api/v1/jobs/{job_id}/events", JobEventsResource(runner, slots, logger=logger))
     app.add_route("/api/v1/jobs/{job_id}/detail", JobDetailResource(runner))
     app.add_route("/api/v1/jobs/{job_id}/cancel", CancelResource(runner))
     app.add_route("/api/v1/jobs/{job_id}/retry", RetryResource(runner))
@@ -79,6 +78,39 @@ def create_app(
     app.add_route("/api/v1/queues/{name}/pause", QueuePauseResource(runner, paused=True))
     app.add_route("/api/v1/queues/{name}/resume", QueuePauseResource(runner, paused=False))
     app.add_route("/api/v1/runners", RunnersResource(runner))
+    return app
+
+
+def create_metrics_app(
+    runner: Runner,
+    *,
+    api_token: str | None,
+    public: bool = False,
+    logger: logging.Logger | None = None,
+) -> falcon.App:
+    """Only /metrics, as ``create_app`` serves it: for ``jobtable worker --metrics-listen``.
+
+    ``api_token`` guards it unless ``public`` (then it may be None).
+    """
+    if not public and not api_token:
+        raise ValueError("a metrics app that is not public needs an API token")
+    # Public: the token guards nothing, so it is one nobody knows.
+    app = _bare_app(api_token or secrets.token_urlsafe(32), logger)
+    app.add_route(METRICS_PATH, MetricsResource(metrics_registry(runner), public=public))
+    return app
+
+
+def _bare_app(
+    api_token: str, logger: logging.Logger | None, *, public_paths: frozenset[str] = frozenset()
+) -> falcon.App:
+    """A Falcon app with our authentication, headers, JSON and error envelope; no routes."""
+    app = falcon.App(
+        media_type=falcon.MEDIA_JSON,
+        middleware=[BearerAuth(api_token, public_paths=public_paths), DataOnlyHeaders()],
+    )
+    json_handler = falcon.media.JSONHandler(dumps=json_text.dumps)
+    app.resp_options.media_handlers[falcon.MEDIA_JSON] = json_handler
+    install_error_handlers(app, logger or logging.getLogger("jobtable.http"))
     return app
 
 

@@ -14,7 +14,7 @@ import time
 import falcon
 
 from jobtable.core import Job, Runner, Status
-from jobtable.core.jobs import JobEvent, JobEvents
+from jobtable.core.jobs import JobEvents
 from jobtable.entrypoints.http.conditional import etag, none_match, wait_preference
 from jobtable.entrypoints.http.errors import api_error
 from jobtable.entrypoints.http.operations import JOB_NOT_FOUND
@@ -126,13 +126,6 @@ class JobEventsResource:
         """Where the stream starts, and what it sends first (None: the job is gone)."""
         if after is None:
             return Position(), self._runner.events(job_id)
-        if after > known.version:  # no id of this job's: start again from its state now
-            current = self._runner.get(job_id)
-            if current is None:
-                return Position(), None
-            return Position(), JobEvents(
-                events=(), reset=JobEvent(version=current.version, job=current)
-            )
         if after == 0:
             return Position(version=0, job=_as_created(known)), self._runner.events(job_id, 0)
         # One change more than asked, to know the state the client has: the first
