@@ -6,9 +6,10 @@ let requests already received finish and their responses flush, then close
 every connection and the worker threads, all within a deadline. Idle
 keep-alive connections do not hold the stop up.
 
-Threads: ``threads`` for ordinary requests plus ``stream_slots`` for the
-streams and long-polls the app lets wait at once (it refuses more with a
-503), so waiting requests never take the threads ordinary ones need.
+Threads: ``threads`` for ordinary requests, and apart from them, one for
+each of the ``stream_slots`` streams and long-polls the app lets wait at
+once (it refuses more with a 503), so neither takes the other's threads
+(see ``http_pools``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from waitress.task import ErrorTask, WSGITask
 from jobtable.entrypoints.http import json_text
 from jobtable.entrypoints.http.body import MAX_BODY_BYTES
 from jobtable.entrypoints.http.errors import envelope_for_status
+from jobtable.entrypoints.http.streams import may_wait
+from jobtable.entrypoints.http_pools import MayWait, TwoPools
 
 _POLL_INTERVAL = 0.01
 CONNECTION_LIMIT = 100
@@ -76,12 +79,16 @@ class HttpServer:
         threads: int,
         logger: logging.Logger,
         stream_slots: int = 0,
+        may_wait: MayWait = may_wait,
         end_streams: Callable[[], None] | None = None,
     ) -> None:
-        """``end_streams`` is called once stop begins: it must make every stream and
-        long-poll answer now (``runner.changes.close``)."""
+        """``may_wait`` tells the requests that may wait (the API's streams and
+        long-polls) from the rest; they get ``stream_slots`` threads of their own. ``end_streams`` is called
+        once stop begins: it must make every stream and long-poll answer now
+        (``runner.changes.close``)."""
         self._log = logger
         self._end_streams = end_streams
+        self._pools = TwoPools(ordinary=threads, waiting=stream_slots, may_wait=may_wait)
         # waitress warns "Task queue depth is N" on every request that waits for a
         # thread: under load that is thousands of lines a second and real CPU.
         logging.getLogger("waitress.queue").setLevel(logging.ERROR)
@@ -89,7 +96,7 @@ class HttpServer:
             app,
             host=host,
             port=port,
-            threads=threads + stream_slots,
+            _dispatcher=self._pools,
             connection_limit=CONNECTION_LIMIT + stream_slots,
             ident="jobtable",
             clear_untrusted_proxy_headers=True,
@@ -138,10 +145,8 @@ class HttpServer:
         done.wait(5.0)
 
     def _busy(self) -> bool:
-        dispatcher = self._server.task_dispatcher
-        with dispatcher.lock:
-            if dispatcher.queue:
-                return True
+        if self._pools.queued():
+            return True
         try:
             channels = [c for c in list(self._server._map.values()) if isinstance(c, HTTPChannel)]
         except RuntimeError:  # the loop thread changed the map while we copied it

@@ -1,19 +1,21 @@
 """A job's changes as Server-Sent Events, and the slots that bound long-lived requests.
 
 waitress gives each request one of its threads until the response ends, so
-an open stream or a long-poll holds a thread for minutes. The server is
-sized ``--http-threads`` plus ``--http-stream-slots``; each stream and
-long-poll first takes a slot (none free: 503 with ``Retry-After``), so at
-most the slots' worth of threads are ever held and ordinary requests always
-keep ``--http-threads`` of their own.
+an open stream or a long-poll holds a thread for minutes. The server runs
+those requests (``may_wait`` sorts them out) on threads of their own, one
+per ``--http-stream-slots``, apart from the ``--http-threads`` of ordinary
+requests; each stream and long-poll first takes a slot (none free: 503 with
+``Retry-After``), so waiting requests never hold more threads than they
+have, and ordinary requests always keep theirs.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 import attrs
 
@@ -31,6 +33,19 @@ RETRY_MS = 1000
 """How long an EventSource waits before it reconnects (with Last-Event-ID)."""
 CONTENT_TYPE = "text/event-stream"
 """Always UTF-8, as the format requires."""
+
+
+_JOB = re.compile(r"/+api/+v1/+jobs/+[^/]+(?P<events>/+events)?/*")
+
+
+def may_wait(method: str, path: str, headers: Mapping[str, str]) -> bool:
+    """Whether a request may wait for a job: a GET of its events, or of the job with
+    ``If-None-Match`` and ``Prefer`` (``headers`` by waitress's names). The server runs
+    these on the stream threads; a few others sorted so cost nothing but where they run."""
+    found = _JOB.fullmatch(path) if method == "GET" else None
+    if found is None:
+        return False
+    return bool(found.group("events")) or ("IF_NONE_MATCH" in headers and "PREFER" in headers)
 
 
 class StreamSlots:
