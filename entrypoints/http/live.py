@@ -110,6 +110,7 @@ class JobEventsResource:
             resp.status = falcon.HTTP_204
             return
         resp.content_type = CONTENT_TYPE
+        resp.set_header("X-Accel-Buffering", "no")  # a buffering proxy (nginx) passes each event on
         resp.stream = JobEventStream(
             self._runner,
             subscription,

@@ -192,6 +192,10 @@ class JobEventStream:
             except StoreError as error:
                 self._log.warning("event stream ended: %s job=%s", error.category, job_id)
                 return  # the client reconnects with Last-Event-ID
+            except Exception as error:  # a bug: named by type only, its text may hold data
+                self._log.error("event stream ended: unexpected %s job=%s",
+                                type(error).__name__, job_id)  # fmt: skip
+                return
             if found is None:
                 return  # deleted (pruned) meanwhile
             chunk = self._position.render(found)

@@ -11,7 +11,7 @@ import falcon
 import falcon.testing
 import pytest
 
-from jobtable.core import NoopPayload
+from jobtable.core import NoopPayload, StoreUnavailableError
 from jobtable.core.jobs import EVENTS_KEPT
 from jobtable.entrypoints.http.app import create_app
 from jobtable.entrypoints.http.live import JobEventsResource
@@ -241,4 +241,33 @@ def test_slots_bound_the_open_streams_and_come_back_when_a_client_leaves(system)
     assert third.status == "200 OK"
     second.close()
     third.close()
+    assert system.runner.changes.watched() == 0
+
+
+@pytest.mark.parametrize(
+    ("error", "logged"),
+    [
+        (StoreUnavailableError("database unavailable"), "event stream ended: database unavailable"),
+        (RuntimeError("secret text"), "event stream ended: unexpected RuntimeError"),
+    ],
+)
+def test_a_read_that_fails_mid_stream_ends_it_so_the_client_reconnects(
+    system, caplog, error, logged
+):
+    app = create_app(system.runner, api_token=TOKEN)
+    job_id = system.runner.builtins.noop.enqueue(NoopPayload())
+    opened = Opened(app, job_id)
+    assert ids(opened.next_events()) == [0]
+    assert opened.start.headers_dict["X-Accel-Buffering"] == "no"  # no proxy holds events back
+
+    def failing(*args, **kwargs):
+        raise error
+
+    system.runner.events = failing
+    system.runner.changes.changed(job_id)
+    with pytest.raises(StopIteration):
+        next(opened.chunks)
+    opened.close()
+    assert logged in caplog.text
+    assert "secret text" not in caplog.text
     assert system.runner.changes.watched() == 0
