@@ -6,7 +6,9 @@ import logging
 
 import falcon
 
+from jobtable.adapters.system_clock import SystemClock
 from jobtable.core import Runner
+from jobtable.core.clock import Clock
 from jobtable.entrypoints.http import json_text
 from jobtable.entrypoints.http.auth import BearerAuth
 from jobtable.entrypoints.http.errors import install_error_handlers
@@ -25,6 +27,10 @@ from jobtable.entrypoints.http.resources import (
     JobsResource,
     OpenApiResource,
 )
+from jobtable.entrypoints.ui.guard import DashboardGate
+from jobtable.entrypoints.ui.headers import DashboardHeaders
+from jobtable.entrypoints.ui.routes import add_dashboard
+from jobtable.entrypoints.ui.session import SessionKeys
 
 OPENAPI_PATH = "/api/v1/openapi.json"
 
@@ -42,16 +48,24 @@ def create_app(
     api_token: str,
     version: str | None = None,
     logger: logging.Logger | None = None,
+    clock: Clock | None = None,
 ) -> falcon.App:
-    """The HTTP API over ``runner``. ``api_token`` guards everything under /api/v1."""
+    """The HTTP API over ``runner``, and the dashboard at /ui/.
+
+    ``api_token`` guards everything under /api/v1 as a bearer token, and is
+    what the dashboard's login page takes (its session cookie is signed with
+    a key derived from it). ``clock`` times the dashboard's sessions.
+    """
     if runner is None:
         raise ValueError("create_app needs a runner")
     log = logger or logging.getLogger("jobtable.http")
+    gate = DashboardGate(SessionKeys(api_token), clock or SystemClock())
     app = falcon.App(
         media_type=falcon.MEDIA_JSON,
         middleware=[
-            BearerAuth(api_token, public_paths=frozenset({OPENAPI_PATH})),
+            BearerAuth(api_token, public_paths=frozenset({OPENAPI_PATH}), sessions=gate),
             DataOnlyHeaders(),
+            DashboardHeaders(),
         ],
     )
     json_handler = falcon.media.JSONHandler(dumps=json_text.dumps)
@@ -69,6 +83,7 @@ def create_app(
     app.add_route("/api/v1/queues/{name}/pause", QueuePauseResource(runner, paused=True))
     app.add_route("/api/v1/queues/{name}/resume", QueuePauseResource(runner, paused=False))
     app.add_route("/api/v1/runners", RunnersResource(runner))
+    add_dashboard(app, runner, gate)
     return app
 
 
