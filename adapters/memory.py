@@ -7,12 +7,13 @@ survives the process, which is the point.
 
 from __future__ import annotations
 
+import collections
 import datetime
 import heapq
 import json
 import random
 import threading
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import attrs
@@ -20,16 +21,23 @@ import attrs
 from jobtable.core.codes import CANCELLED
 from jobtable.core.idempotency import KeptAnswer, stale_before
 from jobtable.core.jobs import (
+    EVENTS_KEPT,
     AttemptRecord,
     CancelOutcome,
     Claim,
     ClaimedJob,
     Enqueued,
     Job,
+    JobCount,
     JobDetail,
+    JobEvent,
+    JobEvents,
+    JobFilter,
     NewJob,
     QueueState,
     Recovered,
+    RetryOutcome,
+    events_after,
     every_attempt,
 )
 from jobtable.core.liveness import (
@@ -74,6 +82,14 @@ class _Row:
     cancel_requested: bool = False
     last_code: str | None = None
     attempts_log: list[dict[str, Any]] = attrs.Factory(list)
+    key_until: str | None = None
+    version: int = 0
+    history: collections.deque[JobEvent] = attrs.Factory(
+        lambda: collections.deque(maxlen=EVENTS_KEPT)
+    )
+    """The last changes, as the SQL stores' trigger keeps them."""
+    seen: tuple[Status, str | None, str | None] = (Status.QUEUED, None, None)
+    """The public status, result and error as of ``version``."""
 
     @property
     def max_attempts(self) -> int:
@@ -124,6 +140,7 @@ class MemoryStore:
         self._schedules: dict[str, datetime.datetime] = {}
         self._idempotency: dict[str, KeptAnswer] = {}
         self._known_queues: set[str] = set()
+        self._leases: dict[str, tuple[str, datetime.datetime]] = {}
         self._locks: set[str] = set()  # runner ids holding their liveness lock
         self._runners: dict[str, _RunnerRow] = {}
 
@@ -167,6 +184,7 @@ class MemoryStore:
             timeout=job.timeout,
             unique_key=job.unique_key,
             unique_while_active=job.unique_while_active,
+            key_until=None if job.key_until is None else _stamp(job.key_until),
         )
         self._rows[job.id] = row
         self._known_queues.add(job.queue)
@@ -199,6 +217,7 @@ class MemoryStore:
             row.started_at = row.updated_at = stamp
             row.claimed_by = runner_id
             row.attempt += 1
+            self._note(row)
             claim = Claim(job_id=row.id, runner_id=runner_id, attempt=row.attempt)
             return ClaimedJob(
                 claim=claim,
@@ -207,6 +226,7 @@ class MemoryStore:
                 policy=row.policy,
                 timeout=row.timeout,
                 checkpoint=row.result,
+                due_at=_parse(row.run_at),
             )
 
     def _first_due(
@@ -280,6 +300,7 @@ class MemoryStore:
                 return False
             row.result = result
             row.updated_at = _stamp(now)
+            self._note(row)
             return True
 
     def succeed(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
@@ -309,6 +330,17 @@ class MemoryStore:
         if row.unique_key is not None and row.unique_while_active:
             self._unique.pop((row.kind, row.unique_key), None)
             row.unique_key = None
+        self._note(row)
+
+    @staticmethod
+    def _note(row: _Row) -> None:
+        """Record a visible change in the row's history, as the SQL stores' trigger does."""
+        seen = (row.shown_status(), row.result, row.error)
+        if seen == row.seen:
+            return
+        row.seen = seen
+        row.version += 1
+        row.history.append(JobEvent(version=row.version, job=MemoryStore._public(row)))
 
     @staticmethod
     def _log_attempt(row: _Row, outcome: str, stamp: str) -> None:
@@ -344,6 +376,7 @@ class MemoryStore:
         row.status = SCHEDULED if due > stamp else Status.QUEUED
         row.last_code = outcome.code
         row.updated_at = stamp
+        self._note(row)
         self._file(row)
 
     def finish_and_claim_next(
@@ -399,6 +432,7 @@ class MemoryStore:
                     continue
                 row.status = Status.QUEUED
                 row.updated_at = _stamp(now)
+                self._note(row)
                 self._file(row)
         return moved
 
@@ -647,8 +681,118 @@ class MemoryStore:
     @staticmethod
     def _public(row: _Row) -> Job:
         return Job(
-            id=row.id, kind=row.kind, status=row.shown_status(), result=row.result, error=row.error
+            id=row.id,
+            kind=row.kind,
+            status=row.shown_status(),
+            result=row.result,
+            error=row.error,
+            version=row.version,
         )
+
+    # -- observing and operating ----------------------------------------------
+
+    def list_jobs(self, which: JobFilter, *, limit: int, after: str | None) -> list[Job]:
+        statuses = set(which.stored_statuses())
+        with self._lock:
+            rows = [
+                row
+                for row in self._rows.values()
+                if (row.status.value if isinstance(row.status, Status) else row.status) in statuses
+                and (which.kind is None or row.kind == which.kind)
+                and (which.queue is None or row.queue == which.queue)
+                and (after is None or row.id < after)
+            ]
+            rows.sort(key=lambda row: row.id, reverse=True)
+            return [self._public(row) for row in rows[:limit]]
+
+    def events(self, job_id: str, *, after: int | None) -> JobEvents | None:
+        with self._lock:
+            row = self._rows.get(job_id)
+            if row is None:
+                return None
+            floor = 0 if after is None else after
+            kept = tuple(event for event in row.history if event.version > floor)
+            return events_after(self._public(row), kept, after=after)
+
+    def retry(self, job_id: str, *, now: datetime.datetime) -> RetryOutcome | None:
+        stamp = _stamp(now)
+        with self._lock:
+            row = self._rows.get(job_id)
+            if row is None:
+                return None
+            if row.status is not Status.FAILED:
+                return RetryOutcome.REFUSED
+            if row.attempt >= 1 and not any(
+                entry["attempt"] == row.attempt for entry in row.attempts_log
+            ):
+                row.attempts_log.append(
+                    {
+                        "attempt": row.attempt,
+                        "runner": row.claimed_by,
+                        "started_at": row.started_at,
+                        "ended_at": row.finished_at,
+                        "outcome": row.error,
+                    }
+                )
+            most = max(row.policy.max_attempts, row.attempt + 1)
+            row.policy = attrs.evolve(row.policy, max_attempts=most)
+            row.status = Status.QUEUED
+            row.error = None
+            row.finished_at = None
+            row.cancel_requested = False
+            row.run_at = row.updated_at = stamp
+            self._note(row)
+            self._file(row)
+            return RetryOutcome.RETRIED
+
+    def take_lease(
+        self, name: str, *, holder: str, until: datetime.datetime, now: datetime.datetime
+    ) -> bool:
+        with self._lock:
+            held = self._leases.get(name)
+            if held is not None and held[0] != holder and held[1] > now:
+                return False
+            self._leases[name] = (holder, until)
+            return True
+
+    def prune(
+        self, cutoffs: Mapping[str, datetime.datetime], *, now: datetime.datetime, limit: int
+    ) -> int:
+        stamp = _stamp(now)
+        with self._lock:
+            doomed = [
+                row
+                for row in self._rows.values()
+                if isinstance(row.status, Status)
+                and row.status.value in cutoffs
+                and row.finished_at is not None
+                and row.finished_at < _stamp(cutoffs[row.status.value])
+                and (
+                    row.unique_key is None or (row.key_until is not None and row.key_until <= stamp)
+                )
+            ]
+            doomed.sort(key=lambda row: (row.finished_at or "", row.id))
+            for row in doomed[:limit]:
+                del self._rows[row.id]
+                if row.unique_key is not None:
+                    self._unique.pop((row.kind, row.unique_key), None)
+            answered_before, _ = stale_before(now)
+            for key, kept in list(self._idempotency.items()):
+                if kept.created_at < answered_before:
+                    del self._idempotency[key]
+            return min(len(doomed), limit)
+
+    def job_counts(self) -> list[JobCount]:
+        counts: collections.Counter[tuple[str, str, str]] = collections.Counter()
+        with self._lock:
+            for row in self._rows.values():
+                stored = row.status.value if isinstance(row.status, Status) else row.status
+                if stored in ("queued", SCHEDULED, "running"):
+                    counts[(row.queue, row.kind, stored)] += 1
+        return [
+            JobCount(queue=queue, kind=kind, status=status, count=count)
+            for (queue, kind, status), count in sorted(counts.items())
+        ]
 
     def row(self, job_id: str) -> dict[str, Any] | None:
         """Every column of the job's row, for inspection and tests."""

@@ -19,8 +19,12 @@ from jobtable.core.jobs import (
     ClaimedJob,
     Job,
     JobDetail,
+    JobEvent,
+    JobEvents,
+    JobFilter,
     NewJob,
     QueueState,
+    events_after,
     every_attempt,
 )
 from jobtable.core.liveness import RunnerInfo, RunnerRecord
@@ -54,12 +58,14 @@ def finish_parameters(
     return fail_sql, {**fence(claim), "code": outcome.code, "now": stamp(now)}
 
 
-def claimed(row: Any, runner_id: str) -> ClaimedJob | None:
+def claimed(
+    row: Any, runner_id: str, *, parse_time: Callable[[Any], datetime.datetime]
+) -> ClaimedJob | None:
     """A claim's ``RETURNING id, kind, payload, attempt, max_attempts, retry, timeout,
-    result`` row as a claimed job; None for no row."""
+    result, run_at`` row as a claimed job; None for no row."""
     if row is None:
         return None
-    job_id, kind, payload, attempt, max_attempts, retry, timeout, result = row
+    job_id, kind, payload, attempt, max_attempts, retry, timeout, result, run_at = row
     return ClaimedJob(
         claim=Claim(job_id=job_id, runner_id=runner_id, attempt=attempt),
         kind=kind,
@@ -67,6 +73,7 @@ def claimed(row: Any, runner_id: str) -> ClaimedJob | None:
         policy=RetryPolicy.stored(max_attempts, retry),
         timeout=timeout,
         checkpoint=result,
+        due_at=parse_time(run_at),
     )
 
 
@@ -86,6 +93,7 @@ def new_job_parameters(job: NewJob, now: Any, *, stamp: Callable[[Any], Any]) ->
         "timeout": job.timeout,
         "unique_key": job.unique_key,
         "unique_while_active": job.unique_while_active,
+        "key_until": None if job.key_until is None else stamp(job.key_until),
     }
 
 
@@ -174,6 +182,81 @@ def job_detail(row: Any, *, parse_time: Callable[[Any], datetime.datetime]) -> J
         ),
         last_code=last_code,
     )
+
+
+def public_job(row: Any) -> Job:
+    """An ``id, kind, shown status, result, error, version`` row as the public job."""
+    job_id, kind, status, result, error, version = row
+    return Job(
+        id=job_id, kind=kind, status=Status(status), result=result, error=error, version=version
+    )
+
+
+def job_events(rows: Any, job_id: str, *, after: int | None) -> JobEvents | None:
+    """A ``job_events`` query's rows (the job now, then each kept change) as what follows
+    ``after``; None for no row (no such job)."""
+    if not rows:
+        return None
+    kind, shown, result, error, version = rows[0][:5]
+    current = Job(
+        id=job_id, kind=kind, status=Status(shown), result=result, error=error, version=version
+    )
+    kept = tuple(
+        JobEvent(
+            version=changed,
+            job=Job(
+                id=job_id,
+                kind=kind,
+                status=Status(status),
+                result=changed_result,
+                error=changed_error,
+                version=changed,
+            ),
+        )
+        for *_, changed, status, changed_result, changed_error in rows
+        if changed is not None
+    )
+    return events_after(current, kept, after=after)
+
+
+VERSION = "coalesce((SELECT max(version) FROM job_events WHERE job_id = jobs.id), 0)"
+"""A job row's version: its newest change's number (0: never changed)."""
+
+_SHOWN = "CASE status WHEN 'scheduled' THEN 'queued' ELSE status END"
+_LISTED = f"SELECT id, kind, {_SHOWN} AS shown, result, error, {VERSION} AS version FROM jobs"
+
+
+def list_statement(
+    which: JobFilter, *, limit: int, after: str | None, placeholder: Callable[[str], str]
+) -> tuple[str, dict[str, Any]]:
+    """A list's statement: one index range per stored status, newest first, merged.
+
+    Each branch reads at most ``limit`` rows from ``jobs_by_status``,
+    ``jobs_by_kind`` or ``jobs_by_queue`` (whichever its filters pin), so a
+    page costs the same however deep the table is. ``placeholder`` spells a
+    named parameter in the engine's style.
+    """
+    params: dict[str, Any] = {"limit": limit}
+    common: list[str] = []
+    for name in ("kind", "queue"):
+        value = getattr(which, name)
+        if value is not None:
+            params[name] = value
+            common.append(f"{name} = {placeholder(name)}")
+    if after is not None:
+        params["after"] = after
+        common.append(f"id < {placeholder('after')}")
+    tail = f" ORDER BY id DESC LIMIT {placeholder('limit')}"
+    if which.status is None and which.kind is None and which.queue is None:
+        where = f" WHERE {' AND '.join(common)}" if common else ""
+        return _LISTED + where + tail, params
+    branches = []
+    for number, status in enumerate(which.stored_statuses()):
+        params[f"status{number}"] = status
+        conditions = [f"status = {placeholder(f'status{number}')}", *common]
+        branch = f"{_LISTED} WHERE {' AND '.join(conditions)}{tail}"
+        branches.append(f"SELECT * FROM ({branch}) AS branch{number}")
+    return " UNION ALL ".join(branches) + tail, params
 
 
 def queue_states(rows: Any) -> list[QueueState]:

@@ -159,6 +159,16 @@ class Unique:
         bucket = math.floor(now.timestamp() / self.period)
         return f"{key}@{bucket}", False
 
+    def held_until(self, now: datetime.datetime) -> datetime.datetime | None:
+        """When the period ``now`` falls in ends: no enqueue makes its key after that.
+
+        None for a key held while the job is active (it goes when the job ends).
+        """
+        if self.period is None:
+            return None
+        bucket = math.floor(now.timestamp() / self.period)
+        return datetime.datetime.fromtimestamp((bucket + 1) * self.period, tz=datetime.UTC)
+
 
 WHILE_ACTIVE = Unique()
 """The window of an explicit key on a kind without a unique rule: while queued or running."""

@@ -16,6 +16,12 @@ DEFAULT_QUEUE = "default"
 PRIORITIES = range(10)
 """0 runs first, 9 last."""
 
+MAX_PAGE = 500
+"""The most jobs one page of a list holds."""
+
+EVENTS_KEPT = 1000
+"""How many of its latest changes each job's history keeps (the stores' triggers agree)."""
+
 
 @attrs.frozen(kw_only=True)
 class Job:
@@ -31,6 +37,9 @@ class Job:
     status: Status
     result: str | None
     error: str | None
+    version: int = attrs.field(default=0, eq=False)
+    """How many visible changes the job has had (0: as created). Its HTTP ETag; not
+    part of equality, so two reads of one state compare equal whatever carried them."""
 
     def to_public(self) -> dict[str, Any]:
         """The job as a JSON object with exactly the keys id, kind, status, result, error."""
@@ -65,6 +74,9 @@ class NewJob:
     unique_while_active: bool = True
     """True: the key is let go when the job finishes; False: it is kept for good (a key
     that already names its period, such as a cron tick's)."""
+    key_until: datetime.datetime | None = None
+    """For a key kept past the job's end: when no enqueue can make it again (its period's
+    end, the schedule's next tick). Retention keeps the row, and so the key, until then."""
 
     @property
     def policy(self) -> RetryPolicy:
@@ -107,6 +119,8 @@ class ClaimedJob:
     timeout: float | None = None
     checkpoint: str | None = None
     """The JSON text of the last partial result an earlier attempt published, if any."""
+    due_at: datetime.datetime | None = None
+    """When the job fell due (its run_at): the claim's time less this is its queue wait."""
 
     @property
     def id(self) -> str:
@@ -174,6 +188,115 @@ class QueueState:
     paused: bool
     counts: dict[str, int]
     """Jobs by public status (queued counts scheduled ones too)."""
+
+
+@attrs.frozen(kw_only=True)
+class JobEvent:
+    """A job's public state right after one of its changes, numbered by ``version``."""
+
+    version: int
+    job: Job
+
+
+@attrs.frozen(kw_only=True)
+class JobEvents:
+    """What a job's history holds after a version a reader saw.
+
+    ``reset`` is the job's current state, given instead when the changes after
+    that version are no longer all kept: a reader starts again from it, and
+    ``events`` are then the changes after it (none).
+    """
+
+    events: tuple[JobEvent, ...]
+    reset: JobEvent | None = None
+
+    @property
+    def last(self) -> JobEvent | None:
+        """The newest state these tell of."""
+        if self.events:
+            return self.events[-1]
+        return self.reset
+
+
+def events_after(current: Job, kept: tuple[JobEvent, ...], *, after: int | None) -> JobEvents:
+    """The changes of ``current`` after version ``after`` (None: from its creation).
+
+    ``kept`` holds the stored changes with a version above ``after`` (or above
+    0), oldest first, read in one snapshot with ``current``. When their
+    numbers do not start right after ``after``, some were trimmed: the reader
+    gets ``current`` as a reset.
+    """
+    start = 0 if after is None else after
+    if start >= current.version:
+        if after is None:  # never changed: its creation is its one state
+            return JobEvents(events=(JobEvent(version=0, job=current),))
+        return JobEvents(events=())
+    if not kept or kept[0].version != start + 1:
+        return JobEvents(events=(), reset=JobEvent(version=current.version, job=current))
+    if after is None:
+        created = Job(
+            id=current.id, kind=current.kind, status=Status.QUEUED, result=None, error=None
+        )
+        return JobEvents(events=(JobEvent(version=0, job=created), *kept))
+    return JobEvents(events=kept)
+
+
+@attrs.frozen(kw_only=True)
+class JobPage:
+    """One page of a list of jobs, newest first; ``next_after`` leads to the next (None: last)."""
+
+    jobs: tuple[Job, ...]
+    next_after: str | None
+
+
+@attrs.frozen(kw_only=True)
+class JobFilter:
+    """Which jobs a list shows: each field None means any. ``status`` is a public status."""
+
+    status: Status | None = None
+    kind: str | None = None
+    queue: str | None = None
+
+    def stored_statuses(self) -> tuple[str, ...]:
+        """The stored statuses the public one covers (queued covers scheduled too)."""
+        if self.status is None:
+            return (*(status.value for status in Status), "scheduled")
+        if self.status is Status.QUEUED:
+            return ("queued", "scheduled")
+        return (self.status.value,)
+
+
+class RetryOutcome(enum.Enum):
+    """What an operator's ``retry`` did."""
+
+    RETRIED = "retried"
+    """It had failed: it is queued again, with one more attempt allowed."""
+    REFUSED = "refused"
+    """It has not failed (queued, running or succeeded): nothing changed."""
+
+
+@attrs.frozen(kw_only=True)
+class JobCount:
+    """How many jobs of one kind in one queue are in one stored state (for metrics)."""
+
+    queue: str
+    kind: str
+    status: str
+    """``queued`` (due), ``scheduled`` (due later) or ``running``."""
+    count: int
+
+
+@attrs.frozen(kw_only=True)
+class Retention:
+    """How long finished jobs are kept, by how they ended; None keeps them for good."""
+
+    succeeded: datetime.timedelta | None = datetime.timedelta(days=7)
+    failed: datetime.timedelta | None = datetime.timedelta(days=30)
+
+    def cutoffs(self, now: datetime.datetime) -> dict[str, datetime.datetime]:
+        """For each status pruned at all, the end time before which its jobs go."""
+        kept = {"succeeded": self.succeeded, "failed": self.failed}
+        return {status: now - age for status, age in kept.items() if age is not None}
 
 
 def every_attempt(

@@ -9,7 +9,7 @@ reached); nothing else escapes a store.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any, Protocol
 
 from jobtable.core.idempotency import KeptAnswer
@@ -19,10 +19,14 @@ from jobtable.core.jobs import (
     ClaimedJob,
     Enqueued,
     Job,
+    JobCount,
     JobDetail,
+    JobEvents,
+    JobFilter,
     NewJob,
     QueueState,
     Recovered,
+    RetryOutcome,
 )
 from jobtable.core.liveness import (
     DeadRunner,
@@ -277,7 +281,52 @@ class JobStore(Protocol):
         ...
 
     def get(self, job_id: str) -> Job | None:
-        """The job with ``job_id``, or None when there is none."""
+        """The job with ``job_id``, or None when there is none; with its ``version``."""
+        ...
+
+    # -- observing and operating ----------------------------------------------
+
+    def list_jobs(self, which: JobFilter, *, limit: int, after: str | None) -> list[Job]:
+        """Up to ``limit`` jobs that match ``which``, newest first (by id), ids below ``after``.
+
+        Each comes from an index range, so a page costs the same at any depth.
+        """
+        ...
+
+    def events(self, job_id: str, *, after: int | None) -> JobEvents | None:
+        """The job's kept changes after version ``after`` (``core.jobs.events_after``), read in
+        one snapshot with the job; None when there is no such job."""
+        ...
+
+    def retry(self, job_id: str, *, now: datetime.datetime) -> RetryOutcome | None:
+        """Queue a failed job again, due now, with one more attempt allowed.
+
+        Its ended attempts stay in its detail. REFUSED, changing nothing, when it
+        has not failed; None when there is no such job.
+        """
+        ...
+
+    def take_lease(
+        self, name: str, *, holder: str, until: datetime.datetime, now: datetime.datetime
+    ) -> bool:
+        """Hold the chore ``name`` until ``until``: True when free (or expired, or ours)."""
+        ...
+
+    def prune(
+        self, cutoffs: Mapping[str, datetime.datetime], *, now: datetime.datetime, limit: int
+    ) -> int:
+        """Delete up to ``limit`` finished jobs that ended before their status's cutoff, in one
+        short transaction, with their history; returns how many.
+
+        A status without a cutoff is kept. A row holding a unique key that an
+        enqueue could still make (``key_until`` not passed, or kept for good)
+        stays, so retention never lets a second job in. Idempotency keys past
+        their keeping time go too.
+        """
+        ...
+
+    def job_counts(self) -> list[JobCount]:
+        """Jobs queued, scheduled and running, by queue and kind (read from partial indexes)."""
         ...
 
     def close(self) -> None:

@@ -20,29 +20,43 @@ import os
 import random
 import threading
 from collections.abc import Callable, Collection, Sequence
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
 from jobtable.core import codec
+from jobtable.core.announcing import AnnouncingStore
 from jobtable.core.attempts import Attempt, Attempts
 from jobtable.core.backoff import CLAIM_RETRY_MAXIMUM, next_claim_retry_delay
 from jobtable.core.builtins import Builtins, register_builtins
+from jobtable.core.changes import JobChanges
 from jobtable.core.clock import Clock
 from jobtable.core.codes import CANCELLED, INTERRUPTED, TIMED_OUT, UNKNOWN_KIND
 from jobtable.core.context import JobContext, JobNotHeldError
-from jobtable.core.enqueue_options import WHILE_ACTIVE, EnqueueOptions, check_queue
+from jobtable.core.enqueue_options import (
+    WHILE_ACTIVE,
+    EnqueueOptions,
+    InvalidOptionError,
+    check_queue,
+)
 from jobtable.core.errors import InvalidPayloadError, RunnerStateError, UnknownKindError
 from jobtable.core.idempotency import Repeat, judge_repeat
 from jobtable.core.ids import JobIdGenerator
 from jobtable.core.jobs import (
+    MAX_PAGE,
     CancelOutcome,
     ClaimedJob,
     Enqueued,
     Job,
+    JobCount,
     JobDetail,
+    JobEvents,
+    JobFilter,
+    JobPage,
     NewJob,
     QueueState,
+    Retention,
+    RetryOutcome,
 )
 from jobtable.core.keeper import LivenessKeeper
 from jobtable.core.kinds import EncodedJob, KindRegistry
@@ -60,8 +74,10 @@ from jobtable.core.outcome import (
 from jobtable.core.ports import JobStore
 from jobtable.core.preemption import ABANDON, PREEMPT_GRACE, STOP, Deadlines
 from jobtable.core.recording import OutcomeRecorder, loggable_category
+from jobtable.core.retention import PRUNE_EVERY, Pruner
 from jobtable.core.retry import RetryAt, after_failure
 from jobtable.core.schedules import Schedule
+from jobtable.core.status import Status
 from jobtable.core.waiting import why_waiting
 
 STOP_NOW_WAIT = 5.0
@@ -91,6 +107,7 @@ class Runner:
         host: str | None = None,
         jitter: Callable[[], float] = random.random,
         left_behind_cap: int | None = None,
+        retention: Retention | None = None,
     ) -> None:
         """A runner over ``store``; nothing runs until ``start``.
 
@@ -104,6 +121,9 @@ class Runner:
         random share. ``left_behind_cap`` bounds the handlers that ignored a
         cancel or timeout and still run (default: the pool's size); past it
         the runner stops replacing their workers until some return.
+        ``retention`` says how long finished jobs are kept (default: succeeded
+        7 days, failed 30); a runner with workers prunes older ones every
+        minute, one runner at a time.
         """
         if store is None:
             raise ValueError("Runner needs a store")
@@ -111,6 +131,9 @@ class Runner:
             raise ValueError("Runner needs a clock")
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
             raise ValueError(f"Runner needs 0 or more workers, got {workers!r}")
+        self.changes = JobChanges()
+        """Readers waiting for a job to change (long-polls, event streams) subscribe here."""
+        store = cast(JobStore, AnnouncingStore(store, self.changes))
         self._store = store
         self._clock = clock
         self._workers = workers
@@ -121,6 +144,9 @@ class Runner:
         self._ids = JobIdGenerator()
         self.id = self._ids.next_id(_unix_ms(clock.now()))
         """This runner's id, recorded on every job it claims."""
+        self._pruner = Pruner(
+            store, clock, self._log, holder=self.id, retention=retention or Retention()
+        )
         self._recorder = OutcomeRecorder(
             store, clock, self._log, is_stopping=lambda: self._stopping_now
         )
@@ -146,6 +172,7 @@ class Runner:
         self._reread_pending = False  # a change from elsewhere, not yet handed to the scheduler
         self._deadlines_changed = False
         self._deadlines = Deadlines()
+        self._pruning_stopped = threading.Event()
         self._left_behind = 0  # handlers that ignored a stop, still running
         self._left_behind_cap = max(1, workers) if left_behind_cap is None else left_behind_cap
         self._empty_seats: list[int] = []  # workers not replaced while past the cap
@@ -204,6 +231,10 @@ class Runner:
             self._start_worker(number)
         self._keeper.start()
         threading.Thread(target=self._schedule_loop, name="jobtable-scheduler", daemon=True).start()
+        if not self._pruner.keeps_everything:
+            threading.Thread(
+                target=self._prune_loop, name="jobtable-retention", daemon=True
+            ).start()
 
     def _close_registration(self) -> None:
         """No kind may be registered from now on; these are the kinds this runner claims."""
@@ -220,6 +251,7 @@ class Runner:
 
         ``join`` waits for them; ``stop_now`` tells their handlers to stop.
         """
+        self._pruning_stopped.set()
         with self._wake:
             self._stopping = True
             self._wake.notify_all()
@@ -390,6 +422,7 @@ class Runner:
             timeout=spec.timeout if options.timeout is None else options.timeout,
             unique_key=unique_key,
             unique_while_active=while_active,
+            key_until=None if while_active else unique.held_until(now),
         )
 
     # -- operating: cancel, queues, detail ------------------------------------
@@ -456,6 +489,67 @@ class Runner:
     def runners(self) -> list[RunnerRecord]:
         """Every live runner on the database, oldest first."""
         return self._store.runners()
+
+    # -- observing: lists, histories, counts; retry and retention ---------------
+
+    def list_jobs(
+        self,
+        *,
+        status: str | None = None,
+        kind: str | None = None,
+        queue: str | None = None,
+        limit: int = 50,
+        after: str | None = None,
+    ) -> JobPage:
+        """A page of jobs, newest first, that match every filter given.
+
+        ``status`` is a public status (queued includes jobs due later);
+        ``limit`` is clamped to 1..500; ``after`` is the previous page's
+        ``next_after``. Raises InvalidOptionError for an unknown status.
+        """
+        which = JobFilter(status=_public_status(status), kind=kind, queue=queue)
+        size = max(1, min(MAX_PAGE, int(limit)))
+        found = self._store.list_jobs(which, limit=size + 1, after=after)
+        page = tuple(found[:size])
+        return JobPage(jobs=page, next_after=page[-1].id if len(found) > size else None)
+
+    def events(self, job_id: str, after: int | None = None) -> JobEvents | None:
+        """The job's changes after version ``after`` (None: all it keeps, from its creation)."""
+        return self._store.events(job_id, after=after)
+
+    def retry(self, job_id: str) -> tuple[RetryOutcome, Job] | None:
+        """Queue a failed job again (any code, ``cancelled`` and ``timed_out`` too) with one
+        more attempt allowed; its earlier attempts stay in its detail.
+
+        REFUSED when it has not failed; None when there is no such job.
+        """
+        outcome = self._store.retry(job_id, now=self._clock.now())
+        if outcome is None:
+            return None
+        if outcome is RetryOutcome.RETRIED:
+            with self._wake:
+                self._wake_tokens = min(self._wake_tokens + 1, self._workers)
+                self._wake.notify()
+        job = self._store.get(job_id)
+        return None if job is None else (outcome, job)
+
+    def job_counts(self) -> list[JobCount]:
+        """Jobs queued, scheduled and running, by queue and kind: cheap enough for every scrape."""
+        return self._store.job_counts()
+
+    def prune(self, retention: Retention | None = None) -> int | None:
+        """Delete the finished jobs ``retention`` (default: this runner's) no longer keeps.
+
+        Returns how many, or None when another runner is pruning now.
+        """
+        if retention is not None:
+            self._pruner.retention = retention
+        return self._pruner.prune()
+
+    def _prune_loop(self) -> None:
+        """Every minute of real time (a fake clock's tests prune by calling ``prune``)."""
+        while not self._pruning_stopped.wait(PRUNE_EVERY):
+            self._pruner.prune_quietly(should_stop=lambda: self._stopping)
 
     # -- workers -----------------------------------------------------------
 
@@ -823,6 +917,7 @@ class Runner:
             run_at=tick,
             unique_key=schedule.unique_key(tick),
             unique_while_active=False,  # one job per tick, whatever becomes of it
+            key_until=schedule.next_tick(tick),  # after that, no runner makes this tick again
         )
         enqueued = self._store.create(job, now=now)
         if not enqueued.duplicate:
@@ -934,6 +1029,16 @@ class _Ticks:
 
 
 _NO_OPTIONS = EnqueueOptions()
+
+
+def _public_status(name: str | None) -> Status | None:
+    if name is None:
+        return None
+    try:
+        return Status(name)
+    except ValueError:
+        shown = ", ".join(status.value for status in Status)
+        raise InvalidOptionError("status", f"must be one of {shown}") from None
 
 
 def _unix_ms(now: datetime.datetime) -> int:

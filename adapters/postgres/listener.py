@@ -77,7 +77,7 @@ class NotifyListener:
                     type(error).__name__,
                     delay,
                 )
-                self._on_notify()  # something may have been queued meanwhile
+                self._look(None)  # something may have been queued meanwhile
                 self._stop.wait(delay)
 
     def _listen(self) -> None:
@@ -87,11 +87,38 @@ class NotifyListener:
             self._listening.set()
             looked = time.monotonic()
             while not self._stop.is_set():
-                notified = any(conn.notifies(timeout=STOP_CHECK_INTERVAL, stop_after=1))
-                if notified or time.monotonic() - looked >= self._fallback:
-                    # A notification, or the fallback interval passed: look either way.
+                notified = False
+                for notify in conn.notifies(timeout=STOP_CHECK_INTERVAL, stop_after=1):
+                    notified = True
                     looked = time.monotonic()
-                    self._on_notify()
+                    self._look(notify.payload)
+                if not notified and time.monotonic() - looked >= self._fallback:
+                    looked = time.monotonic()  # nothing heard for a while: look anyway
+                    self._look(None)
+
+    def _look(self, payload: str | None) -> None:
+        """A notification (its payload) or a fallback (None): new jobs may be there."""
+        self._on_notify()
+
+
+class EventListener(NotifyListener):
+    """Tells ``on_change`` which job changed, from the job id each NOTIFY of the events
+    channel carries (the jobs_changed trigger sends it); None after a reconnect or a
+    quiet fallback interval, when any job may have changed unheard."""
+
+    def __init__(
+        self,
+        connect: Callable[[], psycopg.Connection],
+        channel: str,
+        on_change: Callable[[str | None], None],
+        *,
+        fallback_interval: float = FALLBACK_INTERVAL,
+    ) -> None:
+        super().__init__(connect, channel, lambda: None, fallback_interval=fallback_interval)
+        self._on_change = on_change
+
+    def _look(self, payload: str | None) -> None:
+        self._on_change(payload or None)
 
 
 class PollingWatcher:

@@ -24,7 +24,7 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import psycopg
@@ -32,7 +32,12 @@ from psycopg.conninfo import make_conninfo
 from psycopg_pool import ConnectionPool
 
 from jobtable.adapters.postgres.errors import translated
-from jobtable.adapters.postgres.listener import FALLBACK_INTERVAL, NotifyListener, PollingWatcher
+from jobtable.adapters.postgres.listener import (
+    FALLBACK_INTERVAL,
+    EventListener,
+    NotifyListener,
+    PollingWatcher,
+)
 from jobtable.adapters.postgres.lock_session import LockSession, neuter_descriptor
 from jobtable.adapters.postgres.migrate import migrate
 from jobtable.adapters.sql_rows import (
@@ -41,8 +46,11 @@ from jobtable.adapters.sql_rows import (
     finish_parameters,
     idempotency_parameters,
     job_detail,
+    job_events,
     kept_answer,
+    list_statement,
     new_job_parameters,
+    public_job,
     queue_states,
     requeue_parameters,
     runner_parameters,
@@ -50,17 +58,21 @@ from jobtable.adapters.sql_rows import (
     settle_by_policy,
 )
 from jobtable.core.errors import StoreError
-from jobtable.core.idempotency import KeptAnswer
+from jobtable.core.idempotency import KeptAnswer, stale_before
 from jobtable.core.jobs import (
     CancelOutcome,
     Claim,
     ClaimedJob,
     Enqueued,
     Job,
+    JobCount,
     JobDetail,
+    JobEvents,
+    JobFilter,
     NewJob,
     QueueState,
     Recovered,
+    RetryOutcome,
 )
 from jobtable.core.liveness import (
     DeadRunner,
@@ -72,7 +84,6 @@ from jobtable.core.liveness import (
 )
 from jobtable.core.outcome import Requeue, Write
 from jobtable.core.retry import FailWith, RetryAt
-from jobtable.core.status import Status
 
 DEFAULT_POOL_SIZE = 10
 CONNECT_TIMEOUT = 5.0
@@ -146,6 +157,12 @@ UNIQUE_TRIES = 5
 twice in a row in practice)."""
 PROMOTE_BATCH = 1000
 """Scheduled jobs made due per statement: a backlog is promoted in bounded steps."""
+_JOB_EVENTS = _query("job_events")
+_RETRY_FAILED = _query("retry_failed_job")
+_PRUNE = {status: _query(f"prune_{status}") for status in ("succeeded", "failed")}
+_PRUNE_IDEMPOTENCY = _query("prune_idempotency")
+_TAKE_LEASE = _query("take_lease")
+_JOB_COUNTS = _query("job_counts")
 _REGISTER = _query("register_runner")
 _BEAT = _query("beat_runner")
 _SIGHT = _query("sight_runners")
@@ -171,6 +188,10 @@ def _claim_parameters(
 ) -> tuple[str, dict[str, Any]]:
     params = {"runner_id": runner_id, "now": now, "kinds": _names(kinds), "queues": _names(queues)}
     return (_CLAIM_ANY if kinds is None else _CLAIM), params
+
+
+def _named(name: str) -> str:
+    return f"%({name})s"
 
 
 def _same(value: Any) -> Any:
@@ -221,6 +242,8 @@ class PostgresStore:
         self._listeners: list[NotifyListener] = []
         self.channel = "jobtable_jobs_public"
         """The NOTIFY channel of this store's jobs table: one per schema."""
+        self.events_channel = "jobtable_events_public"
+        """The channel the jobs_changed trigger tells of each job's changes on."""
         self.applied_at_open: list[str] = []
         _open_stores.add(self)
 
@@ -289,6 +312,7 @@ class PostgresStore:
         # (the schema argument, options in the URL, the user's default search_path).
         schema = row[0] if row and row[0] else "public"
         self.channel = f"jobtable_jobs_{schema}"[:63]
+        self.events_channel = f"jobtable_events_{schema}"[:63]  # as the jobs_changed trigger
         return applied
 
     def create(self, job: NewJob, *, now: datetime.datetime) -> Enqueued:
@@ -378,7 +402,7 @@ class PostgresStore:
         sql, params = _claim_parameters(runner_id, now, kinds, queues)
         with translated(), self._pool.connection() as conn:
             row = conn.execute(sql, params).fetchone()
-        return claimed(row, runner_id)
+        return claimed(row, runner_id, parse_time=_as_time)
 
     def promote_due(self, *, now: datetime.datetime) -> int:
         """Make scheduled jobs that are due claimable; how many it moved."""
@@ -416,7 +440,7 @@ class PostgresStore:
         with translated(), self._pool.connection() as conn:
             held = conn.execute(finish_sql, finish).rowcount == 1
             row = conn.execute(claim_sql, next_claim).fetchone()
-        return held, claimed(row, runner_id)
+        return held, claimed(row, runner_id, parse_time=_as_time)
 
     def publish(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
         return self._fenced(_PUBLISH, claim, result=result, now=now)
@@ -714,10 +738,68 @@ class PostgresStore:
     def get(self, job_id: str) -> Job | None:
         with translated(), self._pool.connection() as conn:
             row = conn.execute(_GET, {"id": job_id}).fetchone()
-        if row is None:
-            return None
-        job_id, kind, status, result, error = row
-        return Job(id=job_id, kind=kind, status=Status(status), result=result, error=error)
+        return None if row is None else public_job(row)
+
+    # -- observing and operating ----------------------------------------------
+
+    def list_jobs(self, which: JobFilter, *, limit: int, after: str | None) -> list[Job]:
+        sql, params = list_statement(which, limit=limit, after=after, placeholder=_named)
+        with translated(), self._pool.connection() as conn:
+            rows = conn.execute(sql.encode("utf-8"), params).fetchall()
+        return [public_job(row) for row in rows]
+
+    def events(self, job_id: str, *, after: int | None) -> JobEvents | None:
+        params = {"id": job_id, "after": 0 if after is None else after}
+        with translated(), self._pool.connection() as conn:
+            rows = conn.execute(_JOB_EVENTS, params).fetchall()
+        return job_events(rows, job_id, after=after)
+
+    def retry(self, job_id: str, *, now: datetime.datetime) -> RetryOutcome | None:
+        params = {"id": job_id, "now": now}
+        with translated(), self._pool.connection() as conn, conn.transaction():
+            if conn.execute(_RETRY_FAILED, params).rowcount:
+                self._notify(conn)  # due at once: other processes' workers may claim it
+                return RetryOutcome.RETRIED
+            found = conn.execute("SELECT 1 FROM jobs WHERE id = %(id)s", params).fetchone()
+        return None if found is None else RetryOutcome.REFUSED
+
+    def take_lease(
+        self, name: str, *, holder: str, until: datetime.datetime, now: datetime.datetime
+    ) -> bool:
+        params = {"name": name, "holder": holder, "until": until, "now": now}
+        with translated(), self._pool.connection() as conn:
+            return bool(conn.execute(_TAKE_LEASE, params).rowcount)
+
+    def prune(
+        self, cutoffs: Mapping[str, datetime.datetime], *, now: datetime.datetime, limit: int
+    ) -> int:
+        answered_before, _ = stale_before(now)
+        deleted = 0
+        with translated(), self._pool.connection() as conn, conn.transaction():
+            for status, cutoff in cutoffs.items():
+                if deleted < limit:
+                    params = {"cutoff": cutoff, "now": now, "limit": limit - deleted}
+                    deleted += conn.execute(_PRUNE[status], params).rowcount
+            conn.execute(_PRUNE_IDEMPOTENCY, {"answered_before": answered_before, "limit": limit})
+        return deleted
+
+    def job_counts(self) -> list[JobCount]:
+        with translated(), self._pool.connection() as conn:
+            rows = conn.execute(_JOB_COUNTS).fetchall()
+        return [
+            JobCount(queue=queue, kind=kind, status=status, count=count)
+            for queue, kind, status, count in rows
+        ]
+
+    def watch_jobs(self, on_change: Callable[[str | None], None]) -> EventListener | PollingWatcher:
+        """Call ``on_change`` with a job's id soon after any process changes it (NOTIFY from
+        the jobs_changed trigger); with None when a change may have gone unheard."""
+        if self._pooler and self._listen_conninfo is None:
+            return PollingWatcher(lambda: on_change(None), interval=POOLER_POLL_INTERVAL).start()
+        listener = EventListener(self._listen_connection, self.events_channel, on_change)
+        listener.start()
+        self._listeners.append(listener)
+        return listener
 
     def row(self, job_id: str) -> dict[str, Any] | None:
         """Every column of the job's row, for inspection and tests."""

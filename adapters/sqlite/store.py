@@ -15,7 +15,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from jobtable.adapters.sql_rows import (
@@ -24,8 +24,11 @@ from jobtable.adapters.sql_rows import (
     finish_parameters,
     idempotency_parameters,
     job_detail,
+    job_events,
     kept_answer,
+    list_statement,
     new_job_parameters,
+    public_job,
     queue_states,
     requeue_parameters,
     runner_parameters,
@@ -38,17 +41,21 @@ from jobtable.adapters.sqlite.liveness import LivenessLocks
 from jobtable.adapters.sqlite.migrate import migrate
 from jobtable.adapters.sqlite.watcher import DataVersionWatcher
 from jobtable.core.errors import LivenessLockLostError, StoreUnavailableError
-from jobtable.core.idempotency import KeptAnswer
+from jobtable.core.idempotency import KeptAnswer, stale_before
 from jobtable.core.jobs import (
     CancelOutcome,
     Claim,
     ClaimedJob,
     Enqueued,
     Job,
+    JobCount,
     JobDetail,
+    JobEvents,
+    JobFilter,
     NewJob,
     QueueState,
     Recovered,
+    RetryOutcome,
 )
 from jobtable.core.liveness import (
     DeadRunner,
@@ -60,7 +67,6 @@ from jobtable.core.liveness import (
 )
 from jobtable.core.outcome import Requeue, Write
 from jobtable.core.retry import FailWith, RetryAt
-from jobtable.core.status import Status
 
 _OPEN_RETRY_DELAYS = (0.05, 0.1, 0.2, 0.4, 0.8)
 
@@ -116,6 +122,12 @@ _KEPT_ANSWER = (
 _ANSWER_KEY = "UPDATE jobtable_idempotency SET status = :status, body = :body WHERE key = :key"
 PROMOTE_BATCH = 1000
 """Scheduled jobs made due per statement: a backlog is promoted in bounded steps."""
+_JOB_EVENTS = _query("job_events")
+_RETRY_FAILED = _query("retry_failed_job")
+_PRUNE = {status: _query(f"prune_{status}") for status in ("succeeded", "failed")}
+_PRUNE_IDEMPOTENCY = _query("prune_idempotency")
+_TAKE_LEASE = _query("take_lease")
+_JOB_COUNTS = _query("job_counts")
 _REGISTER = _query("register_runner")
 _BEAT = _query("beat_runner")
 _RUNNERS = _query("runners")
@@ -149,6 +161,10 @@ def _claim_parameters(
         "queues": _names(queues),
     }
     return (_CLAIM_ANY if kinds is None else _CLAIM), params
+
+
+def _named(name: str) -> str:
+    return f":{name}"
 
 
 def _parse_stamp(text: Any) -> datetime.datetime:
@@ -250,7 +266,7 @@ class SqliteStore:
         sql, params = _claim_parameters(runner_id, _stamp(now), kinds, queues)
         with translated():
             row = self._db.write(lambda conn: conn.execute(sql, params).fetchone())
-        return claimed(row, runner_id)
+        return claimed(row, runner_id, parse_time=_parse_stamp)
 
     def promote_due(self, *, now: datetime.datetime) -> int:
         """Make scheduled jobs that are due claimable; how many it moved."""
@@ -299,7 +315,7 @@ class SqliteStore:
 
         with translated():
             held, row = self._db.write(work)
-        return held, claimed(row, runner_id)
+        return held, claimed(row, runner_id, parse_time=_parse_stamp)
 
     def publish(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
         return self._fenced(_PUBLISH, claim, result=result, now=_stamp(now))
@@ -550,12 +566,72 @@ class SqliteStore:
 
     def get(self, job_id: str) -> Job | None:
         with translated(), self._db.reader() as conn:
-            row = conn.execute(_GET, {"id": job_id}).fetchall()
-        row = row[0] if row else None
-        if row is None:
-            return None
-        job_id, kind, status, result, error = row
-        return Job(id=job_id, kind=kind, status=Status(status), result=result, error=error)
+            rows = conn.execute(_GET, {"id": job_id}).fetchall()
+        return public_job(rows[0]) if rows else None
+
+    # -- observing and operating ----------------------------------------------
+
+    def list_jobs(self, which: JobFilter, *, limit: int, after: str | None) -> list[Job]:
+        sql, params = list_statement(which, limit=limit, after=after, placeholder=_named)
+        with translated(), self._db.reader() as conn:
+            rows = conn.execute(sql, params).fetchall()
+        return [public_job(row) for row in rows]
+
+    def events(self, job_id: str, *, after: int | None) -> JobEvents | None:
+        params = {"id": job_id, "after": 0 if after is None else after}
+        with translated(), self._db.reader() as conn:
+            rows = conn.execute(_JOB_EVENTS, params).fetchall()
+        return job_events(rows, job_id, after=after)
+
+    def retry(self, job_id: str, *, now: datetime.datetime) -> RetryOutcome | None:
+        params = {"id": job_id, "now": _stamp(now)}
+
+        def work(conn: sqlite3.Connection) -> RetryOutcome | None:
+            if conn.execute(_RETRY_FAILED, params).rowcount:
+                return RetryOutcome.RETRIED
+            found = conn.execute("SELECT 1 FROM jobs WHERE id = :id", params).fetchone()
+            return None if found is None else RetryOutcome.REFUSED
+
+        with translated():
+            return self._db.write(work)
+
+    def take_lease(
+        self, name: str, *, holder: str, until: datetime.datetime, now: datetime.datetime
+    ) -> bool:
+        params = {"name": name, "holder": holder, "until": _stamp(until), "now": _stamp(now)}
+        with translated():
+            taken = self._db.write(lambda conn: conn.execute(_TAKE_LEASE, params).rowcount)
+        return bool(taken)
+
+    def prune(
+        self, cutoffs: Mapping[str, datetime.datetime], *, now: datetime.datetime, limit: int
+    ) -> int:
+        answered_before, _ = stale_before(now)
+
+        def work(conn: sqlite3.Connection) -> int:
+            deleted = 0
+            for status, cutoff in cutoffs.items():
+                if deleted < limit:
+                    params = {
+                        "cutoff": _stamp(cutoff),
+                        "now": _stamp(now),
+                        "limit": limit - deleted,
+                    }
+                    deleted += conn.execute(_PRUNE[status], params).rowcount
+            kept_past = {"answered_before": _stamp(answered_before), "limit": limit}
+            conn.execute(_PRUNE_IDEMPOTENCY, kept_past)
+            return deleted
+
+        with translated():
+            return self._db.write(work)
+
+    def job_counts(self) -> list[JobCount]:
+        with translated(), self._db.reader() as conn:
+            rows = conn.execute(_JOB_COUNTS).fetchall()
+        return [
+            JobCount(queue=queue, kind=kind, status=status, count=count)
+            for queue, kind, status, count in rows
+        ]
 
     def row(self, job_id: str) -> dict[str, Any] | None:
         """Every column of the job's row, for inspection and tests."""
@@ -574,6 +650,11 @@ class SqliteStore:
         """
         with translated(), self._db.writer() as conn:
             return int(conn.execute("PRAGMA data_version").fetchone()[0])
+
+    def watch_jobs(self, on_change: Callable[[str | None], None]) -> DataVersionWatcher:
+        """Call ``on_change(None)`` soon after another process commits: any job may have
+        changed (a file event names none)."""
+        return self.watch(lambda: on_change(None))
 
     def watch(self, on_change: Callable[[], None]) -> DataVersionWatcher:
         """Call ``on_change`` soon after another process commits (a millisecond with inotify)."""

@@ -27,6 +27,7 @@ def test_a_new_schema_gets_every_migration_once_and_reopening_changes_nothing():
             "0002_jobs_status",
             "0003_runners",
             "0004_lifecycle",
+            "0005_observe",
         ]
         store.close()
         again = open_store(url, schema)
@@ -61,6 +62,7 @@ def test_concurrent_openers_apply_each_migration_once():
             "0002_jobs_status",
             "0003_runners",
             "0004_lifecycle",
+            "0005_observe",
         ]
         for store in opened:
             store.close()

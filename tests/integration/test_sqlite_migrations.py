@@ -15,7 +15,13 @@ from jobtable.adapters.sqlite.migrate import applied_versions, migrate
 from jobtable.core import Status
 
 NOW = FakeClock().now()
-ALL_VERSIONS = ["0001_jobs", "0002_jobs_status", "0003_runners", "0004_lifecycle"]
+ALL_VERSIONS = [
+    "0001_jobs",
+    "0002_jobs_status",
+    "0003_runners",
+    "0004_lifecycle",
+    "0005_observe",
+]
 
 LEGACY_SCHEMA = """
 CREATE TABLE jobs (

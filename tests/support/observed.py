@@ -116,6 +116,12 @@ class ObservedStore:
     def settle_dead(self, verdicts, *, code, now):
         return self._after(lambda: self.inner.settle_dead(verdicts, code=code, now=now))
 
+    def retry(self, job_id, *, now):
+        return self._after(lambda: self.inner.retry(job_id, now=now))
+
+    def prune(self, cutoffs, *, now, limit):
+        return self._after(lambda: self.inner.prune(cutoffs, now=now, limit=limit))
+
     def unregister_runner(self, runner_id):
         self._after(lambda: self.inner.unregister_runner(runner_id))
 

@@ -10,4 +10,4 @@ WHERE id = (
       AND NOT EXISTS (SELECT 1 FROM jobtable_queues p WHERE p.name = jobs.queue AND p.paused)
     ORDER BY priority, run_at, id LIMIT 1
 )
-RETURNING id, kind, payload, attempt, max_attempts, retry, timeout, result
+RETURNING id, kind, payload, attempt, max_attempts, retry, timeout, result, run_at

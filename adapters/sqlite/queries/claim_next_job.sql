@@ -21,4 +21,4 @@ WHERE id = (
     )
     ORDER BY first.priority, first.run_at, first.id LIMIT 1
 )
-RETURNING id, kind, payload, attempt, max_attempts, retry, timeout, result
+RETURNING id, kind, payload, attempt, max_attempts, retry, timeout, result, run_at

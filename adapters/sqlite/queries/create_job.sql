@@ -2,11 +2,11 @@
 -- unique key already held leaves the table as it was: the caller reads the holder.
 INSERT INTO jobs (
     id, kind, status, payload, created_at, updated_at, max_attempts, queue, priority,
-    run_at, retry, timeout, unique_key, unique_while_active
+    run_at, retry, timeout, unique_key, unique_while_active, key_until
 )
 VALUES (
     :id, :kind, CASE WHEN :run_at > :now THEN 'scheduled' ELSE 'queued' END, :payload,
     :now, :now, :max_attempts, :queue, :priority, :run_at, :retry, :timeout,
-    :unique_key, :unique_while_active
+    :unique_key, :unique_while_active, :key_until
 )
 ON CONFLICT (kind, unique_key) WHERE unique_key IS NOT NULL DO NOTHING

@@ -1,0 +1,103 @@
+"""Who is waiting for which job to change: long-polls and event streams wait here.
+
+A reader subscribes to a job, reads it, and waits; every write this process
+makes to a job, and every notice that another process changed one (SQLite
+file events, PostgreSQL NOTIFY), pokes its subscribers, which then read
+again. A poke says only "look again": what changed is always read from the
+store, so a lost or extra poke costs a read, never a wrong answer.
+"""
+
+from __future__ import annotations
+
+import threading
+from types import TracebackType
+
+
+class Subscription:
+    """One reader's interest in one job; a context manager that unsubscribes on exit."""
+
+    def __init__(self, hub: JobChanges, job_id: str) -> None:
+        self._hub = hub
+        self.job_id = job_id
+        self._poked = threading.Event()
+
+    def poke(self) -> None:
+        self._poked.set()
+
+    def wait(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for a poke; True when poked (read again).
+
+        A poke that came since the last wait counts: read, then wait, and no
+        change between the two is missed. True too once the hub is closed.
+        """
+        poked = self._poked.wait(timeout)
+        if poked:
+            self._poked.clear()
+        return poked or self._hub.closed
+
+    def __enter__(self) -> Subscription:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self._hub.unsubscribe(self)
+
+
+class JobChanges:
+    """The subscriptions of one process (one runner), by job id."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_job: dict[str, set[Subscription]] = {}
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        """True once ``close`` was called: waits end, streams finish."""
+        return self._closed
+
+    def subscribe(self, job_id: str) -> Subscription:
+        subscription = Subscription(self, job_id)
+        with self._lock:
+            self._by_job.setdefault(job_id, set()).add(subscription)
+            if self._closed:
+                subscription.poke()
+        return subscription
+
+    def unsubscribe(self, subscription: Subscription) -> None:
+        with self._lock:
+            subscribers = self._by_job.get(subscription.job_id)
+            if subscribers is not None:
+                subscribers.discard(subscription)
+                if not subscribers:
+                    del self._by_job[subscription.job_id]
+
+    def watched(self) -> int:
+        """How many subscriptions are open now."""
+        with self._lock:
+            return sum(len(subscribers) for subscribers in self._by_job.values())
+
+    def changed(self, job_id: str) -> None:
+        """The job may have changed: its subscribers read it again."""
+        with self._lock:
+            subscribers = self._by_job.get(job_id)
+            if subscribers:
+                for subscription in subscribers:
+                    subscription.poke()
+
+    def changed_somewhere(self) -> None:
+        """Some job may have changed (a notice that names none): every subscriber reads again."""
+        with self._lock:
+            for subscribers in self._by_job.values():
+                for subscription in subscribers:
+                    subscription.poke()
+
+    def close(self) -> None:
+        """End every wait, now and later: the server is stopping."""
+        with self._lock:
+            self._closed = True
+        self.changed_somewhere()

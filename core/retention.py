@@ -1,0 +1,88 @@
+"""Retention: finished jobs are deleted once they are old enough, a small batch at a time.
+
+One runner at a time prunes (a lease in the database names it), each batch
+is one short transaction, and a batch that deletes fewer rows than it may
+ends the round: the table is never locked for long, and a backlog of a
+million old jobs drains in a few thousand quick steps rather than one
+statement that holds everyone up.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+from collections.abc import Callable
+
+from jobtable.core.clock import Clock
+from jobtable.core.jobs import Retention
+from jobtable.core.ports import JobStore
+from jobtable.core.recording import loggable_category
+
+PRUNE_BATCH = 500
+"""Rows one transaction deletes at most."""
+
+PRUNE_EVERY = 60.0
+"""Seconds between a runner's rounds of pruning."""
+
+LEASE = datetime.timedelta(minutes=2)
+"""How long a round's lease lasts without renewal (each batch renews it)."""
+
+LEASE_NAME = "retention"
+
+
+class Pruner:
+    """Deletes the finished jobs ``retention`` no longer keeps, for the runner ``holder``."""
+
+    def __init__(
+        self,
+        store: JobStore,
+        clock: Clock,
+        log: logging.Logger,
+        *,
+        holder: str,
+        retention: Retention,
+        batch: int = PRUNE_BATCH,
+    ) -> None:
+        if batch < 1:
+            raise ValueError("a pruning batch holds at least one job")
+        self._store = store
+        self._clock = clock
+        self._log = log
+        self._holder = holder
+        self.retention = retention
+        self._batch = batch
+
+    @property
+    def keeps_everything(self) -> bool:
+        return self.retention.succeeded is None and self.retention.failed is None
+
+    def prune(self, *, should_stop: Callable[[], bool] | None = None) -> int | None:
+        """One round: batches until none is full. None when another runner holds the lease."""
+        total = 0
+        while True:
+            now = self._clock.now()
+            cutoffs = self.retention.cutoffs(now)
+            if not cutoffs:
+                return total
+            if not self._store.take_lease(
+                LEASE_NAME, holder=self._holder, until=now + LEASE, now=now
+            ):
+                return None if total == 0 else total
+            deleted = self._store.prune(cutoffs, now=now, limit=self._batch)
+            total += deleted
+            if deleted < self._batch or (should_stop is not None and should_stop()):
+                return total
+
+    def prune_quietly(self, *, should_stop: Callable[[], bool] | None = None) -> None:
+        """A round from the runner's own thread: failures are logged and tried next round."""
+        try:
+            pruned = self.prune(should_stop=should_stop)
+        except Exception as error:
+            self._log.warning(
+                "pruning finished jobs failed; trying again in %.0fs category=%s",
+                PRUNE_EVERY,
+                loggable_category(error),
+            )
+            return
+        if pruned:
+            self._log.info("pruned %d finished jobs past their retention", pruned)
