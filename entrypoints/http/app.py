@@ -27,6 +27,7 @@ from jobtable.entrypoints.http.resources import (
     JobsResource,
     OpenApiResource,
 )
+from jobtable.entrypoints.http.streams import StreamSlots
 from jobtable.entrypoints.ui.guard import DashboardGate
 from jobtable.entrypoints.ui.headers import DashboardHeaders
 from jobtable.entrypoints.ui.routes import add_dashboard
@@ -49,12 +50,15 @@ def create_app(
     version: str | None = None,
     logger: logging.Logger | None = None,
     clock: Clock | None = None,
+    streams: StreamSlots | None = None,
 ) -> falcon.App:
     """The HTTP API over ``runner``, and the dashboard at /ui/.
 
     ``api_token`` guards everything under /api/v1 as a bearer token, and is
     what the dashboard's login page takes (its session cookie is signed with
-    a key derived from it). ``clock`` times the dashboard's sessions.
+    a key derived from it). ``clock`` times the dashboard's sessions;
+    ``streams`` bounds the event streams open at once (each holds a server
+    thread: give the server that many threads more than for requests).
     """
     if runner is None:
         raise ValueError("create_app needs a runner")
@@ -83,7 +87,7 @@ def create_app(
     app.add_route("/api/v1/queues/{name}/pause", QueuePauseResource(runner, paused=True))
     app.add_route("/api/v1/queues/{name}/resume", QueuePauseResource(runner, paused=False))
     app.add_route("/api/v1/runners", RunnersResource(runner))
-    add_dashboard(app, runner, gate)
+    add_dashboard(app, runner, gate, streams=streams or StreamSlots())
     return app
 
 

@@ -18,7 +18,6 @@ NOTICES = {
     "cancel-refused": "The job had already finished; there was nothing to cancel.",
     "retried": "The job is queued again, with one more attempt allowed.",
     "retry-refused": "Only a failed job can be retried.",
-    "key-held": "Another queued or running job holds this job's unique key; it was not retried.",
 }
 """What an action's redirect may announce (by a fixed name: no text comes from the URL)."""
 
@@ -102,9 +101,10 @@ def _actions(detail: JobDetail, csrf: str) -> Markup:
     )
 
 
-def render_job(
-    detail: JobDetail, waiting: list[str], *, csrf: str, version: int, notice: str | None
-) -> str:
+def render_job(detail: JobDetail, waiting: list[str], *, csrf: str, notice: str | None) -> str:
+    if notice == "stopping" and detail.job.status.finished:
+        # It stopped before this page was drawn: say what became of it.
+        notice = "cancelled" if detail.job.error == "cancelled" else None
     message = NOTICES.get(notice or "")
     content = fragment(
         message and el("p", message, class_="notice", role="status"),
@@ -120,13 +120,16 @@ def render_job(
         el("p", "", class_="live", data_field="live"),
     )
     return page(
-        f"Job {detail.job.kind}",
+        detail.job.kind,
         content,
         name="job",
         csrf=csrf,
+        crumb=fragment(
+            el("a", "Jobs", href="/ui/jobs"), " / job ", el("span", detail.job.id, class_="id")
+        ),
         data={
             "events": job_href(detail.job.id) + "/events",
-            "version": str(version),
+            "version": str(detail.job.version),
             "status": detail.job.status.value,
         },
     )

@@ -35,8 +35,12 @@ def page(
     name: str,
     csrf: str | None,
     data: dict[str, str] | None = None,
+    crumb: Markup | None = None,
 ) -> str:
-    """A whole document; ``csrf`` None is a page for someone not logged in (the login page)."""
+    """A whole document; ``csrf`` None is a page for someone not logged in (the login page).
+
+    ``crumb`` is a line above the title saying where the page sits.
+    """
     header = el(
         "header",
         el("a", "jobtable", href="/ui/", class_="brand"),
@@ -54,7 +58,7 @@ def page(
     body = el(
         "body",
         header,
-        el("main", el("h1", title), content),
+        el("main", crumb and el("p", crumb, class_="crumb"), el("h1", title), content),
         data_page=name,
         data_csrf=csrf,
         **attributes,
@@ -64,6 +68,7 @@ def page(
         el("meta", charset="utf-8"),
         el("meta", name="viewport", content="width=device-width, initial-scale=1"),
         el("title", f"{title} · jobtable"),
+        el("link", rel="icon", href="/ui/static/favicon.svg", type="image/svg+xml"),
         el("link", rel="stylesheet", href="/ui/static/dashboard.css"),
         el("script", src="/ui/static/dashboard.js", defer=True),
     )

@@ -13,6 +13,7 @@ import falcon
 FILES = {
     "dashboard.js": "text/javascript; charset=utf-8",
     "dashboard.css": "text/css; charset=utf-8",
+    "favicon.svg": "image/svg+xml",
 }
 
 

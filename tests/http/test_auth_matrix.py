@@ -21,8 +21,9 @@ from tests.http.conftest import TOKEN, log_in
 PUBLIC = {"/health", "/api/v1/openapi.json"}
 UI_PUBLIC = {"/ui/login", "/ui/static/{name}"}
 UI_SESSION = {
-    "/ui", "/ui/", "/ui/data/overview", "/ui/logout", "/ui/jobs/{job_id}",
-    "/ui/jobs/{job_id}/cancel", "/ui/queues/{name}/pause", "/ui/queues/{name}/resume",
+    "/ui", "/ui/", "/ui/data/overview", "/ui/logout", "/ui/jobs", "/ui/jobs/{job_id}",
+    "/ui/jobs/{job_id}/events", "/ui/jobs/{job_id}/cancel", "/ui/jobs/{job_id}/retry",
+    "/ui/queues/{name}/pause", "/ui/queues/{name}/resume",
 }  # fmt: skip
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 JOB_BODY = b'{"kind": "noop", "payload": {}}'
@@ -237,12 +238,16 @@ def test_every_dashboard_route_refuses_a_missing_or_bad_cookie_and_changes_nothi
 def test_a_valid_session_opens_every_dashboard_route(system, client):
     browser = log_in(client)
     job_id = system.runner.builtins.noop.enqueue(NoopPayload())
+    system.runner.drain()  # finished: its event stream ends once it has told its changes
     expected = {
         ("GET", "/ui"): 303,
         ("GET", "/ui/"): 200,
         ("GET", "/ui/data/overview"): 200,
+        ("GET", "/ui/jobs"): 200,
         ("GET", "/ui/jobs/{job_id}"): 200,
+        ("GET", "/ui/jobs/{job_id}/events"): 200,
         ("POST", "/ui/jobs/{job_id}/cancel"): 303,
+        ("POST", "/ui/jobs/{job_id}/retry"): 303,
         ("POST", "/ui/queues/{name}/pause"): 303,
         ("POST", "/ui/queues/{name}/resume"): 303,
         ("POST", "/ui/logout"): 303,

@@ -40,6 +40,7 @@
     var done = last.counts[name] - first.counts[name];
     if (done < 0) return "—";
     var perMinute = (done * 60) / (last.at - first.at);
+    if (perMinute === 0) return "0";
     return perMinute >= 10 ? perMinute.toFixed(0) : perMinute.toFixed(1);
   }
 
@@ -113,13 +114,45 @@
     });
     if (dropped) samples.splice(0, samples.length - 1);
     while (samples.length > 2 && last.at - samples[1].at >= WINDOW_SECONDS) samples.shift();
+    storeSamples(samples);
+    showRates(samples);
+  }
+
+  function showRates(samples) {
     document.querySelectorAll("[data-rate]").forEach(function (element) {
       setText(element, rateText(samples, element.dataset.rate));
     });
   }
 
+  // The reads are kept in the tab's session storage, so the rate survives the page drawing
+  // itself again (after a pause, or a queue that appeared).
+  var STORED = "jobtable-finished-counts";
+
+  function restoreSamples(first) {
+    var kept = [];
+    try {
+      kept = JSON.parse(window.sessionStorage.getItem(STORED) || "[]");
+    } catch (error) {
+      kept = [];
+    }
+    kept = kept.filter(function (s) {
+      return typeof s.at === "number" && s.at < first.at && first.at - s.at <= WINDOW_SECONDS;
+    });
+    return kept.concat([first]);
+  }
+
+  function storeSamples(samples) {
+    try {
+      window.sessionStorage.setItem(STORED, JSON.stringify(samples));
+    } catch (error) {
+      /* storage full or refused: the rate starts again after a reload */
+    }
+  }
+
   function followOverview(body) {
-    var samples = [{ at: Number(body.dataset.at), counts: finishedCounts(readRenderedQueues()) }];
+    var first = { at: Number(body.dataset.at), counts: finishedCounts(readRenderedQueues()) };
+    var samples = restoreSamples(first);
+    showRates(samples);
     var every = Number(body.dataset.poll) * 1000;
     function poll() {
       fetch(body.dataset.source, { credentials: "same-origin", headers: { Accept: "application/json" } })
