@@ -20,11 +20,13 @@ from jobtable.core import Runner
 from jobtable.entrypoints import config
 from jobtable.entrypoints.config import ConfigError
 from jobtable.entrypoints.http.app import create_app, package_version
+from jobtable.entrypoints.http.streams import StreamSlots
 from jobtable.entrypoints.http_server import HttpServer
 from jobtable.entrypoints.runner_group import RunnerGroup, describe, plan_runners
 from jobtable.entrypoints.wiring import (
     Store,
     Watcher,
+    follow_changes,
     is_postgres_url,
     load_kinds,
     open_store,
@@ -185,9 +187,18 @@ def run_serve(args: argparse.Namespace) -> int:
     try:
         group = _group(args, store, serving, workers, serves_api=True)
         token = resolve_api_token(args.database, log)
-        app = create_app(group.first, api_token=token, logger=logging.getLogger("jobtable.http"))
+        streams = StreamSlots()
+        app = create_app(
+            group.first,
+            api_token=token,
+            logger=logging.getLogger("jobtable.http"),
+            streams=streams,
+        )
         try:
-            server = HttpServer(app, host=host, port=port, threads=threads, logger=log)
+            # Each open event stream holds a thread: they get threads of their own.
+            server = HttpServer(
+                app, host=host, port=port, threads=threads + streams.limit, logger=log
+            )
         except OSError as error:
             raise ConfigError(
                 f"cannot listen on {host}:{port}: {error.strerror or type(error).__name__}; "
@@ -195,14 +206,17 @@ def run_serve(args: argparse.Namespace) -> int:
             ) from None
         signals = StopSignals().install()
         watcher = _start_runners(group, store)
+        changes = follow_changes(store, group.first.changes)
         server.start()
         _log_start("serve", args, group)
         log.info("listening on http://%s:%d", *server.address)
         signals.wait()
         deadline = time.monotonic() + grace
         group.stop()  # no new claims while requests drain
+        group.first.changes.close()  # open event streams end; their readers resume elsewhere
         server.stop(deadline=deadline)
         _stop_runners(group, signals, deadline)
+        changes.stop()
         if watcher is not None:
             watcher.stop()
     finally:

@@ -17,6 +17,7 @@ from typing import Protocol
 from jobtable.adapters.sqlite import SqliteStore
 from jobtable.adapters.sqlite.connections import BUSY_TIMEOUT_MS
 from jobtable.core import JobStore, RegistrationError, Runner, RunnerStateError
+from jobtable.core.changes import JobChanges
 from jobtable.entrypoints.config import ConfigError
 
 TOKEN_ENV = "JOBTABLE_API_TOKEN"  # noqa: S105 - the variable name, not a token
@@ -32,6 +33,21 @@ class Store(JobStore, Protocol):
     applied_at_open: list[str]
 
     def watch(self, on_change: Callable[[], None]) -> Watcher: ...
+
+    def watch_jobs(self, on_change: Callable[[str | None], None]) -> Watcher: ...
+
+
+def follow_changes(store: Store, changes: JobChanges) -> Watcher:
+    """Tell ``changes`` of jobs other processes change (their own writes tell it already), so
+    event streams and long-polls answer when a job another process runs moves on."""
+
+    def changed(job_id: str | None) -> None:
+        if job_id is None:
+            changes.changed_somewhere()
+        else:
+            changes.changed(job_id)
+
+    return store.watch_jobs(changed)
 
 
 def is_postgres_url(database: str) -> bool:
