@@ -26,6 +26,7 @@ from jobtable.core.jobs import (
     ClaimedJob,
     Enqueued,
     Job,
+    JobCount,
     JobDetail,
     NewJob,
     QueueState,
@@ -206,6 +207,9 @@ class FaultyStore:
 
     def paused_queues(self) -> frozenset[str]:
         return self.inner.paused_queues()
+
+    def job_counts(self) -> list[JobCount]:
+        return self._call("get", self.inner.job_counts)
 
     def begin_idempotent(
         self, key: str, request_hash: str, *, now: datetime.datetime

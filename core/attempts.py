@@ -23,7 +23,7 @@ from jobtable.core.jobs import Claim
 class Attempt:
     """One job a worker is running: its claim, and whether its handler was told to stop."""
 
-    __slots__ = ("claim", "job", "settled_by", "stop_reason", "worker")
+    __slots__ = ("claim", "job", "settled_by", "started", "stop_reason", "worker")
 
     def __init__(self, claim: Claim, worker: int = 0, job: Any = None) -> None:
         self.claim = claim
@@ -33,6 +33,8 @@ class Attempt:
         self.stop_reason: str | None = None
         self.settled_by: str | None = None
         """"worker" or "runner": who took the right to record the outcome."""
+        self.started = 0.0
+        """When its handler began, on the runner's monotonic clock."""
 
     @property
     def stopping(self) -> bool:

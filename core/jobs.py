@@ -224,10 +224,13 @@ def events_after(current: Job, kept: tuple[JobEvent, ...], *, after: int | None)
     ``kept`` holds the stored changes with a version above ``after`` (or above
     0), oldest first, read in one snapshot with ``current``. When their
     numbers do not start right after ``after``, some were trimmed: the reader
-    gets ``current`` as a reset.
+    gets ``current`` as a reset, as it does for a version the job never had
+    (a reader that confused two jobs, or a client's made-up Last-Event-ID).
     """
     start = 0 if after is None else after
-    if start >= current.version:
+    if start > current.version:  # a version this job never had: start again from now
+        return JobEvents(events=(), reset=JobEvent(version=current.version, job=current))
+    if start == current.version:
         if after is None:  # never changed: its creation is its one state
             return JobEvents(events=(JobEvent(version=0, job=current),))
         return JobEvents(events=())

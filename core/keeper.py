@@ -33,6 +33,7 @@ from jobtable.core.liveness import (
     OwnLiveness,
     RunnerInfo,
 )
+from jobtable.core.observer import NoObserver, RunnerObserver
 from jobtable.core.ports import JobStore
 from jobtable.core.recording import loggable_category
 
@@ -84,10 +85,12 @@ class LivenessKeeper:
         left_running: Callable[[], set[Claim]] = set,
         cancel: Callable[[Attempt], None] = lambda attempt: None,
         on_sweep: Callable[[], None] = lambda: None,
+        observer: RunnerObserver | None = None,
     ) -> None:
         """``left_running`` names claims whose handler ran but whose outcome could not be
         recorded: never given back as if unrun, but settled as interrupted. ``cancel`` stops a
-        handler whose job someone asked to cancel (seen on each sweep, from any process)."""
+        handler whose job someone asked to cancel (seen on each sweep, from any process).
+        ``observer`` hears of the jobs of dead runners this keeper settles."""
         self._store = store
         self._clock = clock
         self._log = log
@@ -97,6 +100,7 @@ class LivenessKeeper:
         self._wake_one = wake_one
         self._cancel = cancel
         self._on_sweep = on_sweep
+        self._observer: RunnerObserver = observer or NoObserver()
         self._check_interval = check_interval
         self._sweep_interval = sweep_interval
         terms = store.liveness_terms
@@ -340,6 +344,8 @@ class LivenessKeeper:
         if not dead:
             return
         recovered = self._store.settle_dead(dead, code=INTERRUPTED, now=self._clock.now())
+        if recovered.failed or recovered.requeued:
+            self._observer.jobs_recovered(recovered)
         if recovered.failed:
             self._log.warning("marked jobs interrupted by restart count=%d", recovered.failed)
         if recovered.requeued:

@@ -34,6 +34,17 @@ def loggable_category(error: BaseException) -> str:
     return f"unexpected {type(error).__name__}"
 
 
+def job_fields(claimed: ClaimedJob, code: str | None = None) -> dict[str, str]:
+    """A log record's ``extra`` for a line about a job: its id, kind and, for an outcome, code.
+
+    The text format shows them in the message; the JSON format as keys.
+    """
+    fields = {"job_id": claimed.id, "kind": claimed.kind}
+    if code is not None:
+        fields["code"] = code
+    return fields
+
+
 class OutcomeRecorder:
     def __init__(
         self,
@@ -68,10 +79,7 @@ class OutcomeRecorder:
         returned: the worker then claims the usual way.
         """
         job = f"job_id={claimed.id} kind={claimed.kind}"
-        if isinstance(decision, Requeue):
-            self._log_requeue(job, decision, attempt=claimed.claim.attempt)
-        if isinstance(decision, Fail):
-            self._log_failure(job, decision)
+        self._log_outcome(job, claimed, decision)
         held: bool | None
         next_job: ClaimedJob | None = None
         try:
@@ -87,22 +95,39 @@ class OutcomeRecorder:
             else:
                 held = self._finish(claimed.claim, decision)
         except Exception as error:
-            self._log_write_error(job, error, attempt=1, delay=None)
-            held = self._finish_with_retries(claimed.claim, decision, job)
+            self._log_write_error(job, claimed, error, attempt=1, delay=None)
+            held = self._finish_with_retries(claimed, decision, job)
         if held is False:
-            self._log.warning("job outcome not recorded: no longer held %s", job)
+            self._log.warning(
+                "job outcome not recorded: no longer held %s", job, extra=job_fields(claimed)
+            )
         return next_job
 
-    def _log_requeue(self, job: str, decision: Requeue, *, attempt: int) -> None:
+    def _log_outcome(self, job: str, claimed: ClaimedJob, decision: Write) -> None:
+        """The end of an attempt: a success at debug, a failure at its code's level."""
+        if isinstance(decision, Succeed):
+            if self._log.isEnabledFor(logging.DEBUG):
+                self._log.debug("job succeeded %s", job, extra=job_fields(claimed, "succeeded"))
+        elif isinstance(decision, Requeue):
+            self._log_requeue(job, claimed, decision)
+        else:
+            self._log_failure(job, claimed, decision)
+
+    def _log_requeue(self, job: str, claimed: ClaimedJob, decision: Requeue) -> None:
+        fields = job_fields(claimed, decision.code)
         if decision.give_back:
-            self._log.info("job snoozed %s run_at=%s", job, decision.run_at.isoformat())
+            self._log.info(
+                "job snoozed %s run_at=%s", job, decision.run_at.isoformat(), extra=fields
+            )
             return
+        attempt = claimed.claim.attempt
         if decision.code == INTERRUPTED:
             self._log.warning(
                 "job stopped before it finished; interrupted %s; retrying attempt=%d run_at=%s",
                 job,
                 attempt,
                 decision.run_at.isoformat(),
+                extra=fields,
             )
             return
         self._log.info(
@@ -111,20 +136,28 @@ class OutcomeRecorder:
             decision.code,
             attempt,
             decision.run_at.isoformat(),
+            extra=fields,
         )
 
-    def _log_failure(self, job: str, decision: Fail) -> None:
+    def _log_failure(self, job: str, claimed: ClaimedJob, decision: Fail) -> None:
+        fields = job_fields(claimed, decision.code)
         if decision.code == INTERRUPTED:
-            self._log.warning("job stopped before it finished; interrupted %s", job)
+            self._log.warning("job stopped before it finished; interrupted %s", job, extra=fields)
             return
         level = logging.ERROR if decision.code in _RUNNER_CODES else logging.INFO
         suffix = f" exception_type={decision.exception_type}" if decision.exception_type else ""
         self._log.log(
-            level, "job failed %s code=%s reason=%s%s", job, decision.code, decision.reason, suffix
+            level,
+            "job failed %s code=%s reason=%s%s",
+            job,
+            decision.code,
+            decision.reason,
+            suffix,
+            extra=fields,
         )
 
     def _log_write_error(
-        self, job: str, error: Exception, *, attempt: int, delay: float | None
+        self, job: str, claimed: ClaimedJob, error: Exception, *, attempt: int, delay: float | None
     ) -> None:
         # Warnings while the backoff rides a blip out; errors once an outage
         # has pushed the delay to its ceiling.
@@ -137,6 +170,7 @@ class OutcomeRecorder:
             job,
             loggable_category(error),
             attempt,
+            extra=job_fields(claimed),
         )
 
     def _finish(self, claim: Claim, decision: Write) -> bool:
@@ -147,7 +181,7 @@ class OutcomeRecorder:
             return self._store.requeue(claim, decision, now=now)
         return self._store.fail(claim, code=decision.code, now=now)
 
-    def _finish_with_retries(self, claim: Claim, decision: Write, job: str) -> bool | None:
+    def _finish_with_retries(self, claimed: ClaimedJob, decision: Write, job: str) -> bool | None:
         """Retry after a database error, with the claim-retry backoff; None if it never landed.
 
         A finished job's outcome is the one thing a worker must not drop, so
@@ -163,12 +197,17 @@ class OutcomeRecorder:
             delay = next_claim_retry_delay(delay)
             self._clock.wait_for(self._pause, lambda: False, delay)
             try:
-                return self._finish(claim, decision)
+                return self._finish(claimed.claim, decision)
             except Exception as error:
-                self._log_write_error(job, error, attempt=attempt, delay=delay)
-        self._log.error("job outcome not recorded; left running %s attempts=%d", job, attempt)
+                self._log_write_error(job, claimed, error, attempt=attempt, delay=delay)
+        self._log.error(
+            "job outcome not recorded; left running %s attempts=%d",
+            job,
+            attempt,
+            extra=job_fields(claimed),
+        )
         with self._left_guard:
-            self._left_running.add(claim)
+            self._left_running.add(claimed.claim)
         return None
 
     def left_running(self) -> set[Claim]:
@@ -196,6 +235,7 @@ class OutcomeRecorder:
                         claim.job_id,
                         loggable_category(error),
                         attempt,
+                        extra={"job_id": claim.job_id},
                     )
                     return True
             delay = next_claim_retry_delay(delay)
@@ -218,11 +258,20 @@ class OutcomeRecorder:
                     claimed.id,
                     loggable_category(error),
                     attempt,
+                    extra=job_fields(claimed),
                 )
             else:
                 if released:
-                    self._log.info("gave back a job claimed while stopping job_id=%s", claimed.id)
+                    self._log.info(
+                        "gave back a job claimed while stopping job_id=%s",
+                        claimed.id,
+                        extra=job_fields(claimed),
+                    )
                 return
             delay = next_claim_retry_delay(delay)
             self._clock.wait_for(self._pause, lambda: False, delay)
-        self._log.error("could not give back a job claimed while stopping job_id=%s", claimed.id)
+        self._log.error(
+            "could not give back a job claimed while stopping job_id=%s",
+            claimed.id,
+            extra=job_fields(claimed),
+        )

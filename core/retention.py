@@ -71,6 +71,8 @@ class Pruner:
             deleted = self._store.prune(cutoffs, now=now, limit=self._batch)
             total += deleted
             if deleted < self._batch or (should_stop is not None and should_stop()):
+                # Let go at once: the next round may be anyone's (a CLI prune, another runner).
+                self._store.take_lease(LEASE_NAME, holder=self._holder, until=now, now=now)
                 return total
 
     def prune_quietly(self, *, should_stop: Callable[[], bool] | None = None) -> None:

@@ -61,6 +61,7 @@ from jobtable.core.jobs import (
 from jobtable.core.keeper import LivenessKeeper
 from jobtable.core.kinds import EncodedJob, KindRegistry
 from jobtable.core.liveness import CHECK_INTERVAL, SWEEP_INTERVAL, RunnerInfo, RunnerRecord
+from jobtable.core.observer import SUCCEEDED, NoObserver, RunnerObserver
 from jobtable.core.outcome import (
     Decision,
     Fail,
@@ -73,7 +74,7 @@ from jobtable.core.outcome import (
 )
 from jobtable.core.ports import JobStore
 from jobtable.core.preemption import ABANDON, PREEMPT_GRACE, STOP, Deadlines
-from jobtable.core.recording import OutcomeRecorder, loggable_category
+from jobtable.core.recording import OutcomeRecorder, job_fields, loggable_category
 from jobtable.core.retention import PRUNE_EVERY, Pruner
 from jobtable.core.retry import RetryAt, after_failure
 from jobtable.core.schedules import Schedule
@@ -107,7 +108,9 @@ class Runner:
         host: str | None = None,
         jitter: Callable[[], float] = random.random,
         left_behind_cap: int | None = None,
+        observer: RunnerObserver | None = None,
         retention: Retention | None = None,
+        changes: JobChanges | None = None,
     ) -> None:
         """A runner over ``store``; nothing runs until ``start``.
 
@@ -121,9 +124,13 @@ class Runner:
         random share. ``left_behind_cap`` bounds the handlers that ignored a
         cancel or timeout and still run (default: the pool's size); past it
         the runner stops replacing their workers until some return.
+        ``observer`` hears of every job started and ended, claim error and
+        recovery (core/observer.py): metrics hang on it.
         ``retention`` says how long finished jobs are kept (default: succeeded
         7 days, failed 30); a runner with workers prunes older ones every
-        minute, one runner at a time.
+        minute, one runner at a time. ``changes`` is the hub readers wait on
+        (default: a new one); runners of one process may share one, so a
+        reader hears of a job whichever of them runs it.
         """
         if store is None:
             raise ValueError("Runner needs a store")
@@ -131,7 +138,7 @@ class Runner:
             raise ValueError("Runner needs a clock")
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
             raise ValueError(f"Runner needs 0 or more workers, got {workers!r}")
-        self.changes = JobChanges()
+        self.changes = JobChanges() if changes is None else changes
         """Readers waiting for a job to change (long-polls, event streams) subscribe here."""
         store = cast(JobStore, AnnouncingStore(store, self.changes))
         self._store = store
@@ -141,6 +148,7 @@ class Runner:
         self._jitter = jitter
         self._host = host or os.uname().nodename
         self._log = logger or logging.getLogger("jobtable.runner")
+        self._observer: RunnerObserver = observer or NoObserver()
         self._ids = JobIdGenerator()
         self.id = self._ids.next_id(_unix_ms(clock.now()))
         """This runner's id, recorded on every job it claims."""
@@ -190,6 +198,7 @@ class Runner:
             left_running=self._recorder.left_running,
             on_sweep=self._reread_if_pending,
             cancel=lambda attempt: self._preempt(attempt, CANCELLED),
+            observer=self._observer,
         )
 
     # -- lifecycle ---------------------------------------------------------
@@ -314,6 +323,11 @@ class Runner:
         """Worker threads running now: the pool size from start until stop."""
         with self._done:
             return self._live_workers
+
+    @property
+    def observer(self) -> RunnerObserver:
+        """What this runner reports its events to (a no-op unless one was given)."""
+        return self._observer
 
     # -- jobs --------------------------------------------------------------
 
@@ -618,6 +632,7 @@ class Runner:
                     runner_id=self.id, now=self._clock.now(), kinds=self._kinds, queues=self._queues
                 )
             except Exception as error:
+                self._observer.claim_failed()
                 retry_delay = next_claim_retry_delay(retry_delay)
                 # A blip that the backoff rides out is a warning; an outage
                 # that has pushed the delay to its ceiling is an error.
@@ -708,6 +723,7 @@ class Runner:
         then leaves the pool (a new one has its place).
         """
         attempt = self._attempts.begin(number, claimed.claim, claimed)
+        self._job_started(attempt, claimed)
         try:
             if claimed.timeout is not None and self._started:
                 self._add_deadline(claimed.timeout, STOP, TIMED_OUT, attempt)
@@ -723,6 +739,7 @@ class Runner:
             # drain (no workers, no liveness: tests) always takes the next job along.
             claim_next = not self._stopping and (not self._started or self._keeper.may_claim())
             write = self._write_for(claimed, decision, attempt)
+            self._job_ended(attempt, claimed.kind, write)
             following = self._recorder.record(
                 claimed,
                 write,
@@ -737,6 +754,30 @@ class Runner:
         finally:
             if attempt.settled_by != "runner":
                 self._attempts.end(number)
+
+    def _job_started(self, attempt: Attempt, claimed: ClaimedJob) -> None:
+        attempt.started = self._clock.monotonic()
+        waited = None
+        if claimed.due_at is not None:
+            waited = max(0.0, (self._clock.now() - claimed.due_at).total_seconds())
+        self._observer.job_started(claimed.kind, waited=waited)
+        if self._log.isEnabledFor(logging.DEBUG):
+            self._log.debug(
+                "job started job_id=%s kind=%s attempt=%d",
+                claimed.id,
+                claimed.kind,
+                claimed.claim.attempt,
+                extra=job_fields(claimed),
+            )
+
+    def _job_ended(self, attempt: Attempt, kind: str, write: Write) -> None:
+        """Report an attempt's end to the observer, before its outcome is written."""
+        seconds = max(0.0, self._clock.monotonic() - attempt.started)
+        if isinstance(write, Succeed):
+            self._observer.job_ended(kind, code=SUCCEEDED, final=True, seconds=seconds)
+        else:
+            final = not isinstance(write, Requeue)
+            self._observer.job_ended(kind, code=write.code, final=final, seconds=seconds)
 
     def _write_for(self, claimed: ClaimedJob, decision: Decision, attempt: Attempt) -> Write:
         """What to store for an attempt: its result, or its failure as the job's policy says."""
@@ -805,6 +846,7 @@ class Runner:
                 self._log.warning(
                     "job ran past its timeout; telling its handler to stop job_id=%s",
                     attempt.claim.job_id,
+                    extra={"job_id": attempt.claim.job_id},
                 )
                 self._preempt(attempt, code)
             elif self._attempts.take_settling(attempt, "runner"):
@@ -827,12 +869,14 @@ class Runner:
 
     def _leave_behind(self, attempt: Attempt, code: str, count: int, refill: bool) -> None:
         """Record a job whose handler ignored its stop, and give its worker's place away."""
+        claimed = attempt.job
         self._log.error(
             "handler ignored its stop; its job is recorded and its worker replaced "
             "job_id=%s code=%s left_behind=%d",
             attempt.claim.job_id,
             code,
             count,
+            extra=job_fields(claimed, code),
         )
         if not refill and not self._stopping:
             self._log.error(
@@ -841,8 +885,8 @@ class Runner:
                 count,
                 self._left_behind_cap,
             )
-        claimed = attempt.job
         write = self._write_for(claimed, Interrupted(), attempt)
+        self._job_ended(attempt, claimed.kind, write)
         self._recorder.record(claimed, write, runner_id=self.id, claim_next=False)
         self._attempts.settled(attempt)
         if isinstance(write, Requeue):
@@ -926,6 +970,7 @@ class Runner:
                 schedule.name,
                 tick.isoformat(),
                 enqueued,
+                extra={"job_id": str(enqueued), "kind": schedule.kind},
             )
             self._pass_the_wake()
 

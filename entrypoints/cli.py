@@ -14,9 +14,16 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from jobtable.core import StoreError
-from jobtable.entrypoints import commands, config, job_commands, queue_commands
+from jobtable.entrypoints import (
+    commands,
+    config,
+    job_commands,
+    operator_commands,
+    queue_commands,
+)
 from jobtable.entrypoints.config import SETTINGS, ConfigError, env_default
 from jobtable.entrypoints.http.app import package_version
+from jobtable.entrypoints.logs import JsonLogFormatter, TextLogFormatter
 from jobtable.entrypoints.wiring import is_postgres_url, redact
 
 EXIT_FAILURE = 1
@@ -25,6 +32,7 @@ EXIT_USAGE = 2
 COMMON = ("database", "kinds", "log_level", "postgres_pooler", "postgres_listen_url")
 ONE_OFF = ("database", "log_level", "postgres_pooler")
 ENQUEUE_OPTIONS = ("at", "in", "queue", "priority", "unique_key", "timeout")
+RETENTION = ("keep_succeeded", "keep_failed")
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -40,6 +48,18 @@ def _add(parser: argparse.ArgumentParser, *names: str) -> None:
         parser.add_argument(
             setting.flag, dest=name, default=env_default(name), help=setting.describe()
         )
+
+
+def _add_switch(parser: argparse.ArgumentParser, name: str) -> None:
+    """A flag that takes no value; its variable says true or false (checked when run)."""
+    setting = SETTINGS[name]
+    parser.add_argument(
+        setting.flag,
+        dest=name,
+        action="store_true",
+        default=env_default(name),
+        help=setting.describe(),
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -62,11 +82,26 @@ def build_parser() -> argparse.ArgumentParser:
         "sqlite_synchronous",
         "sqlite_busy_timeout",
         "http_threads",
+        "log_format",
+        *RETENTION,
     )
+    _add_switch(serve, "metrics_public")
     serve.set_defaults(run=commands.run_serve)
 
     worker = sub.add_parser("worker", help="run workers only")
-    _add(worker, *COMMON, "workers", "queues", "grace", "sqlite_synchronous", "sqlite_busy_timeout")
+    _add(
+        worker,
+        *COMMON,
+        "workers",
+        "queues",
+        "grace",
+        "sqlite_synchronous",
+        "sqlite_busy_timeout",
+        "log_format",
+        "metrics_listen",
+        *RETENTION,
+    )
+    _add_switch(worker, "metrics_public")
     worker.set_defaults(run=commands.run_worker)
 
     enqueue = sub.add_parser("enqueue", help="enqueue a job and print its id")
@@ -89,8 +124,30 @@ def build_parser() -> argparse.ArgumentParser:
         detail.flag, dest="detail", action="store_true", default=env_default("detail"),
         help=detail.describe(),
     )  # fmt: skip
+    following = SETTINGS["follow"]
+    get.add_argument(
+        following.flag, dest="follow", action="store_true", default=env_default("follow"),
+        help=following.describe(),
+    )  # fmt: skip
     _add(get, *ONE_OFF)
     get.set_defaults(run=job_commands.run_get)
+
+    listed = sub.add_parser("list", help="list jobs, newest first, with filters")
+    _add(listed, "status", "kind", "limit", "after", *ONE_OFF)
+    listed.add_argument(
+        "--queue", dest="queue", default=env_default("queue"),
+        help=f"only jobs in this queue (env {SETTINGS['queue'].env})",
+    )  # fmt: skip
+    listed.set_defaults(run=operator_commands.run_list)
+
+    retry = sub.add_parser("retry", help="queue a failed job again with one more attempt allowed")
+    retry.add_argument("id", metavar="ID", help="the id of a failed job")
+    _add(retry, *ONE_OFF)
+    retry.set_defaults(run=job_commands.run_retry)
+
+    prune = sub.add_parser("prune", help="delete finished jobs past their retention, now")
+    _add(prune, *RETENTION, *ONE_OFF)
+    prune.set_defaults(run=operator_commands.run_prune)
 
     cancel = sub.add_parser(
         "cancel", help="cancel a job: at once if not running, else its handler is told to stop"
@@ -122,20 +179,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def configure_logging(level_name: str) -> None:
+def configure_logging(level_name: str, format_name: str = "text") -> None:
     level = config.parse_choice("log_level", level_name, ("debug", "info", "warning", "error"))
-    logging.basicConfig(
-        level=level.upper(),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    log_format = config.parse_choice("log_format", format_name, ("text", "json"))
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonLogFormatter() if log_format == "json" else TextLogFormatter())
+    logging.basicConfig(level=level.upper(), handlers=[handler])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     run: Callable[[argparse.Namespace], int] = args.run
     try:
-        configure_logging(args.log_level)
+        configure_logging(args.log_level, getattr(args, "log_format", "text"))
         return run(args)
     except ConfigError as error:
         print(f"jobtable: {error}", file=sys.stderr)

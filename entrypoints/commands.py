@@ -19,9 +19,10 @@ from jobtable.adapters.system_clock import SystemClock
 from jobtable.core import Runner
 from jobtable.entrypoints import config
 from jobtable.entrypoints.config import ConfigError
-from jobtable.entrypoints.http.app import create_app, package_version
+from jobtable.entrypoints.http.app import create_app, create_metrics_app, package_version
 from jobtable.entrypoints.http.streams import StreamSlots
 from jobtable.entrypoints.http_server import HttpServer
+from jobtable.entrypoints.metrics import JobMetrics
 from jobtable.entrypoints.runner_group import RunnerGroup, describe, plan_runners
 from jobtable.entrypoints.wiring import (
     Store,
@@ -38,6 +39,12 @@ log = logging.getLogger("jobtable")
 
 STOP_NOW_WAIT = 5.0
 """Seconds to wait for handlers once told to stop, after the grace period."""
+
+METRICS_THREADS = 2
+"""Threads serving ``worker --metrics-listen``: a scrape or two at a time."""
+
+METRICS_STOP_WAIT = 2.0
+"""Seconds a scrape in flight may take to finish when ``worker`` stops."""
 
 
 class CommandError(Exception):
@@ -94,6 +101,8 @@ def _group(
         SystemClock(),
         plan_runners(serving, workers, serves_api=serves_api),
         logger=logging.getLogger("jobtable.runner"),
+        observer=JobMetrics(),
+        retention=config.parse_retention(args.keep_succeeded, args.keep_failed),
     )
     group.load_kinds(config.parse_modules(args.kinds))
     return group
@@ -177,12 +186,24 @@ def _log_start(command: str, args: argparse.Namespace, group: RunnerGroup) -> No
     )
 
 
+def _listen(app: Any, address: tuple[str, int], *, threads: int, flag: str) -> HttpServer:
+    host, port = address
+    try:
+        return HttpServer(app, host=host, port=port, threads=threads, logger=log)
+    except OSError as error:
+        raise ConfigError(
+            f"cannot listen on {host}:{port}: {error.strerror or type(error).__name__}; "
+            f"pick another {flag} address"
+        ) from None
+
+
 def run_serve(args: argparse.Namespace) -> int:
-    host, port = config.parse_listen(args.listen)
+    address = config.parse_listen(args.listen)
     grace = config.parse_seconds("grace", args.grace)
     threads = config.parse_positive_int("http_threads", args.http_threads)
     workers = config.parse_positive_int("workers", args.workers, minimum=0)
     serving = config.parse_queues(args.queues)
+    metrics_public = config.parse_flag("metrics_public", args.metrics_public)
     store = open_for(args)
     try:
         group = _group(args, store, serving, workers, serves_api=True)
@@ -192,33 +213,26 @@ def run_serve(args: argparse.Namespace) -> int:
             group.first,
             api_token=token,
             logger=logging.getLogger("jobtable.http"),
+            metrics_public=metrics_public,
             streams=streams,
         )
-        try:
-            # Each open event stream holds a thread: they get threads of their own.
-            server = HttpServer(
-                app, host=host, port=port, threads=threads + streams.limit, logger=log
-            )
-        except OSError as error:
-            raise ConfigError(
-                f"cannot listen on {host}:{port}: {error.strerror or type(error).__name__}; "
-                "pick another --listen address"
-            ) from None
+        # Each open event stream holds a thread until it ends: they get threads of their own.
+        server = _listen(app, address, threads=threads + streams.limit, flag="--listen")
         signals = StopSignals().install()
+        changes_elsewhere = follow_changes(store, group.changes)
         watcher = _start_runners(group, store)
-        changes = follow_changes(store, group.first.changes)
         server.start()
         _log_start("serve", args, group)
         log.info("listening on http://%s:%d", *server.address)
         signals.wait()
         deadline = time.monotonic() + grace
         group.stop()  # no new claims while requests drain
-        group.first.changes.close()  # open event streams end; their readers resume elsewhere
+        group.changes.close()  # open event streams end; their readers resume elsewhere
         server.stop(deadline=deadline)
         _stop_runners(group, signals, deadline)
-        changes.stop()
         if watcher is not None:
             watcher.stop()
+        changes_elsewhere.stop()
     finally:
         store.close()
     log.info("stopped")
@@ -241,20 +255,44 @@ def run_worker(args: argparse.Namespace) -> int:
     grace = config.parse_seconds("grace", args.grace)
     workers = _worker_count(args.workers)
     serving = config.parse_queues(args.queues)
+    metrics_at = None
+    if args.metrics_listen:
+        metrics_at = config.parse_listen(args.metrics_listen, "metrics_listen")
+    metrics_public = config.parse_flag("metrics_public", args.metrics_public)
     store = open_for(args)
     try:
         group = _group(args, store, serving, workers, serves_api=False)
+        server = None
+        if metrics_at is not None:
+            server = _metrics_server(args, group, metrics_at, public=metrics_public)
         signals = StopSignals().install()
         watcher = _start_runners(group, store)
+        if server is not None:
+            server.start()
+            log.info("serving metrics on http://%s:%d/metrics", *server.address)
         _log_start("worker", args, group)
         signals.wait()
         _stop_runners(group, signals, time.monotonic() + grace)
+        if server is not None:  # scraped until the last job is recorded
+            server.stop(deadline=time.monotonic() + METRICS_STOP_WAIT)
         if watcher is not None:
             watcher.stop()
     finally:
         store.close()
     log.info("stopped")
     return 0
+
+
+def _metrics_server(
+    args: argparse.Namespace, group: RunnerGroup, address: tuple[str, int], *, public: bool
+) -> HttpServer:
+    """``worker --metrics-listen``: /metrics alone, behind the token ``serve`` uses unless
+    public."""
+    token = None if public else resolve_api_token(args.database, log)
+    app = create_metrics_app(
+        group.first, api_token=token, public=public, logger=logging.getLogger("jobtable.http")
+    )
+    return _listen(app, address, threads=METRICS_THREADS, flag="--metrics-listen")
 
 
 def run_migrate(args: argparse.Namespace) -> int:

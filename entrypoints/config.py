@@ -6,12 +6,15 @@ wrong and how to fix it, ready to print as one line.
 
 from __future__ import annotations
 
+import datetime
 import os
 import re
 
 import attrs
 
 from jobtable.core.enqueue_options import QUEUE_NAME
+from jobtable.core.jobs import Retention
+from jobtable.entrypoints.times import TimeFormatError, parse_duration
 
 DEFAULT_DATABASE = "jobtable.db"
 DEFAULT_LISTEN = "127.0.0.1:8080"
@@ -108,6 +111,25 @@ SETTINGS = {
         default="info",
         help="debug, info, warning or error",
     ),
+    "log_format": Setting(
+        flag="--log-format",
+        env="JOBTABLE_LOG_FORMAT",
+        default="text",
+        help="text, or json: one JSON object a line (time, level, logger, message, and "
+        "job_id, kind and code on a job's lines)",
+    ),
+    "metrics_public": Setting(
+        flag="--metrics-public",
+        env="JOBTABLE_METRICS_PUBLIC",
+        default="false",
+        help="serve GET /metrics without the bearer token (Prometheus scrapes with one by default)",
+    ),
+    "metrics_listen": Setting(
+        flag="--metrics-listen",
+        env="JOBTABLE_METRICS_LISTEN",
+        default=None,
+        help="HOST:PORT to serve GET /metrics on (port 0 picks a free one); unset: no listener",
+    ),
     "queues": Setting(
         flag="--queues",
         env="JOBTABLE_QUEUES",
@@ -153,6 +175,49 @@ SETTINGS = {
         help="how long an attempt may run before its handler is told to stop, as --in "
         "(unset: the kind's)",
     ),
+    "follow": Setting(
+        flag="--follow",
+        env="JOBTABLE_FOLLOW",
+        default="false",
+        help="print each change of the job as it happens, until it ends (exit 1 if it failed)",
+    ),
+    "keep_succeeded": Setting(
+        flag="--keep-succeeded",
+        env="JOBTABLE_KEEP_SUCCEEDED",
+        default="7d",
+        help="how long succeeded jobs are kept before they are deleted: 30m, 12h, 7d, plain "
+        "seconds, or forever",
+    ),
+    "keep_failed": Setting(
+        flag="--keep-failed",
+        env="JOBTABLE_KEEP_FAILED",
+        default="30d",
+        help="how long failed jobs are kept before they are deleted, as --keep-succeeded",
+    ),
+    "status": Setting(
+        flag="--status",
+        env="JOBTABLE_STATUS",
+        default=None,
+        help="only jobs with this status: queued, running, succeeded or failed",
+    ),
+    "kind": Setting(
+        flag="--kind",
+        env="JOBTABLE_KIND",
+        default=None,
+        help="only jobs of this kind",
+    ),
+    "limit": Setting(
+        flag="--limit",
+        env="JOBTABLE_LIMIT",
+        default="50",
+        help="at most this many jobs (1 to 500)",
+    ),
+    "after": Setting(
+        flag="--after",
+        env="JOBTABLE_AFTER",
+        default=None,
+        help="only jobs older than this id (the next page: the last id shown)",
+    ),
     "detail": Setting(
         flag="--detail",
         env="JOBTABLE_DETAIL",
@@ -167,12 +232,13 @@ def env_default(name: str) -> str | None:
     return os.environ.get(setting.env, setting.default)
 
 
-def parse_listen(value: str) -> tuple[str, int]:
+def parse_listen(value: str, name: str = "listen") -> tuple[str, int]:
     match = re.fullmatch(r"\[?([^\[\]]*?)\]?:(\d{1,5})", value.strip())
     if not match or not match.group(1) or int(match.group(2)) > 65535:
+        setting = SETTINGS[name]
         raise ConfigError(
-            f"--listen {value!r} is not HOST:PORT; use for example 127.0.0.1:8080 "
-            "(or set JOBTABLE_LISTEN)"
+            f"{setting.flag} {value!r} is not HOST:PORT; use for example 127.0.0.1:8080 "
+            f"(or set {setting.env})"
         )
     return match.group(1), int(match.group(2))
 
@@ -213,6 +279,31 @@ def parse_choice(name: str, value: str, choices: tuple[str, ...]) -> str:
             f"{setting.flag} {value!r} must be one of {', '.join(choices)} (or set {setting.env})"
         )
     return lowered
+
+
+def parse_keep(name: str, value: str) -> datetime.timedelta | None:
+    """How long finished jobs are kept: a duration, or None for ``forever``."""
+    if isinstance(value, str) and value.strip().lower() == "forever":
+        return None
+    setting = SETTINGS[name]
+    try:
+        seconds = parse_duration(value)
+    except TimeFormatError:
+        seconds = -1.0
+    if not 0 < seconds < 1e12:
+        raise ConfigError(
+            f"{setting.flag} {value!r} must be a duration above zero such as 12h or 7d, "
+            f"or forever (or set {setting.env})"
+        )
+    return datetime.timedelta(seconds=seconds)
+
+
+def parse_retention(succeeded: str, failed: str) -> Retention:
+    """``--keep-succeeded`` and ``--keep-failed`` as the runner's retention."""
+    return Retention(
+        succeeded=parse_keep("keep_succeeded", succeeded),
+        failed=parse_keep("keep_failed", failed),
+    )
 
 
 def parse_flag(name: str, value: str | bool) -> bool:

@@ -1,21 +1,27 @@
-"""``jobtable enqueue --wait``: show a job's partial results as they change, then its end.
+"""``jobtable enqueue --wait`` and ``jobtable get ID --follow``: every change of a job, in
+order, until it ends.
 
-On a terminal one live line is redrawn on stderr; piped, every change is a
-JSON line on stdout. Either way the final job is printed as JSON on stdout.
+The changes come from the job's kept history (``runner.events``), read again
+whenever a change is heard of (this process's writes, another process's
+commit or NOTIFY), so none is skipped however fast they come: the same
+ordered stream the HTTP API serves as Server-Sent Events. On a terminal one
+live line is redrawn on stderr; piped, every change but the last is a JSON
+line on stdout. Either way the final job is printed as JSON on stdout.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-import threading
 from collections.abc import Callable
 from typing import IO
 
 from jobtable.core import Job
+from jobtable.core.changes import Subscription
+from jobtable.core.jobs import JobEvents
 
 FALLBACK_INTERVAL = 0.5
-"""Re-read the job at least this often, should a change notice be missed."""
+"""Read the history again at least this often, should a change notice be missed."""
 
 
 def _line(job: Job) -> str:
@@ -25,33 +31,41 @@ def _line(job: Job) -> str:
 
 
 def follow(
-    read: Callable[[], Job | None],
-    changed: threading.Event,
+    read_events: Callable[[int | None], JobEvents | None],
+    subscription: Subscription,
     *,
-    out: IO[str] = sys.stdout,
-    err: IO[str] = sys.stderr,
+    out: IO[str] | None = None,
+    err: IO[str] | None = None,
     live: bool | None = None,
 ) -> Job:
-    """Report the job each time ``changed`` fires until it finishes; return the finished job."""
+    """Report each change of the job until it finishes; return the finished job.
+
+    ``read_events(after)`` gives the changes after version ``after`` (None:
+    all that are kept); ``subscription`` is poked when the job may have
+    changed, and must be taken before the first read.
+    """
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
     live = err.isatty() if live is None else live
-    last: Job | None = None
+    after: int | None = None
     while True:
-        job = read()
-        if job is None:
+        got = read_events(after)
+        if got is None:
             raise LookupError("the job is gone")
-        if job != last:
+        shown = ([got.reset] if got.reset is not None else []) + list(got.events)
+        for event in shown:
+            after = event.version
+            job = event.job
             if live:
                 err.write("\r\033[K" + _line(job)[:200])
                 err.flush()
             elif not job.status.finished:
                 out.write(json.dumps(job.to_public()) + "\n")
                 out.flush()
-            last = job
-        if job.status.finished:
-            if live:
-                err.write("\n")
-            out.write(json.dumps(job.to_public()) + "\n")
-            out.flush()
-            return job
-        changed.wait(FALLBACK_INTERVAL)
-        changed.clear()
+            if job.status.finished:
+                if live:
+                    err.write("\n")
+                out.write(json.dumps(job.to_public()) + "\n")
+                out.flush()
+                return job
+        subscription.wait(FALLBACK_INTERVAL)

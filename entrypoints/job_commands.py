@@ -9,18 +9,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import threading
 from typing import Any
 
-from jobtable.core import InvalidPayloadError, UnknownKindError
+from jobtable.core import InvalidPayloadError, Runner, UnknownKindError
 from jobtable.core.enqueue_options import EnqueueOptions, InvalidOptionError
-from jobtable.core.jobs import CancelOutcome
+from jobtable.core.jobs import CancelOutcome, RetryOutcome
 from jobtable.entrypoints import config, views
 from jobtable.entrypoints.commands import CommandError, one_off_runner, open_for
 from jobtable.entrypoints.config import SETTINGS, ConfigError
 from jobtable.entrypoints.follow import follow
 from jobtable.entrypoints.times import TimeFormatError, parse_duration, parse_rfc3339
-from jobtable.entrypoints.wiring import Store, redact
+from jobtable.entrypoints.wiring import Store, follow_changes, redact
 
 EXIT_JOB_FAILED = 1
 EXIT_INTERRUPTED = 130
@@ -37,8 +36,16 @@ _SETTING_OF_FIELD = {
 
 def run_get(args: argparse.Namespace) -> int:
     detail = config.parse_flag("detail", args.detail)
+    following = config.parse_flag("follow", args.follow)
+    if detail and following:
+        raise ConfigError("--detail and --follow do not go together; give one of them")
     store = open_for(args, must_exist=True)
     try:
+        if following:
+            runner = one_off_runner(args, store)
+            if runner.get(args.id) is None:
+                raise _no_such_job(args)
+            return _wait_for(store, runner, args.id)
         if detail:
             found = one_off_runner(args, store).detail(args.id)
             shown = None if found is None else views.job_detail(*found)
@@ -72,6 +79,24 @@ def run_cancel(args: argparse.Namespace) -> int:
             f"(jobtable get {job.id} shows when it has)",
             file=sys.stderr,
         )
+    return 0
+
+
+def run_retry(args: argparse.Namespace) -> int:
+    store = open_for(args, must_exist=True)
+    try:
+        retried = one_off_runner(args, store).retry(args.id)
+    finally:
+        store.close()
+    if retried is None:
+        raise _no_such_job(args)
+    outcome, job = retried
+    if outcome is RetryOutcome.REFUSED:
+        raise CommandError(
+            f"cannot retry job {job.id}: it is {job.status.value}, and only a failed job "
+            "goes back to the queue"
+        )
+    print(json.dumps(job.to_public()))
     return 0
 
 
@@ -121,7 +146,7 @@ def run_enqueue(args: argparse.Namespace) -> int:
         if not args.wait:
             print(job_id)
             return 0
-        return _wait_for(store, job_id)
+        return _wait_for(store, runner, job_id)
     finally:
         store.close()
 
@@ -170,17 +195,21 @@ def _whole_number(text: str) -> int | str:
         return text
 
 
-def _wait_for(store: Store, job_id: str) -> int:
-    changed = threading.Event()
-    watcher = store.watch(changed.set)
-    try:
-        job = follow(lambda: store.get(job_id), changed)
-    except KeyboardInterrupt:
-        raise CommandError(
-            f"stopped waiting; the job goes on: jobtable get {job_id}", exit_code=EXIT_INTERRUPTED
-        ) from None
-    finally:
-        watcher.stop()
+def _wait_for(store: Store, runner: Runner, job_id: str) -> int:
+    """Print the job's changes as they happen (``follow``); exit as the job ended."""
+    with runner.changes.subscribe(job_id) as subscription:
+        watcher = follow_changes(store, runner.changes)
+        try:
+            job = follow(lambda after: runner.events(job_id, after), subscription)
+        except KeyboardInterrupt:
+            raise CommandError(
+                f"stopped waiting; the job goes on: jobtable get {job_id}",
+                exit_code=EXIT_INTERRUPTED,
+            ) from None
+        except LookupError:
+            raise CommandError(f"job {job_id} is gone (pruned or deleted)") from None
+        finally:
+            watcher.stop()
     if job.error is not None:
         print(f"jobtable: job {job_id} failed: {job.error}", file=sys.stderr)
         return EXIT_JOB_FAILED

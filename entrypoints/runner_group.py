@@ -24,6 +24,9 @@ from typing import Any
 import attrs
 
 from jobtable.core import Clock, JobStore, Runner
+from jobtable.core.changes import JobChanges
+from jobtable.core.jobs import Retention
+from jobtable.core.observer import RunnerObserver
 from jobtable.entrypoints.config import QueueServing
 from jobtable.entrypoints.wiring import load_kinds
 
@@ -64,6 +67,9 @@ def describe(plans: Collection[RunnerPlan]) -> str:
     )
 
 
+_KEEP_ALL = Retention(succeeded=None, failed=None)
+
+
 class RunnerGroup:
     """Runners over one store, driven as one: the first takes the API's enqueues."""
 
@@ -74,15 +80,31 @@ class RunnerGroup:
         plans: list[RunnerPlan],
         *,
         logger: logging.Logger | None = None,
+        observer: RunnerObserver | None = None,
+        retention: Retention | None = None,
     ) -> None:
+        """``retention`` is kept by the first runner with workers; the others prune nothing
+        (one process needs one pruner, and a lease keeps processes to one at a time)."""
         if not plans:
             raise ValueError("RunnerGroup needs at least one runner")
+        pruner = next((index for index, plan in enumerate(plans) if plan.workers), None)
         self.plans = list(plans)
         self.runners: list[Runner] = []
+        self.changes = JobChanges()
+        """One hub for every runner here: a reader hears of a job whichever runner runs it."""
         for index, plan in enumerate(self.plans):
             view: Any = store if len(plans) == 1 else _SiblingWakes(store, self._waker(index))
             self.runners.append(
-                Runner(view, clock, workers=plan.workers, queues=plan.queues, logger=logger)
+                Runner(
+                    view,
+                    clock,
+                    workers=plan.workers,
+                    queues=plan.queues,
+                    logger=logger,
+                    observer=observer,
+                    changes=self.changes,
+                    retention=(retention or Retention()) if index == pruner else _KEEP_ALL,
+                )
             )
 
     @property

@@ -38,16 +38,17 @@ class Store(JobStore, Protocol):
 
 
 def follow_changes(store: Store, changes: JobChanges) -> Watcher:
-    """Tell ``changes`` of jobs other processes change (their own writes tell it already), so
-    event streams and long-polls answer when a job another process runs moves on."""
+    """Tell ``changes`` of jobs other processes change: a job's readers (long-polls, event
+    streams) hear of it whichever process runs it. This process's own writes tell it
+    directly (core/announcing.py)."""
 
-    def changed(job_id: str | None) -> None:
+    def heard(job_id: str | None) -> None:
         if job_id is None:
             changes.changed_somewhere()
         else:
             changes.changed(job_id)
 
-    return store.watch_jobs(changed)
+    return store.watch_jobs(heard)
 
 
 def is_postgres_url(database: str) -> bool:

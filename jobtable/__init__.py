@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from jobtable.adapters.system_clock import SystemClock
     from jobtable.adapters.testkit import JobTestKit
     from jobtable.entrypoints.http.app import create_app
+    from jobtable.entrypoints.metrics import JobMetrics
 
 _LAZY = {
     "MemoryStore": "jobtable.adapters.memory",
@@ -66,6 +67,7 @@ _LAZY = {
     "SystemClock": "jobtable.adapters.system_clock",
     "JobTestKit": "jobtable.adapters.testkit",
     "create_app": "jobtable.entrypoints.http.app",
+    "JobMetrics": "jobtable.entrypoints.metrics",
 }
 
 __all__ = [
@@ -84,6 +86,7 @@ __all__ = [
     "Job",
     "JobContext",
     "JobDetail",
+    "JobMetrics",
     "JobNotHeldError",
     "JobStore",
     "JobTestKit",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import secrets
 
 import falcon
 
@@ -25,15 +26,18 @@ from jobtable.entrypoints.http.resources import (
     HealthResource,
     JobResource,
     JobsResource,
+    MetricsResource,
     OpenApiResource,
 )
 from jobtable.entrypoints.http.streams import StreamSlots
+from jobtable.entrypoints.metrics import metrics_registry
 from jobtable.entrypoints.ui.guard import DashboardGate
 from jobtable.entrypoints.ui.headers import DashboardHeaders
 from jobtable.entrypoints.ui.routes import add_dashboard
 from jobtable.entrypoints.ui.session import SessionKeys
 
 OPENAPI_PATH = "/api/v1/openapi.json"
+METRICS_PATH = "/metrics"
 
 
 def package_version() -> str:
@@ -49,34 +53,27 @@ def create_app(
     api_token: str,
     version: str | None = None,
     logger: logging.Logger | None = None,
+    metrics_public: bool = False,
     clock: Clock | None = None,
     streams: StreamSlots | None = None,
 ) -> falcon.App:
-    """The HTTP API over ``runner``, and the dashboard at /ui/.
+    """The HTTP API over ``runner``, and the dashboard at /ui/. ``api_token`` guards
+    everything under /api/v1 as a bearer token, and /metrics unless ``metrics_public``.
 
-    ``api_token`` guards everything under /api/v1 as a bearer token, and is
-    what the dashboard's login page takes (its session cookie is signed with
-    a key derived from it). ``clock`` times the dashboard's sessions;
-    ``streams`` bounds the event streams open at once (each holds a server
-    thread: give the server that many threads more than for requests).
+    /metrics serves the store's state, and the runner's events when its
+    observer is a ``jobtable.entrypoints.metrics.JobMetrics``. The dashboard's
+    login page takes the same token and gives a session cookie signed with a
+    key derived from it; ``clock`` times the sessions. ``streams`` bounds the
+    event streams open at once (each holds a server thread: give the server
+    that many threads more than for requests).
     """
     if runner is None:
         raise ValueError("create_app needs a runner")
-    log = logger or logging.getLogger("jobtable.http")
     gate = DashboardGate(SessionKeys(api_token), clock or SystemClock())
-    app = falcon.App(
-        media_type=falcon.MEDIA_JSON,
-        middleware=[
-            BearerAuth(api_token, public_paths=frozenset({OPENAPI_PATH}), sessions=gate),
-            DataOnlyHeaders(),
-            DashboardHeaders(),
-        ],
-    )
-    json_handler = falcon.media.JSONHandler(dumps=json_text.dumps)
-    app.resp_options.media_handlers[falcon.MEDIA_JSON] = json_handler
-    install_error_handlers(app, log)
+    app = _bare_app(api_token, logger, public_paths=frozenset({OPENAPI_PATH}), sessions=gate)
     version = version or package_version()
     app.add_route("/health", HealthResource(version))
+    app.add_route(METRICS_PATH, MetricsResource(metrics_registry(runner), public=metrics_public))
     app.add_route(OPENAPI_PATH, OpenApiResource(openapi_document(version)))
     app.add_route("/api/v1/jobs", JobsResource(runner))
     app.add_route("/api/v1/jobs/batch", BatchResource(runner))
@@ -88,6 +85,49 @@ def create_app(
     app.add_route("/api/v1/queues/{name}/resume", QueuePauseResource(runner, paused=False))
     app.add_route("/api/v1/runners", RunnersResource(runner))
     add_dashboard(app, runner, gate, streams=streams or StreamSlots())
+    return app
+
+
+def create_metrics_app(
+    runner: Runner,
+    *,
+    api_token: str | None,
+    public: bool = False,
+    logger: logging.Logger | None = None,
+) -> falcon.App:
+    """Only /metrics, as ``create_app`` serves it: for ``jobtable worker --metrics-listen``.
+
+    ``api_token`` guards it unless ``public`` (then it may be None).
+    """
+    if not public and not api_token:
+        raise ValueError("a metrics app that is not public needs an API token")
+    # Public: the token guards nothing, so it is one nobody knows.
+    app = _bare_app(api_token or secrets.token_urlsafe(32), logger)
+    app.add_route(METRICS_PATH, MetricsResource(metrics_registry(runner), public=public))
+    return app
+
+
+def _bare_app(
+    api_token: str,
+    logger: logging.Logger | None,
+    *,
+    public_paths: frozenset[str] = frozenset(),
+    sessions: DashboardGate | None = None,
+) -> falcon.App:
+    """A Falcon app with our authentication, headers, JSON and error envelope; no routes.
+
+    ``sessions``: the dashboard's gate, for an app that serves /ui.
+    """
+    middleware: list[object] = [
+        BearerAuth(api_token, public_paths=public_paths, sessions=sessions),
+        DataOnlyHeaders(),
+    ]
+    if sessions is not None:
+        middleware.append(DashboardHeaders())
+    app = falcon.App(media_type=falcon.MEDIA_JSON, middleware=middleware)
+    json_handler = falcon.media.JSONHandler(dumps=json_text.dumps)
+    app.resp_options.media_handlers[falcon.MEDIA_JSON] = json_handler
+    install_error_handlers(app, logger or logging.getLogger("jobtable.http"))
     return app
 
 

@@ -259,6 +259,25 @@ def openapi_document(version: str) -> dict[str, Any]:
                     },
                 }
             },
+            "/metrics": {
+                "get": {
+                    "summary": "Prometheus metrics: jobs by queue, kind and status, completions, "
+                    "run time and queue wait, claim errors, recoveries, runners, busy workers "
+                    "(public when the server runs with --metrics-public)",
+                    "responses": {
+                        "200": {
+                            "description": "the Prometheus text format (OpenMetrics when the "
+                            "Accept header asks for application/openmetrics-text)",
+                            "content": {
+                                "text/plain": {"schema": {"type": "string"}},
+                                "application/openmetrics-text": {"schema": {"type": "string"}},
+                            },
+                        },
+                        "401": _UNAUTHENTICATED,
+                        **_COMMON,
+                    },
+                }
+            },
             "/api/v1/openapi.json": {
                 "get": {
                     "summary": "this document",

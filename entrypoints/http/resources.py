@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import falcon
+from prometheus_client import CollectorRegistry
 
 from jobtable.core import Runner
 from jobtable.entrypoints.http.body import read_body
 from jobtable.entrypoints.http.errors import api_error
 from jobtable.entrypoints.http.idempotency import answer_once
 from jobtable.entrypoints.http.job_requests import encode_batch, parse_job_request, refusals
+from jobtable.entrypoints.metrics import exposition
 
 
 class HealthResource:
@@ -29,6 +31,17 @@ class OpenApiResource:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         resp.media = self._document
+
+
+class MetricsResource:
+    """Prometheus text (or OpenMetrics, when the scraper's Accept asks for it)."""
+
+    def __init__(self, registry: CollectorRegistry, *, public: bool) -> None:
+        self._registry = registry
+        self.auth_exempt = public
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        resp.data, resp.content_type = exposition(self._registry, req.get_header("Accept"))
 
 
 class JobResource:

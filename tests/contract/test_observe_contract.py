@@ -45,6 +45,8 @@ def test_every_visible_change_is_numbered_in_order(store):
         (4, "succeeded", '{"done": 3}', None),
     ]
     assert store.events(job_id, after=4).events == ()
+    ahead = store.events(job_id, after=9)  # a version it never had
+    assert (ahead.events, ahead.reset.version, ahead.reset.job.status) == ((), 4, Status.SUCCEEDED)
     assert store.events("no-such-job", after=None) is None
 
 

@@ -225,7 +225,8 @@ def test_watch_a_jobs_progress_change_on_its_page(dashboard, browser, screenshot
             screenshots(browser, "job-progress")
     dashboard.gate.allow(job_id)
     shows(browser, "status", "succeeded")
-    assert '"done": 4,' in field(browser, "result")
+    # The page draws itself again on the new status: read the result once it has.
+    wait_for(browser, lambda d: '"done": 4,' in field(d, "result"), "the final result")
     assert dashboard.runner.get(job_id).status.value == "succeeded"
     assert page_errors(browser) == []
 

@@ -81,6 +81,7 @@ def free_port() -> int:
 def test_the_readme_has_its_shell_blocks():
     assert set(blocks()) == {
         "quickstart", "countdown", "user-guide", "http", "http-lifecycle", "cli-lifecycle",
+        "metrics",
     }  # fmt: skip
 
 
@@ -150,8 +151,16 @@ def test_the_readme_pasted_in_order_into_fresh_shells_works(tmp_path):
         cli = run_block("cli-lifecycle", folder, env, before=". .venv/bin/activate\n")
         assert cli.returncode == 0, cli.stderr
         assert "duplicate of an existing job" in cli.stderr
-        again_id, *rest = cli.stdout.splitlines()  # the first enqueue's id went into $ID
-        detail, paused, resumed, *listed, cancelled = (json.loads(line) for line in rest)
+        again_id, *rest, pruned = cli.stdout.splitlines()  # the first enqueue's id went into $ID
+        assert pruned == "pruned 0 finished jobs"  # nothing is a week old yet
+        items = [json.loads(line) for line in rest]
+        detail, paused, resumed = items[:3]
+        at = next(n for n, item in enumerate(items) if item.get("error") == "cancelled")
+        listed, cancelled, retried, failed = items[3:at], items[at], items[at + 1], items[at + 2 :]
+        assert (retried["id"], retried["status"], retried["error"]) == (again_id, "queued", None)
+        assert failed and {(item["kind"], item["status"]) for item in failed} == {
+            ("countdown", "failed")
+        }
         assert (detail["id"], detail["queue"], detail["priority"]) == (again_id, "reports", 2)
         assert detail["waiting"][0].startswith("due at ")
         assert (paused["name"], paused["paused"], resumed["paused"]) == ("reports", True, False)
@@ -159,6 +168,15 @@ def test_the_readme_pasted_in_order_into_fresh_shells_works(tmp_path):
         assert len([item for item in listed if "host" in item]) == 2  # serve and the worker
         assert cancelled == {"id": again_id, "kind": "countdown", "status": "failed",
                              "result": None, "error": "cancelled"}  # fmt: skip
+
+        metrics = run_block("metrics", folder, env, port=port)
+        assert metrics.returncode == 0, metrics.stderr
+        completions = "jobtable_job_completions_total{code="
+        assert (
+            f'{completions}"negative_seconds",final="true",kind="countdown"}} 1.0' in metrics.stdout
+        )
+        assert f'{completions}"succeeded",final="true",kind="countdown"}}' in metrics.stdout
+        assert 'jobtable_jobs{kind="countdown",queue="default",status="running"}' in metrics.stdout
     finally:
         for process in started:
             if process.poll() is None:

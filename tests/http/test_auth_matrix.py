@@ -1,7 +1,8 @@
 """Every route, every method, with no, malformed, wrong and correct tokens and session cookies.
 
-Public: /health, the OpenAPI document, the dashboard's login page and its
-static files. The API (/api/v1) answers 401 in the envelope unless the bearer
+Public: /health, the OpenAPI document (and /metrics when the app is made
+with ``metrics_public``), the dashboard's login page and its static files.
+The API (/api/v1, /metrics) answers 401 in the envelope unless the bearer
 token is exactly right; the dashboard (/ui) unless its session cookie is
 valid. Neither opens the other: a bearer token opens no /ui route, a session
 cookie no /api/v1 route. A refused request changes nothing. Routes are read
@@ -15,6 +16,7 @@ import falcon.testing
 import pytest
 
 from jobtable.core import NoopPayload
+from jobtable.entrypoints.http.app import create_app
 from jobtable.entrypoints.ui.session import SessionKeys
 from tests.http.conftest import TOKEN, log_in
 
@@ -31,7 +33,7 @@ BODIES = {"/api/v1/jobs/batch": b'{"jobs": [{"kind": "noop", "payload": {}}]}'}
 PRIVATE = {
     "/api/v1/jobs", "/api/v1/jobs/batch", "/api/v1/jobs/{job_id}", "/api/v1/jobs/{job_id}/detail",
     "/api/v1/jobs/{job_id}/cancel", "/api/v1/queues", "/api/v1/queues/{name}/pause",
-    "/api/v1/queues/{name}/resume", "/api/v1/runners",
+    "/api/v1/queues/{name}/resume", "/api/v1/runners", "/metrics",
 }  # fmt: skip
 
 REFUSED_AUTHORIZATIONS = {
@@ -121,6 +123,7 @@ def test_the_correct_token_opens_every_route(system, client, case):
         ("POST", "/api/v1/queues/{name}/pause"): 200,
         ("POST", "/api/v1/queues/{name}/resume"): 200,
         ("GET", "/api/v1/runners"): 200,
+        ("GET", "/metrics"): 200,
     }
     for path in api_routes(client):
         for method in METHODS:
@@ -141,6 +144,21 @@ def test_public_routes_answer_the_same_with_any_token_or_none(client, path):
         for case, value in {**REFUSED_AUTHORIZATIONS, **ACCEPTED_AUTHORIZATIONS}.items()
     }
     assert len({repr(body) for body in bodies.values()}) == 1
+
+
+def test_metrics_made_public_answer_without_a_token_while_the_api_still_refuses(system):
+    client = falcon.testing.TestClient(
+        create_app(system.runner, api_token=TOKEN, metrics_public=True)
+    )
+    for case, authorization in REFUSED_AUTHORIZATIONS.items():
+        headers = {} if authorization is None else {"Authorization": authorization}
+        metrics = client.simulate_get("/metrics", headers=headers)
+        assert metrics.status_code == 200, case
+        assert "jobtable_store_up 1.0" in metrics.text
+        assert client.simulate_get("/api/v1/runners", headers=headers).status_code == 401, case
+    for method in METHODS:
+        if method not in ("GET", "OPTIONS"):
+            assert client.simulate_request(method, "/metrics").status_code == 405, method
 
 
 # -- the dashboard: its session cookie, never the bearer token ---------------

@@ -57,7 +57,7 @@ def test_the_document_is_public_openapi_3_1():
     assert result.status_code == 200
     assert result.json["openapi"] == "3.1.0"
     assert set(result.json["paths"]) == {
-        "/health", "/api/v1/openapi.json", "/api/v1/jobs", "/api/v1/jobs/batch",
+        "/health", "/metrics", "/api/v1/openapi.json", "/api/v1/jobs", "/api/v1/jobs/batch",
         "/api/v1/jobs/{job_id}", "/api/v1/jobs/{job_id}/detail", "/api/v1/jobs/{job_id}/cancel",
         "/api/v1/queues", "/api/v1/queues/{name}/pause", "/api/v1/queues/{name}/resume",
         "/api/v1/runners",

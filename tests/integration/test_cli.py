@@ -47,6 +47,7 @@ def one_line(err: str) -> str:
         (["--grace", "-1"], "seconds"),
         (["--sqlite-synchronous", "off"], "full, normal"),
         (["--log-level", "loud"], "debug, info"),
+        (["--log-format", "xml"], "--log-format 'xml' must be one of text, json"),
         (["--kinds", "no_such_module_here"], "cannot import 'no_such_module_here'"),
         (["--kinds", "json"], "has no register(kinds)"),
         (["--kinds", "not a module"], "is not a module name"),
@@ -79,6 +80,42 @@ def test_worker_refuses_zero_workers_and_points_at_serve(tmp_path, capsys, monke
         assert "--workers 0: a worker process with no workers would run nothing" in line
         assert "jobtable serve --workers 0" in line
     assert not (tmp_path / "jobs.db").exists()  # refused before anything was opened
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "expected"),
+    [
+        (["--metrics-listen", "nonsense"], {},
+         "--metrics-listen 'nonsense' is not HOST:PORT; use for example 127.0.0.1:8080 "
+         "(or set JOBTABLE_METRICS_LISTEN)"),
+        ([], {"JOBTABLE_METRICS_LISTEN": "127.0.0.1:70000"}, "JOBTABLE_METRICS_LISTEN"),
+        ([], {"JOBTABLE_METRICS_PUBLIC": "maybe"}, "JOBTABLE_METRICS_PUBLIC 'maybe' must be true"),
+        (["--log-format", "yaml"], {}, "--log-format 'yaml' must be one of text, json"),
+    ],
+)  # fmt: skip
+def test_worker_refuses_bad_metrics_and_log_settings_before_opening_anything(
+    tmp_path, capsys, monkeypatch, args, env, expected
+):
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    code, err = run(capsys, "worker", "--database", str(tmp_path / "jobs.db"), *args)
+    assert code == 2
+    assert expected in one_line(err)
+    assert not (tmp_path / "jobs.db").exists()
+
+
+def test_worker_refuses_a_metrics_address_in_use(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("JOBTABLE_API_TOKEN", "t")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code, err = run(
+            capsys, "worker", "--database", str(tmp_path / "j.db"),
+            "--metrics-listen", f"127.0.0.1:{port}",
+        )  # fmt: skip
+    assert code == 2
+    assert "pick another --metrics-listen address" in one_line(err)
 
 
 def test_serve_refuses_a_database_it_cannot_open(tmp_path, capsys):

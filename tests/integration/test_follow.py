@@ -7,12 +7,15 @@ import json
 import sqlite3
 import threading
 
+import attrs
 import pytest
 
 from jobtable.adapters.fake_clock import FakeClock
 from jobtable.adapters.sqlite import SqliteStore
 from jobtable.adapters.sqlite.watcher import DataVersionWatcher
 from jobtable.core import Job, Status
+from jobtable.core.changes import JobChanges
+from jobtable.core.jobs import JobEvent, JobEvents, events_after
 from jobtable.entrypoints.follow import follow
 
 
@@ -20,51 +23,75 @@ def job(status: Status, result: str | None = None, error: str | None = None) -> 
     return Job(id="j1", kind="countdown", status=status, result=result, error=error)
 
 
-class Sequence:
-    """Hands out job states one per read, repeating the last; fires ``changed`` each time."""
-
-    def __init__(self, states: list[Job]) -> None:
-        self.states = states
-        self.changed = threading.Event()
-        self.changed.set()
-
-    def read(self) -> Job:
-        state = self.states.pop(0) if len(self.states) > 1 else self.states[0]
-        self.changed.set()
-        return state
-
-
 STATES = [
     job(Status.QUEUED),
-    job(Status.RUNNING, '{"remaining":2}'),
+    job(Status.RUNNING),
     job(Status.RUNNING, '{"remaining":2}'),
     job(Status.RUNNING, '{"remaining":1}'),
     job(Status.SUCCEEDED, '{"remaining":0,"counted":2}'),
 ]
 
 
+class History:
+    """A job's history, told a change at a time: each read sees one more, and pokes."""
+
+    def __init__(self, states: list[Job], *, kept_from: int = 0) -> None:
+        self.events = [JobEvent(version=n, job=state) for n, state in enumerate(states)]
+        self.kept_from = kept_from
+        self.shown = 1
+        self.changes = JobChanges()
+        self.subscription = self.changes.subscribe("j1")
+        self.asked: list[int | None] = []
+
+    def read(self, after: int | None) -> JobEvents:
+        self.asked.append(after)
+        known = self.events[: self.shown]
+        self.shown += 1
+        self.changes.changed("j1")
+        return events_after(
+            attrs.evolve(known[-1].job, version=known[-1].version),
+            tuple(e for e in known if e.version > (after or 0) and e.version >= self.kept_from),
+            after=after,
+        )
+
+
 def test_piped_output_is_one_json_line_per_change_then_the_final_job():
-    states = Sequence(list(STATES))
+    history = History(list(STATES))
     out, err = io.StringIO(), io.StringIO()
-    final = follow(states.read, states.changed, out=out, err=err, live=False)
+    final = follow(history.read, history.subscription, out=out, err=err, live=False)
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
     assert [(line["status"], line["result"]) for line in lines] == [
         ("queued", None),
+        ("running", None),
         ("running", {"remaining": 2}),
         ("running", {"remaining": 1}),
         ("succeeded", {"remaining": 0, "counted": 2}),
     ]
+    assert history.asked == [None, 0, 1, 2, 3]  # each read starts after the last one seen
     assert final.status is Status.SUCCEEDED
     assert err.getvalue() == ""
 
 
-def test_a_terminal_gets_one_live_line_and_the_final_job_on_stdout():
-    states = Sequence(list(STATES))
+def test_a_follower_behind_the_kept_history_starts_again_from_the_current_state():
+    history = History(list(STATES), kept_from=3)
+    history.shown = 4  # the first read already sees versions 0-3, of which 0-2 are trimmed
     out, err = io.StringIO(), io.StringIO()
-    follow(states.read, states.changed, out=out, err=err, live=True)
+    follow(history.read, history.subscription, out=out, err=err, live=False)
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [(line["status"], line["result"]) for line in lines] == [
+        ("running", {"remaining": 1}),
+        ("succeeded", {"remaining": 0, "counted": 2}),
+    ]
+
+
+def test_a_terminal_gets_one_live_line_and_the_final_job_on_stdout():
+    history = History(list(STATES))
+    out, err = io.StringIO(), io.StringIO()
+    follow(history.read, history.subscription, out=out, err=err, live=True)
     redraws = err.getvalue().split("\r\033[K")[1:]
     assert redraws == [
         "queued",
+        "running",
         'running {"remaining": 2}',
         'running {"remaining": 1}',
         'succeeded {"remaining": 0, "counted": 2}\n',

@@ -6,7 +6,7 @@ from typing import Any
 
 import attrs
 
-from jobtable.core import JobContext
+from jobtable.core import Failure, JobContext
 
 SENTINEL_SECRET = "sk-sentinel-5f2c9a"
 """Stands in for a credential a handler holds while it runs."""
@@ -28,6 +28,24 @@ class CountResult:
 def count(ctx: JobContext, payload: CountPayload) -> CountResult:
     """The plainest handler: succeeds with as many steps as it was given."""
     return CountResult(done=payload.steps)
+
+
+def over_quota(ctx: JobContext, payload: CountPayload) -> CountResult:
+    raise Failure("over_quota")
+
+
+def crash(ctx: JobContext, payload: CountPayload) -> CountResult:
+    raise ConnectionError(f"https://user:{SENTINEL_SECRET}@db.example.com refused")
+
+
+def register_outcomes(kinds: Any, **crash_options: Any) -> tuple[Any, Any, Any]:
+    """Three kinds, one outcome each: ``count`` succeeds, ``quota`` fails with its declared
+    ``over_quota``, ``crash`` fails ``internal_error`` (its exception text holds the sentinel)."""
+    return (
+        kinds.register("count", count, payload=CountPayload),
+        kinds.register("quota", over_quota, payload=CountPayload, failure_codes=["over_quota"]),
+        kinds.register("crash", crash, payload=CountPayload, **crash_options),
+    )
 
 
 @attrs.frozen

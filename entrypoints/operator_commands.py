@@ -1,0 +1,69 @@
+"""``jobtable list`` and ``jobtable prune``: what is there, and letting old jobs go.
+
+``list`` shows what ``GET /api/v1/jobs`` lists, with the same filters: an
+aligned table on a terminal, the five-key JSON of each job a line when piped.
+``prune`` runs retention once, now, as a runner does every minute.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from jobtable.core.enqueue_options import InvalidOptionError
+from jobtable.entrypoints import config, listing
+from jobtable.entrypoints.commands import one_off_runner, open_for
+from jobtable.entrypoints.config import ConfigError
+
+JOB_COLUMNS: list[listing.Column] = [
+    ("ID", lambda item: item["id"]),
+    ("KIND", lambda item: item["kind"]),
+    ("STATUS", lambda item: item["status"]),
+    ("ERROR", lambda item: item["error"]),
+    ("RESULT", lambda item: _short(item["result"])),
+]
+
+
+def _short(result: object) -> str | None:
+    if result is None:
+        return None
+    text = json.dumps(result)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def run_list(args: argparse.Namespace) -> int:
+    limit = config.parse_positive_int("limit", args.limit)
+    store = open_for(args, must_exist=True)
+    try:
+        runner = one_off_runner(args, store)
+        try:
+            page = runner.list_jobs(
+                status=args.status, kind=args.kind, queue=args.queue, limit=limit, after=args.after
+            )
+        except InvalidOptionError as error:
+            raise ConfigError(f"--status {args.status!r} {error.problem}") from None
+    finally:
+        store.close()
+    listing.write([job.to_public() for job in page.jobs], JOB_COLUMNS)
+    if page.next_after is not None:
+        print(f"jobtable: more jobs: add --after {page.next_after}", file=sys.stderr)
+    return 0
+
+
+def run_prune(args: argparse.Namespace) -> int:
+    retention = config.parse_retention(args.keep_succeeded, args.keep_failed)
+    store = open_for(args, must_exist=True)
+    try:
+        pruned = one_off_runner(args, store).prune(retention)
+    finally:
+        store.close()
+    if pruned is None:
+        print(
+            "jobtable: another runner is pruning now; nothing was deleted here "
+            "(it deletes what this would have)",
+            file=sys.stderr,
+        )
+        return 0
+    print(f"pruned {pruned} finished jobs")
+    return 0
