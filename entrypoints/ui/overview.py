@@ -2,14 +2,20 @@
 
 Counts are read when the page is served; the page's script reads them again
 from ``/ui/data/overview`` every few seconds and works out the throughput
-(jobs finished per minute) from the difference between its reads.
+(jobs finished per minute) from the difference between its reads, which
+every open page shares (``OverviewReads``).
 """
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
-from jobtable.core import RunnerRecord
+import attrs
+
+from jobtable.core import Runner, RunnerRecord
 from jobtable.core.jobs import QueueState
 from jobtable.entrypoints import views
 from jobtable.entrypoints.ui.layout import action_form, page
@@ -19,13 +25,69 @@ from jobtable.entrypoints.ui.shown import STATUSES, queue_href, when
 POLL_SECONDS = 5
 
 
-def overview_data(queues: list[QueueState], runners: list[RunnerRecord], *, at: float) -> Any:
-    """What the page's script reads: the API's shapes of queues and runners, and when."""
-    return {
-        "at": at,
-        "queues": [views.queue(state) for state in queues],
-        "runners": [views.runner(record) for record in runners],
-    }
+SHARE_FACTOR = 10
+"""A slow read is shared for this many times as long as it took."""
+
+
+@attrs.frozen(kw_only=True)
+class OverviewRead:
+    queues: list[QueueState]
+    runners: list[RunnerRecord]
+    at: float
+    """Unix seconds when it was read: the page's throughput divides by the time between."""
+
+    def data(self) -> Any:
+        """What the page's script reads: the API's shapes of queues and runners, and when."""
+        return {
+            "at": self.at,
+            "queues": [views.queue(state) for state in self.queues],
+            "runners": [views.runner(record) for record in self.runners],
+        }
+
+
+class OverviewReads:
+    """The overview's counts, read at most so often however many pages poll them.
+
+    Counting every job by queue and status reads the whole table (about a
+    second at 1,000,000 jobs on SQLite), so the polls of every open page share
+    one read for POLL_SECONDS, or for ten times as long as it took when that is
+    longer. Drawing the page reads afresh (an action's outcome must show), and
+    the polls get that read from then on.
+    """
+
+    def __init__(
+        self,
+        runner: Runner,
+        *,
+        wall: Callable[[], float],
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._runner = runner
+        self._wall = wall
+        self._monotonic = monotonic
+        self._lock = threading.Lock()  # one read at a time; the others wait and share it
+        self._kept: OverviewRead | None = None
+        self._until = 0.0
+
+    def fresh(self) -> OverviewRead:
+        with self._lock:
+            return self._read()
+
+    def shared(self) -> OverviewRead:
+        with self._lock:
+            if self._kept is not None and self._monotonic() < self._until:
+                return self._kept
+            return self._read()
+
+    def _read(self) -> OverviewRead:
+        started = self._monotonic()
+        read = OverviewRead(
+            queues=self._runner.queues(), runners=self._runner.runners(), at=self._wall()
+        )
+        ended = self._monotonic()
+        self._kept = read
+        self._until = ended + max(POLL_SECONDS, SHARE_FACTOR * (ended - started))
+        return read
 
 
 def _totals(queues: list[QueueState]) -> Markup:
@@ -108,14 +170,12 @@ def _runners(runners: list[RunnerRecord]) -> Markup:
     )
 
 
-def render_overview(
-    queues: list[QueueState], runners: list[RunnerRecord], *, csrf: str, at: float
-) -> str:
-    content = fragment(_totals(queues), _queues(queues, csrf), _runners(runners))
+def render_overview(read: OverviewRead, *, csrf: str) -> str:
+    content = fragment(_totals(read.queues), _queues(read.queues, csrf), _runners(read.runners))
     return page(
         "Overview",
         content,
         name="overview",
         csrf=csrf,
-        data={"poll": str(POLL_SECONDS), "at": repr(at), "source": "/ui/data/overview"},
+        data={"poll": str(POLL_SECONDS), "at": repr(read.at), "source": "/ui/data/overview"},
     )

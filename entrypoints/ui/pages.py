@@ -18,7 +18,7 @@ from jobtable.entrypoints.ui.guard import DashboardGate
 from jobtable.entrypoints.ui.job_list import PAGE_SIZE, Filters, render_jobs
 from jobtable.entrypoints.ui.job_page import render_job, render_missing
 from jobtable.entrypoints.ui.layout import see_other, send_page
-from jobtable.entrypoints.ui.overview import overview_data, render_overview
+from jobtable.entrypoints.ui.overview import OverviewReads, render_overview
 
 
 class _Page:
@@ -40,21 +40,21 @@ class DashboardRoot(_Page):
 
 
 class OverviewPage(_Page):
+    def __init__(self, runner: Runner, gate: DashboardGate, reads: OverviewReads) -> None:
+        super().__init__(runner, gate)
+        self._reads = reads
+
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        document = render_overview(
-            self._runner.queues(),
-            self._runner.runners(),
-            csrf=self._csrf(req),
-            at=self._gate.now(),
-        )
-        send_page(resp, document)
+        send_page(resp, render_overview(self._reads.fresh(), csrf=self._csrf(req)))
 
 
 class OverviewData(_Page):
+    def __init__(self, runner: Runner, gate: DashboardGate, reads: OverviewReads) -> None:
+        super().__init__(runner, gate)
+        self._reads = reads
+
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        resp.media = overview_data(
-            self._runner.queues(), self._runner.runners(), at=self._gate.now()
-        )
+        resp.media = self._reads.shared().data()
 
 
 class JobPage(_Page):

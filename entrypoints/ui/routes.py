@@ -9,6 +9,7 @@ from jobtable.entrypoints.http.streams import StreamSlots
 from jobtable.entrypoints.ui.actions import CancelAction, QueueAction, RetryAction
 from jobtable.entrypoints.ui.guard import LOGIN_PATH, DashboardGate
 from jobtable.entrypoints.ui.login import LoginResource, LogoutResource
+from jobtable.entrypoints.ui.overview import OverviewReads
 from jobtable.entrypoints.ui.pages import (
     DashboardRoot,
     JobEvents,
@@ -30,8 +31,9 @@ def add_dashboard(
     app.add_route("/ui/static/{name}", StaticFiles())
     app.add_route("/ui/logout", LogoutResource(gate))
     app.add_route("/ui", DashboardRoot(runner, gate))
-    app.add_route("/ui/", OverviewPage(runner, gate))
-    app.add_route("/ui/data/overview", OverviewData(runner, gate))
+    reads = OverviewReads(runner, wall=gate.now)
+    app.add_route("/ui/", OverviewPage(runner, gate, reads))
+    app.add_route("/ui/data/overview", OverviewData(runner, gate, reads))
     app.add_route("/ui/jobs", JobListPage(runner, gate))
     app.add_route("/ui/jobs/{job_id}", JobPage(runner, gate))
     app.add_route("/ui/jobs/{job_id}/events", JobEvents(runner, gate, streams))

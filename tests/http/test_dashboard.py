@@ -14,6 +14,7 @@ import pytest
 
 from jobtable.core import NoopPayload
 from jobtable.entrypoints.http.app import create_app
+from jobtable.entrypoints.ui.overview import POLL_SECONDS, SHARE_FACTOR, OverviewReads
 from jobtable.entrypoints.ui.session import SessionKeys
 from tests.http.conftest import FORM, TOKEN, log_in
 from tests.support.markup_kind import MARKUP_KIND, SCRIPT, register_markup_kind
@@ -257,8 +258,8 @@ def test_pause_and_resume_from_the_overview_are_stored_and_shown(system, client)
 
 
 def test_the_overview_data_counts_queues_and_lists_runners(system, client):
-    browser = log_in(client)
     system.runner.builtins.noop.enqueue(NoopPayload())
+    browser = log_in(client)
     data = browser.get(client, "/ui/data/overview").json
     assert data["queues"] == [
         {
@@ -354,3 +355,60 @@ def test_times_are_shown_in_utc(system, client):
     job_id = system.runner.builtins.noop.enqueue(NoopPayload())
     created = system.clock.now().astimezone(datetime.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     assert created in browser.get(client, f"/ui/jobs/{job_id}").text
+
+
+# -- the overview's reads, shared by every open page ------------------------------
+
+
+class Ticks:
+    """A monotonic clock the test moves; ``per_call`` makes each reading later (a slow read)."""
+
+    def __init__(self, per_call: float = 0.0) -> None:
+        self.now = 0.0
+        self.per_call = per_call
+
+    def __call__(self) -> float:
+        self.now += self.per_call
+        return self.now
+
+
+def overview_reads(system, ticks: Ticks) -> OverviewReads:
+    return OverviewReads(
+        system.runner, wall=lambda: system.clock.now().timestamp(), monotonic=ticks
+    )
+
+
+def queued(read) -> int:
+    return sum(queue.counts["queued"] for queue in read.queues)
+
+
+def test_polls_share_one_read_for_the_poll_interval(system):
+    ticks = Ticks()
+    reads = overview_reads(system, ticks)
+    first = reads.shared()
+    system.runner.builtins.noop.enqueue(NoopPayload())
+    ticks.now = POLL_SECONDS - 0.01
+    assert reads.shared() is first
+    ticks.now = POLL_SECONDS
+    assert queued(reads.shared()) == 1
+
+
+def test_a_slow_read_is_shared_for_ten_times_as_long_as_it_took(system):
+    ticks = Ticks(per_call=2.0)  # the read itself takes 2 s: shared for 20 s after it ended
+    reads = overview_reads(system, ticks)
+    first = reads.shared()  # read from 2 to 4
+    system.runner.builtins.noop.enqueue(NoopPayload())
+    ticks.per_call = 0.0
+    ticks.now = 4 + SHARE_FACTOR * 2 - 0.01
+    assert reads.shared() is first
+    ticks.now = 4 + SHARE_FACTOR * 2
+    assert queued(reads.shared()) == 1
+
+
+def test_drawing_the_page_reads_afresh_and_the_polls_get_that_read(system):
+    reads = overview_reads(system, Ticks())
+    reads.shared()
+    system.runner.builtins.noop.enqueue(NoopPayload())
+    page = reads.fresh()
+    assert queued(page) == 1
+    assert reads.shared() is page

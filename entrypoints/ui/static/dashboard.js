@@ -107,6 +107,7 @@
       });
     });
     showRunners(data.runners);
+    if (data.at <= samples[samples.length - 1].at) return; // the read the last poll had
     samples.push({ at: data.at, counts: finishedCounts(data.queues) });
     var last = samples[samples.length - 1];
     var dropped = Object.keys(last.counts).some(function (name) {
