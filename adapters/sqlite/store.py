@@ -53,6 +53,7 @@ from jobtable.core.jobs import (
     JobEvents,
     JobFilter,
     NewJob,
+    Pruned,
     QueueState,
     Recovered,
     RetryOutcome,
@@ -605,10 +606,10 @@ class SqliteStore:
 
     def prune(
         self, cutoffs: Mapping[str, datetime.datetime], *, now: datetime.datetime, limit: int
-    ) -> int:
+    ) -> Pruned:
         answered_before, _ = stale_before(now)
 
-        def work(conn: sqlite3.Connection) -> int:
+        def work(conn: sqlite3.Connection) -> Pruned:
             deleted = 0
             for status, cutoff in cutoffs.items():
                 if deleted < limit:
@@ -619,8 +620,8 @@ class SqliteStore:
                     }
                     deleted += conn.execute(_PRUNE[status], params).rowcount
             kept_past = {"answered_before": _stamp(answered_before), "limit": limit}
-            conn.execute(_PRUNE_IDEMPOTENCY, kept_past)
-            return deleted
+            keys = conn.execute(_PRUNE_IDEMPOTENCY, kept_past).rowcount
+            return Pruned(jobs=deleted, keys=keys)
 
         with translated():
             return self._db.write(work)
