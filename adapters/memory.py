@@ -34,6 +34,7 @@ from jobtable.core.jobs import (
     JobEvents,
     JobFilter,
     NewJob,
+    Pruned,
     QueueState,
     Recovered,
     RetryOutcome,
@@ -723,7 +724,8 @@ class MemoryStore:
             if row.status is not Status.FAILED:
                 return RetryOutcome.REFUSED
             if row.attempt >= 1 and not any(
-                entry["attempt"] == row.attempt for entry in row.attempts_log
+                entry["attempt"] == row.attempt and entry["started_at"] == row.started_at
+                for entry in row.attempts_log
             ):
                 row.attempts_log.append(
                     {
@@ -757,7 +759,7 @@ class MemoryStore:
 
     def prune(
         self, cutoffs: Mapping[str, datetime.datetime], *, now: datetime.datetime, limit: int
-    ) -> int:
+    ) -> Pruned:
         stamp = _stamp(now)
         with self._lock:
             doomed = [
@@ -777,10 +779,12 @@ class MemoryStore:
                 if row.unique_key is not None:
                     self._unique.pop((row.kind, row.unique_key), None)
             answered_before, _ = stale_before(now)
-            for key, kept in list(self._idempotency.items()):
-                if kept.created_at < answered_before:
-                    del self._idempotency[key]
-            return min(len(doomed), limit)
+            stale = [
+                key for key, kept in self._idempotency.items() if kept.created_at < answered_before
+            ]
+            for key in stale[:limit]:
+                del self._idempotency[key]
+            return Pruned(jobs=min(len(doomed), limit), keys=min(len(stale), limit))
 
     def job_counts(self) -> list[JobCount]:
         counts: collections.Counter[tuple[str, str, str]] = collections.Counter()

@@ -4,8 +4,9 @@ Runs N noop jobs through a runner with short retention (succeeded jobs kept
 ``--keep`` seconds), enqueued in batches at a steady pace and drained by the
 runner's workers, while the runner's own pruning thread deletes old ones
 (every minute, a batch of 500 rows per transaction). Prints the file size
-(database plus WAL) at each checkpoint: freed pages are reused, so the size
-at 1,000,000 jobs should match the size at 200,000. Run by hand:
+(the database, its WAL, its free pages) and the most rows the table held so
+far at each mark: freed pages are reused, so once the row count's peak stops
+rising the file stops growing. Run by hand:
 
     bench/run retention_growth.py --jobs 1000000
 """
@@ -18,6 +19,7 @@ import datetime
 import os
 import sqlite3
 import tempfile
+import threading
 import time
 
 from jobtable.adapters.sqlite import SqliteStore
@@ -27,7 +29,16 @@ from jobtable.core.jobs import Retention
 
 
 def size(path: str) -> int:
-    return sum(os.path.getsize(p) for p in (path, path + "-wal") if os.path.exists(p))
+    return os.path.getsize(path)
+
+
+def wal_size(path: str) -> int:
+    return os.path.getsize(path + "-wal") if os.path.exists(path + "-wal") else 0
+
+
+def free_pages(path: str) -> int:
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        return int(conn.execute("PRAGMA freelist_count").fetchone()[0])
 
 
 def main() -> None:
@@ -47,7 +58,16 @@ def main() -> None:
     started = time.monotonic()
     enqueued = 0
     print(f"file {path}; retention {args.keep:g}s; pruning every 60 s in 500-row transactions")
-    print(f"{'jobs':>10} {'seconds':>8} {'rows':>9} {'file MB':>8}")
+    print(f"{'jobs':>10} {'seconds':>8} {'rows':>9} {'peak rows':>9} {'file MB':>8} "
+          f"{'WAL MB':>7} {'free pages':>10}")  # fmt: skip
+    peak = [0]
+    watching = threading.Event()
+
+    def watch_rows() -> None:
+        while not watching.wait(1.0):
+            peak[0] = max(peak[0], _rows(path))
+
+    threading.Thread(target=watch_rows, daemon=True).start()
     try:
         for mark in marks:
             while enqueued < mark:
@@ -59,9 +79,11 @@ def main() -> None:
             while _backlog(path) > 0:
                 time.sleep(0.05)
             rows = _rows(path)
-            print(f"{mark:>10} {time.monotonic() - started:>8.0f} {rows:>9} "
-                  f"{size(path) / 1e6:>8.1f}", flush=True)  # fmt: skip
+            print(f"{mark:>10} {time.monotonic() - started:>8.0f} {rows:>9} {peak[0]:>9} "
+                  f"{size(path) / 1e6:>8.1f} {wal_size(path) / 1e6:>7.1f} "
+                  f"{free_pages(path):>10}", flush=True)  # fmt: skip
     finally:
+        watching.set()
         runner.stop()
         runner.join(30)
         store.close()

@@ -80,7 +80,7 @@ def latencies(base_url: str, publishes: int) -> list[float]:
     seen = []
     while (event := stream.next()) is not None:
         arrived = time.time()
-        if event.kind == "progress":
+        if event.job["status"] == "running" and event.job["result"] is not None:
             seen.append(arrived - event.job["result"]["at"])
     stream.close()
     assert len(seen) == publishes, f"{len(seen)} of {publishes} partial results arrived"

@@ -16,6 +16,7 @@ from jobtable.core.jobs import (
     CancelOutcome,
     Claim,
     ClaimedJob,
+    Pruned,
     Recovered,
     RetryOutcome,
 )
@@ -100,8 +101,8 @@ class AnnouncingStore:
 
     def prune(
         self, cutoffs: Mapping[str, datetime.datetime], *, now: datetime.datetime, limit: int
-    ) -> int:
+    ) -> Pruned:
         pruned = self._store.prune(cutoffs, now=now, limit=limit)
-        if pruned:
+        if pruned.jobs:
             self._changes.changed_somewhere()  # a stream of a job that is gone ends
         return pruned

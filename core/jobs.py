@@ -290,6 +290,14 @@ class JobCount:
 
 
 @attrs.frozen(kw_only=True)
+class Pruned:
+    """What one pruning transaction deleted: finished jobs, and idempotency keys past their time."""
+
+    jobs: int = 0
+    keys: int = 0
+
+
+@attrs.frozen(kw_only=True)
 class Retention:
     """How long finished jobs are kept, by how they ended; None keeps them for good."""
 
@@ -317,8 +325,10 @@ def every_attempt(
     a snooze): the attempt that finished the job, or the one running now, is
     told by the row itself, so the hot path writes no log.
     """
-    if attempt < 1 or any(record.attempt == attempt for record in logged):
-        return logged
+    if attempt < 1 or any(
+        record.attempt == attempt and record.started_at == started_at for record in logged
+    ):
+        return logged  # logged already (a snooze gives its number back: the start tells)
     if job.status is Status.RUNNING:
         outcome = "running"
     elif job.status is Status.SUCCEEDED:

@@ -24,6 +24,7 @@ from jobtable.core.jobs import (
     JobEvents,
     JobFilter,
     NewJob,
+    Pruned,
     QueueState,
     Recovered,
     RetryOutcome,
@@ -314,14 +315,14 @@ class JobStore(Protocol):
 
     def prune(
         self, cutoffs: Mapping[str, datetime.datetime], *, now: datetime.datetime, limit: int
-    ) -> int:
+    ) -> Pruned:
         """Delete up to ``limit`` finished jobs that ended before their status's cutoff, in one
-        short transaction, with their history; returns how many.
+        short transaction, with their history; and up to ``limit`` idempotency keys past
+        their keeping time. Returns how many of each.
 
         A status without a cutoff is kept. A row holding a unique key that an
         enqueue could still make (``key_until`` not passed, or kept for good)
-        stays, so retention never lets a second job in. Idempotency keys past
-        their keeping time go too.
+        stays, so retention never lets a second job in.
         """
         ...
 

@@ -31,7 +31,7 @@ LEASE_NAME = "retention"
 
 
 class Pruner:
-    """Deletes the finished jobs ``retention`` no longer keeps, for the runner ``holder``."""
+    """Deletes the finished jobs a retention no longer keeps, for the runner ``holder``."""
 
     def __init__(
         self,
@@ -52,25 +52,30 @@ class Pruner:
         self.retention = retention
         self._batch = batch
 
-    @property
-    def keeps_everything(self) -> bool:
-        return self.retention.succeeded is None and self.retention.failed is None
+    def prune(
+        self,
+        retention: Retention | None = None,
+        *,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> int | None:
+        """One round, by ``retention`` (default: the runner's): batches until none is full.
 
-    def prune(self, *, should_stop: Callable[[], bool] | None = None) -> int | None:
-        """One round: batches until none is full. None when another runner holds the lease."""
+        Returns the finished jobs deleted, or None when another runner holds
+        the lease. Idempotency keys past their time go too, even when every
+        job is kept for good.
+        """
+        keep = self.retention if retention is None else retention
         total = 0
         while True:
             now = self._clock.now()
-            cutoffs = self.retention.cutoffs(now)
-            if not cutoffs:
-                return total
             if not self._store.take_lease(
                 LEASE_NAME, holder=self._holder, until=now + LEASE, now=now
             ):
                 return None if total == 0 else total
-            deleted = self._store.prune(cutoffs, now=now, limit=self._batch)
-            total += deleted
-            if deleted < self._batch or (should_stop is not None and should_stop()):
+            pruned = self._store.prune(keep.cutoffs(now), now=now, limit=self._batch)
+            total += pruned.jobs
+            full = pruned.jobs >= self._batch or pruned.keys >= self._batch
+            if not full or (should_stop is not None and should_stop()):
                 # Let go at once: the next round may be anyone's (a CLI prune, another runner).
                 self._store.take_lease(LEASE_NAME, holder=self._holder, until=now, now=now)
                 return total

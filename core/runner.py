@@ -110,6 +110,7 @@ class Runner:
         left_behind_cap: int | None = None,
         observer: RunnerObserver | None = None,
         retention: Retention | None = None,
+        prunes: bool = True,
         changes: JobChanges | None = None,
     ) -> None:
         """A runner over ``store``; nothing runs until ``start``.
@@ -128,7 +129,8 @@ class Runner:
         recovery (core/observer.py): metrics hang on it.
         ``retention`` says how long finished jobs are kept (default: succeeded
         7 days, failed 30); a runner with workers prunes older ones every
-        minute, one runner at a time. ``changes`` is the hub readers wait on
+        minute, one runner at a time, unless ``prunes`` is False (another
+        runner of the process does it). ``changes`` is the hub readers wait on
         (default: a new one); runners of one process may share one, so a
         reader hears of a job whichever of them runs it.
         """
@@ -181,6 +183,10 @@ class Runner:
         self._deadlines_changed = False
         self._deadlines = Deadlines()
         self._pruning_stopped = threading.Event()
+        self._prunes = prunes
+        self._prune_thread = threading.Thread(
+            target=self._prune_loop, name="jobtable-retention", daemon=True
+        )
         self._left_behind = 0  # handlers that ignored a stop, still running
         self._left_behind_cap = max(1, workers) if left_behind_cap is None else left_behind_cap
         self._empty_seats: list[int] = []  # workers not replaced while past the cap
@@ -240,10 +246,8 @@ class Runner:
             self._start_worker(number)
         self._keeper.start()
         threading.Thread(target=self._schedule_loop, name="jobtable-scheduler", daemon=True).start()
-        if not self._pruner.keeps_everything:
-            threading.Thread(
-                target=self._prune_loop, name="jobtable-retention", daemon=True
-            ).start()
+        if self._prunes:
+            self._prune_thread.start()
 
     def _close_registration(self) -> None:
         """No kind may be registered from now on; these are the kinds this runner claims."""
@@ -302,6 +306,8 @@ class Runner:
             # caller that joins in short slices does not give it up after the first.
             spent = self._clock.monotonic() - started
             self._keeper.finish(None if timeout is None else max(0.0, timeout - spent))
+            if self._prune_thread.is_alive():  # a batch under way ends before the store closes
+                self._prune_thread.join(None if timeout is None else max(0.0, timeout - spent))
         return finished
 
     def shutdown(self, grace: float, *, then_wait: float = STOP_NOW_WAIT) -> bool:
@@ -556,9 +562,7 @@ class Runner:
 
         Returns how many, or None when another runner is pruning now.
         """
-        if retention is not None:
-            self._pruner.retention = retention
-        return self._pruner.prune()
+        return self._pruner.prune(retention)
 
     def _prune_loop(self) -> None:
         """Every minute of real time (a fake clock's tests prune by calling ``prune``)."""
@@ -925,7 +929,11 @@ class Runner:
             )
 
     def _run_schedules(self) -> float | None:
-        """Enqueue each schedule's pending tick; seconds until the next tick (None: none)."""
+        """Enqueue each schedule's pending tick; when the next tick is, on the monotonic clock
+        (None: none)."""
+        # The monotonic reading first: should the clock move between the two, the wait
+        # comes out short (one more look), never long (a tick late).
+        read_at = self._clock.monotonic()
         now = self._clock.now()
         soonest: float | None = None
         for ticks in self._ticks.values():
@@ -947,7 +955,7 @@ class Runner:
                     ticks.pending = None
             until = max(0.0, (ticks.next - now).total_seconds())
             soonest = until if soonest is None else min(soonest, until)
-        return soonest
+        return None if soonest is None else read_at + soonest
 
     def _enqueue_tick(
         self, schedule: Schedule, tick: datetime.datetime, now: datetime.datetime
@@ -1005,7 +1013,7 @@ class Runner:
             else:
                 if look:
                     try:
-                        due_in = self._promote_due()
+                        due_at = self._promote_due()
                     except Exception as error:
                         retry_delay = next_claim_retry_delay(retry_delay)
                         self._log.warning(
@@ -1013,12 +1021,10 @@ class Runner:
                             loggable_category(error),
                             retry_delay,
                         )
-                        due_in = retry_delay
+                        due_at = self._clock.monotonic() + retry_delay
                     else:
                         retry_delay = None
-                    due_at = None if due_in is None else self._clock.monotonic() + due_in
-                tick_in = self._run_schedules()
-                tick_at = None if tick_in is None else self._clock.monotonic() + tick_in
+                tick_at = self._run_schedules()
             self._clock.wait_for(
                 self._scheduler,
                 functools.partial(self._look_again, stopping),
@@ -1049,7 +1055,8 @@ class Runner:
         return max(0.0, min(times) - self._clock.monotonic())
 
     def _promote_due(self) -> float | None:
-        """Promote what is due, wake workers for it, and say how soon the next job falls due."""
+        """Promote what is due, wake workers for it, and say when the next job falls due, on
+        the monotonic clock (None: no job is scheduled)."""
         due = self._store.next_due()
         now = self._clock.now()
         if due is not None and due <= now:
@@ -1061,7 +1068,8 @@ class Runner:
             due = self._store.next_due()
         if due is None:
             return None
-        return max(0.0, (due - self._clock.now()).total_seconds())
+        read_at = self._clock.monotonic()  # first: a clock moving between reads wakes it early
+        return read_at + max(0.0, (due - self._clock.now()).total_seconds())
 
 
 @attrs.define

@@ -21,6 +21,7 @@ from jobtable.core import Runner
 from jobtable.entrypoints import config
 from jobtable.entrypoints.config import ConfigError
 from jobtable.entrypoints.http.app import create_app, create_metrics_app, package_version
+from jobtable.entrypoints.http.streams import StreamSlots
 from jobtable.entrypoints.http_server import HttpServer
 from jobtable.entrypoints.metrics import JobMetrics
 from jobtable.entrypoints.runner_group import RunnerGroup, describe, plan_runners
@@ -225,19 +226,20 @@ def run_serve(args: argparse.Namespace) -> int:
     try:
         group = _group(args, store, serving, workers, serves_api=True)
         token = resolve_api_token(args.database, log)
+        streams = StreamSlots(slots)
         app = create_app(
             group.first,
             api_token=token,
             logger=logging.getLogger("jobtable.http"),
             metrics_public=metrics_public,
-            stream_slots=slots,
+            streams=streams,
         )
         server = _listen(
             app,
             address,
             threads=threads,
             flag="--listen",
-            stream_slots=slots,
+            stream_slots=streams.limit,
             end_streams=group.changes.close,
         )
         signals = StopSignals().install()
@@ -249,7 +251,7 @@ def run_serve(args: argparse.Namespace) -> int:
         signals.wait()
         deadline = time.monotonic() + grace
         group.stop()  # no new claims while requests drain
-        server.stop(deadline=deadline)  # ends the streams first
+        server.stop(deadline=deadline)  # ends the streams first: their readers resume elsewhere
         _stop_runners(group, signals, deadline)
         if watcher is not None:
             watcher.stop()

@@ -56,13 +56,16 @@ def follow(
         for event in shown:
             after = event.version
             job = event.job
+            # Only the newest state read can end it: a failure earlier in the history
+            # may have been retried since.
+            final = job.status.finished and event is shown[-1]
             if live:
                 err.write("\r\033[K" + _line(job)[:200])
                 err.flush()
-            elif not job.status.finished:
+            elif not final:
                 out.write(json.dumps(job.to_public()) + "\n")
                 out.flush()
-            if job.status.finished:
+            if final:
                 if live:
                     err.write("\n")
                 out.write(json.dumps(job.to_public()) + "\n")

@@ -39,7 +39,11 @@ def run_list(args: argparse.Namespace) -> int:
         runner = one_off_runner(args, store)
         try:
             page = runner.list_jobs(
-                status=args.status, kind=args.kind, queue=args.queue, limit=limit, after=args.after
+                status=args.status,
+                kind=args.kind,
+                queue=args.list_queue,
+                limit=limit,
+                after=args.after,
             )
         except InvalidOptionError as error:
             raise ConfigError(f"--status {args.status!r} {error.problem}") from None

@@ -25,7 +25,7 @@ import attrs
 
 from jobtable.core import Clock, JobStore, Runner
 from jobtable.core.changes import JobChanges
-from jobtable.core.jobs import Retention
+from jobtable.core.jobs import Retention, RetryOutcome
 from jobtable.core.observer import RunnerObserver
 from jobtable.entrypoints.config import QueueServing
 from jobtable.entrypoints.wiring import load_kinds
@@ -67,9 +67,6 @@ def describe(plans: Collection[RunnerPlan]) -> str:
     )
 
 
-_KEEP_ALL = Retention(succeeded=None, failed=None)
-
-
 class RunnerGroup:
     """Runners over one store, driven as one: the first takes the API's enqueues."""
 
@@ -103,7 +100,8 @@ class RunnerGroup:
                     logger=logger,
                     observer=observer,
                     changes=self.changes,
-                    retention=(retention or Retention()) if index == pruner else _KEEP_ALL,
+                    retention=retention,
+                    prunes=index == pruner,
                 )
             )
 
@@ -179,7 +177,7 @@ class _SiblingWakes:
     process work wakes it (``queue``: whose runners; None: all of them).
 
     New jobs, due jobs promoted, a dead runner's jobs queued again, a queue
-    resumed. Every other call goes to the store unchanged.
+    resumed, a failed job retried. Every other call goes to the store unchanged.
     """
 
     def __init__(self, store: JobStore, wake_others: Callable[[str | None], None]) -> None:
@@ -218,6 +216,12 @@ class _SiblingWakes:
         self._store.set_queue_paused(name, paused=paused, now=now)
         if not paused:
             self._wake_others(name)
+
+    def retry(self, job_id: str, *, now: Any) -> Any:
+        outcome = self._store.retry(job_id, now=now)
+        if outcome is RetryOutcome.RETRIED:
+            self._wake_others(None)  # queued again: the runner serving its queue may be another
+        return outcome
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)

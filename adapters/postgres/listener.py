@@ -84,16 +84,17 @@ class NotifyListener:
         with self._connect() as conn:
             self.connection = conn
             conn.execute(f'LISTEN "{self._channel}"')
+            if self._listening.is_set():
+                self._look(None)  # listening again: what changed while it was not went unheard
             self._listening.set()
             looked = time.monotonic()
             while not self._stop.is_set():
-                notified = False
                 for notify in conn.notifies(timeout=STOP_CHECK_INTERVAL, stop_after=1):
-                    notified = True
-                    looked = time.monotonic()
                     self._look(notify.payload)
-                if not notified and time.monotonic() - looked >= self._fallback:
-                    looked = time.monotonic()  # nothing heard for a while: look anyway
+                if time.monotonic() - looked >= self._fallback:
+                    # Every few seconds, whatever was heard: a notice lost on the way (and
+                    # notices about other jobs do not stand in for one about this one).
+                    looked = time.monotonic()
                     self._look(None)
 
     def _look(self, payload: str | None) -> None:

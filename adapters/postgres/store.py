@@ -70,6 +70,7 @@ from jobtable.core.jobs import (
     JobEvents,
     JobFilter,
     NewJob,
+    Pruned,
     QueueState,
     Recovered,
     RetryOutcome,
@@ -674,8 +675,9 @@ class PostgresStore:
     def queues(self) -> list[QueueState]:
         """Every queue that holds jobs or was paused, with its jobs counted by status."""
         with translated(), self._pool.connection() as conn:
-            rows = conn.execute(_QUEUES).fetchall()
-        return queue_states(rows)
+            counted = conn.execute(_QUEUES).fetchall()
+            paused = conn.execute("SELECT name, paused FROM jobtable_queues").fetchall()
+        return queue_states(counted, paused)
 
     def paused_queues(self) -> frozenset[str]:
         with translated(), self._pool.connection() as conn:
@@ -772,7 +774,7 @@ class PostgresStore:
 
     def prune(
         self, cutoffs: Mapping[str, datetime.datetime], *, now: datetime.datetime, limit: int
-    ) -> int:
+    ) -> Pruned:
         answered_before, _ = stale_before(now)
         deleted = 0
         with translated(), self._pool.connection() as conn, conn.transaction():
@@ -780,8 +782,9 @@ class PostgresStore:
                 if deleted < limit:
                     params = {"cutoff": cutoff, "now": now, "limit": limit - deleted}
                     deleted += conn.execute(_PRUNE[status], params).rowcount
-            conn.execute(_PRUNE_IDEMPOTENCY, {"answered_before": answered_before, "limit": limit})
-        return deleted
+            kept_past = {"answered_before": answered_before, "limit": limit}
+            keys = conn.execute(_PRUNE_IDEMPOTENCY, kept_past).rowcount
+        return Pruned(jobs=deleted, keys=keys)
 
     def job_counts(self) -> list[JobCount]:
         with translated(), self._pool.connection() as conn:
@@ -791,12 +794,23 @@ class PostgresStore:
             for queue, kind, status, count in rows
         ]
 
-    def watch_jobs(self, on_change: Callable[[str | None], None]) -> EventListener | PollingWatcher:
+    def watch_jobs(
+        self,
+        on_change: Callable[[str | None], None],
+        *,
+        fallback_interval: float = FALLBACK_INTERVAL,
+    ) -> EventListener | PollingWatcher:
         """Call ``on_change`` with a job's id soon after any process changes it (NOTIFY from
-        the jobs_changed trigger); with None when a change may have gone unheard."""
+        the jobs_changed trigger); with None when a change may have gone unheard (after a
+        reconnect, and every ``fallback_interval`` seconds)."""
         if self._pooler and self._listen_conninfo is None:
             return PollingWatcher(lambda: on_change(None), interval=POOLER_POLL_INTERVAL).start()
-        listener = EventListener(self._listen_connection, self.events_channel, on_change)
+        listener = EventListener(
+            self._listen_connection,
+            self.events_channel,
+            on_change,
+            fallback_interval=fallback_interval,
+        )
         listener.start()
         self._listeners.append(listener)
         return listener

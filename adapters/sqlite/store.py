@@ -53,6 +53,7 @@ from jobtable.core.jobs import (
     JobEvents,
     JobFilter,
     NewJob,
+    Pruned,
     QueueState,
     Recovered,
     RetryOutcome,
@@ -501,8 +502,9 @@ class SqliteStore:
     def queues(self) -> list[QueueState]:
         """Every queue that holds jobs or was paused, with its jobs counted by status."""
         with translated(), self._db.reader() as conn:
-            rows = conn.execute(_QUEUES).fetchall()
-        return queue_states(rows)
+            counted = conn.execute(_QUEUES).fetchall()
+            paused = conn.execute("SELECT name, paused FROM jobtable_queues").fetchall()
+        return queue_states(counted, paused)
 
     def paused_queues(self) -> frozenset[str]:
         with translated(), self._db.reader() as conn:
@@ -605,10 +607,10 @@ class SqliteStore:
 
     def prune(
         self, cutoffs: Mapping[str, datetime.datetime], *, now: datetime.datetime, limit: int
-    ) -> int:
+    ) -> Pruned:
         answered_before, _ = stale_before(now)
 
-        def work(conn: sqlite3.Connection) -> int:
+        def work(conn: sqlite3.Connection) -> Pruned:
             deleted = 0
             for status, cutoff in cutoffs.items():
                 if deleted < limit:
@@ -619,8 +621,8 @@ class SqliteStore:
                     }
                     deleted += conn.execute(_PRUNE[status], params).rowcount
             kept_past = {"answered_before": _stamp(answered_before), "limit": limit}
-            conn.execute(_PRUNE_IDEMPOTENCY, kept_past)
-            return deleted
+            keys = conn.execute(_PRUNE_IDEMPOTENCY, kept_past).rowcount
+            return Pruned(jobs=deleted, keys=keys)
 
         with translated():
             return self._db.write(work)

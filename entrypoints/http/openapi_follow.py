@@ -17,7 +17,7 @@ from jobtable.entrypoints.http.openapi_parts import (
 )
 from jobtable.entrypoints.http.openapi_schemas import STATUSES
 from jobtable.entrypoints.http.pages import DEFAULT_LIMIT
-from jobtable.entrypoints.http.streams import KEEP_ALIVE, RETRY_MS
+from jobtable.entrypoints.http.streams import KEEP_ALIVE, RECONNECT_MS
 
 
 def _query(name: str, description: str, schema: dict[str, Any]) -> dict[str, Any]:
@@ -56,7 +56,7 @@ _EVENT = {
     "required": ["id", "event", "data"],
     "properties": {
         "id": {"type": "string", "pattern": "^[0-9]+$", "description": "the job's version"},
-        "event": {"enum": ["status", "progress", "reset"]},
+        "event": {"enum": ["job", "reset"]},
         "data": {
             "type": "string",
             "contentMediaType": "application/json",
@@ -128,10 +128,11 @@ GET_JOB = {
 EVENTS_PATH = {
     "get": {
         "summary": "a job's changes as Server-Sent Events, in order, until it finishes",
-        "description": f"Starts with `retry: {RETRY_MS}`; then one event a change: `id:` the "
-        "job's version (increasing), `event:` status (its status changed), progress (a new "
-        "partial result) or reset (the history after Last-Event-ID is no longer kept: this "
-        "is the job now), `data:` the job's five keys as one line of JSON. A comment every "
+        "description": f"Starts with `retry: {RECONNECT_MS}`; then one event a change: `id:` "
+        "the job's version (increasing), `event:` job (a change: its status, a partial "
+        "result, its end) or reset (the history after Last-Event-ID is no longer kept, or "
+        "the id was never this job's: this is the job now), `data:` the job's five keys as "
+        "one line of JSON. A comment every "
         f"{KEEP_ALIVE:.0f} s while quiet. Ends after succeeded or failed, or when the server "
         "stops (reconnect with Last-Event-ID).",
         "parameters": [

@@ -80,15 +80,20 @@ class QueuePauseResource:
         self._paused = paused
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, name: str) -> None:
-        try:
-            if self._paused:
-                self._runner.pause_queue(name)
-            else:
-                self._runner.resume_queue(name)
-        except InvalidOptionError as error:
-            raise api_error(400, "invalid_option", f"{error.field}: {error.problem}") from None
+        set_paused(self._runner, name, paused=self._paused)
         state = views.queue_named(self._runner.queues(), name, paused=self._paused)
         resp.media = views.queue(state)
+
+
+def set_paused(runner: Runner, name: str, *, paused: bool) -> None:
+    """Pause or resume ``name`` (the API's and the dashboard's buttons); 400 for a bad name."""
+    try:
+        if paused:
+            runner.pause_queue(name)
+        else:
+            runner.resume_queue(name)
+    except InvalidOptionError as error:
+        raise api_error(400, "invalid_option", f"{error.field}: {error.problem}") from None
 
 
 class RunnersResource:

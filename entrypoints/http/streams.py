@@ -1,203 +1,161 @@
-"""A job's changes as Server-Sent Events, and the slots that bound long-lived requests.
+"""Server-Sent Events of a job's changes: in order, resumable, ending after its final state.
 
-waitress gives each request one of its threads until the response ends, so
-an open stream or a long-poll holds a thread for minutes. The server runs
-those requests (``may_wait`` sorts them out) on threads of their own, one
-per ``--http-stream-slots``, apart from the ``--http-threads`` of ordinary
-requests; each stream and long-poll first takes a slot (none free: 503 with
-``Retry-After``), so waiting requests never hold more threads than they
-have, and ordinary requests always keep theirs.
+One definition of the wire format for every stream of job events. Each
+change is an event ``job`` whose ``id:`` is the job's version and whose data
+is the job's five keys; ``reset`` carries the current state when the changes
+after the reader's ``Last-Event-ID`` are no longer all kept. A comment line
+every ``KEEP_ALIVE`` seconds keeps proxies from closing a quiet stream and
+finds a reader that has gone.
+
+Each open stream, and each long-poll while it waits, holds one of
+waitress's threads until it ends, so they take a slot first
+(``StreamSlots``; none free: 503 with ``Retry-After``). The server runs them
+(``may_wait`` tells them from the rest) on threads of their own, one per
+slot, apart from the ``--http-threads`` of ordinary requests: neither takes
+the other's threads (see ``entrypoints/http_pools.py``).
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import re
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Generator, Mapping
 
-import attrs
-
-from jobtable.core import Job, Runner, StoreError
-from jobtable.core.changes import Subscription
-from jobtable.core.jobs import JobEvent, JobEvents
+from jobtable.core import Runner, StoreError
+from jobtable.core.jobs import JobEvent
 from jobtable.entrypoints.http import json_text
-from jobtable.entrypoints.http.errors import api_error
 
-DEFAULT_STREAM_SLOTS = 100
 KEEP_ALIVE = 15.0
-"""Seconds between comments on a quiet stream: proxies keep it open, and a client that
-left is noticed (the write fails) and its slot freed."""
-RETRY_MS = 1000
-"""How long an EventSource waits before it reconnects (with Last-Event-ID)."""
-CONTENT_TYPE = "text/event-stream"
-"""Always UTF-8, as the format requires."""
+"""Seconds between comment lines on a stream with nothing to say."""
+RECONNECT_MS = 1000
+"""How long a browser's EventSource waits before it resumes a stream that ended early."""
+DEFAULT_STREAM_SLOTS = 100
+MEDIA_TYPE = "text/event-stream"
 
-
-_JOB = re.compile(r"/+api/+v1/+jobs/+[^/]+(?P<events>/+events)?/*")
+_log = logging.getLogger("jobtable.http")
+_WAITING = re.compile(r"/+(?:api/+v1|ui)/+jobs/+[^/]+(?P<events>/+events)?/*")
 
 
 def may_wait(method: str, path: str, headers: Mapping[str, str]) -> bool:
-    """Whether a request may wait for a job: a GET of its events, or of the job with
-    ``If-None-Match`` and ``Prefer`` (``headers`` by waitress's names). The server runs
-    these on the stream threads; a few others sorted so cost nothing but where they run."""
-    found = _JOB.fullmatch(path) if method == "GET" else None
+    """Whether a request may wait for a job: a GET of its events (the API's or the
+    dashboard's), or of the job with ``If-None-Match`` and ``Prefer`` (``headers`` by
+    waitress's names). The server runs these on the stream threads; a few others sorted
+    so cost nothing but where they run."""
+    found = _WAITING.fullmatch(path) if method == "GET" else None
     if found is None:
         return False
     return bool(found.group("events")) or ("IF_NONE_MATCH" in headers and "PREFER" in headers)
 
 
 class StreamSlots:
-    """How many event streams and long-polls may hold a server thread at once."""
+    """How many event streams may be open at once; a stream that finds none answers 503."""
 
-    def __init__(self, count: int) -> None:
-        if count < 1:
-            raise ValueError("StreamSlots needs at least one slot")
-        self.count = count
-        self._lock = threading.Lock()
-        self._used = 0
+    def __init__(self, limit: int = DEFAULT_STREAM_SLOTS) -> None:
+        if limit < 1:
+            raise ValueError("at least one stream slot")
+        self.limit = limit
+        self._free = threading.BoundedSemaphore(limit)
 
-    @property
-    def in_use(self) -> int:
-        with self._lock:
-            return self._used
+    def take(self) -> bool:
+        return self._free.acquire(blocking=False)
 
-    def take(self) -> Callable[[], None]:
-        """A slot, and the call that gives it back (once, however often called); 503
-        ``unavailable`` with ``Retry-After: 1`` when every slot is in use."""
-        with self._lock:
-            if self._used >= self.count:
-                raise api_error(
-                    503,
-                    "unavailable",
-                    "every stream slot is in use; try again shortly",
-                    **{"Retry-After": "1"},
-                )
-            self._used += 1
-        given_back = threading.Event()
-
-        def give_back() -> None:
-            with self._lock:
-                if not given_back.is_set():
-                    given_back.set()
-                    self._used -= 1
-
-        return give_back
-
-    @contextlib.contextmanager
-    def held(self) -> Iterator[None]:
-        give_back = self.take()
-        try:
-            yield
-        finally:
-            give_back()
+    def give_back(self) -> None:
+        self._free.release()
 
 
-def event_kind(previous: Job | None, current: Job) -> str:
-    """``status`` when the status changed (or the state before is unknown), else ``progress``
-    (a new partial result)."""
-    if previous is None or previous.status != current.status:
-        return "status"
-    return "progress"
+def resume_point(last_event_id: str | None, after: str | None) -> int | None:
+    """The version a reader has seen: ``Last-Event-ID`` (a browser resuming) before ``after``
+    (a page that was drawn at that version); None for all. Raises ValueError for anything but
+    a whole number."""
+    value = last_event_id if last_event_id is not None else after
+    if value is None or value == "":
+        return None
+    if not value.isascii() or not value.isdigit() or len(value) > 18:
+        raise ValueError("not a version")
+    return int(value)
 
 
-def sse_event(kind: str, event: JobEvent) -> bytes:
-    """One event: its version as the id, the job's five keys as one line of JSON."""
+def frame(name: str, event: JobEvent) -> bytes:
+    """One event; JSON text has no line breaks, so the data is one ``data:`` line."""
     data = json_text.dumps(event.job.to_public())
-    return f"id: {event.version}\nevent: {kind}\ndata: {data}\n\n".encode()
-
-
-@attrs.define
-class Position:
-    """Where a stream stands: the last version sent, and the job's state at it."""
-
-    version: int | None = None
-    job: Job | None = None
-
-    @property
-    def finished(self) -> bool:
-        return self.job is not None and self.job.status.finished
-
-    def render(self, found: JobEvents) -> bytes:
-        """The events ``found`` holds, a reset first if any; the position moves past them."""
-        chunks = []
-        if found.reset is not None:
-            chunks.append(sse_event("reset", found.reset))
-            self._move(found.reset)
-        for event in found.events:
-            chunks.append(sse_event(event_kind(self.job, event.job), event))
-            self._move(event)
-        return b"".join(chunks)
-
-    def _move(self, event: JobEvent) -> None:
-        self.version, self.job = event.version, event.job
+    return f"id: {event.version}\nevent: {name}\ndata: {data}\n\n".encode()
 
 
 class JobEventStream:
-    """The WSGI body of one stream: what was found at the start, then each change as it
-    comes, until the job finishes, is gone, or the server stops.
-
-    waitress calls ``close`` when the response ends for any reason (the client
-    left, the stream ended, the server stopped), even if the body was never
-    read: the subscription and the slot are given back there.
-    """
+    """The body of one job's stream, for ``resp.stream``: the WSGI server iterates it and
+    calls ``close`` when the reader goes; ``on_close`` runs once, however it ends."""
 
     def __init__(
         self,
         runner: Runner,
-        subscription: Subscription,
-        position: Position,
-        first: bytes,
+        job_id: str,
+        after: int | None,
         *,
-        release: Callable[[], None],
-        keep_alive: float,
-        logger: logging.Logger,
+        on_close: Callable[[], None] = lambda: None,
+        keep_alive: float = KEEP_ALIVE,
     ) -> None:
         self._runner = runner
-        self._subscription = subscription
-        self._position = position
-        self._first = first
-        self._release = release
+        self._job_id = job_id
+        self._after = after
         self._keep_alive = keep_alive
-        self._log = logger
-        self._body: Iterator[bytes] | None = None
+        self._on_close: Callable[[], None] | None = on_close
+        self._frames = self._generate()
 
-    def __iter__(self) -> Iterator[bytes]:
-        self._body = self._changes()
-        return self._body
+    def __iter__(self) -> JobEventStream:
+        return self
+
+    def __next__(self) -> bytes:
+        try:
+            return next(self._frames)
+        except BaseException:
+            self.close()
+            raise
 
     def close(self) -> None:
-        try:
-            if self._body is not None:
-                self._body.close()  # type: ignore[attr-defined]
-        finally:
-            self._subscription.__exit__(None, None, None)
-            self._release()
+        self._frames.close()
+        done, self._on_close = self._on_close, None
+        if done is not None:
+            done()
 
-    def _changes(self) -> Iterator[bytes]:
-        yield f"retry: {RETRY_MS}\n\n".encode() + self._first
+    def _generate(self) -> Generator[bytes, None, None]:
+        yield f"retry: {RECONNECT_MS}\n\n".encode()
         changes = self._runner.changes
-        job_id = self._subscription.job_id
-        while not self._position.finished:
-            poked = self._subscription.wait(self._keep_alive)
-            if changes.closed:
-                return  # the server is stopping: the client reconnects elsewhere
-            if not poked:
-                yield b": keep-alive\n\n"
-            # Read on every wake-up, a quiet one too: a notice that never came costs
-            # at most one keep-alive interval, never a stalled stream.
-            try:
-                found = self._runner.events(job_id, self._position.version)
-            except StoreError as error:
-                self._log.warning("event stream ended: %s job=%s", error.category, job_id)
-                return  # the client reconnects with Last-Event-ID
-            except Exception as error:  # a bug: named by type only, its text may hold data
-                self._log.error("event stream ended: unexpected %s job=%s",
-                                type(error).__name__, job_id)  # fmt: skip
-                return
-            if found is None:
-                return  # deleted (pruned) meanwhile
-            chunk = self._position.render(found)
-            if chunk:
-                yield chunk
+        after = self._after
+        with changes.subscribe(self._job_id) as subscription:  # before reading: no change missed
+            while True:
+                try:
+                    found = self._runner.events(self._job_id, after)
+                    ended = found is None or (found.last is None and self._finished_at(after))
+                except StoreError as error:
+                    _log.warning("event stream ended: %s job=%s", error.category, self._job_id)
+                    return  # the reader resumes with Last-Event-ID
+                except Exception as error:  # a bug: named by type only, its text may hold data
+                    _log.error("event stream ended: unexpected %s job=%s",
+                               type(error).__name__, self._job_id)  # fmt: skip
+                    return
+                if found is None:
+                    return  # gone (pruned)
+                frames = [frame("job", event) for event in found.events]
+                if found.reset is not None:
+                    frames.insert(0, frame("reset", found.reset))
+                if frames:
+                    yield b"".join(frames)  # one write, however many changes
+                last = found.last
+                if last is not None:
+                    after = last.version
+                    if last.job.status.finished:
+                        return
+                elif ended:
+                    return
+                if changes.closed:
+                    return  # the server is stopping; the browser resumes elsewhere
+                if not subscription.wait(self._keep_alive):
+                    yield b": keep-alive\n\n"
+
+    def _finished_at(self, after: int | None) -> bool:
+        """Nothing came after ``after``: has the job ended there (or gone)?"""
+        job = self._runner.get(self._job_id)
+        if job is None:
+            return True
+        return job.status.finished and (after is None or job.version <= after)

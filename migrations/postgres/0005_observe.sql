@@ -17,7 +17,11 @@ CREATE TABLE job_events (
     PRIMARY KEY (job_id, version)
 );
 
-CREATE FUNCTION jobtable_job_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+-- Both functions keep the search_path of the migration (the schema the tables are in),
+-- so a change made from a session with another search_path (an operator's psql, an
+-- application's connection) writes this schema's history, not another's.
+CREATE FUNCTION jobtable_job_changed() RETURNS trigger LANGUAGE plpgsql
+SET search_path FROM CURRENT AS $$
 DECLARE
     next_version integer;
 BEGIN
@@ -43,7 +47,8 @@ WHEN ((CASE OLD.status WHEN 'scheduled' THEN 'queued' ELSE OLD.status END)
       OR OLD.error IS DISTINCT FROM NEW.error)
 EXECUTE FUNCTION jobtable_job_changed();
 
-CREATE FUNCTION jobtable_job_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION jobtable_job_deleted() RETURNS trigger LANGUAGE plpgsql
+SET search_path FROM CURRENT AS $$
 BEGIN
     DELETE FROM job_events WHERE job_id = OLD.id;
     RETURN NULL;

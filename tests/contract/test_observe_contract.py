@@ -181,9 +181,9 @@ def test_prune_deletes_finished_jobs_past_their_status_cutoff_in_batches(store):
     finish(store, recent, at=later(100))
     waiting = add(store, now=later(21))
     cutoffs = {"succeeded": later(50), "failed": later(50)}
-    assert store.prune(cutoffs, now=later(200), limit=2) == 2
-    assert store.prune(cutoffs, now=later(200), limit=2) == 2
-    assert store.prune(cutoffs, now=later(200), limit=2) == 0
+    assert store.prune(cutoffs, now=later(200), limit=2).jobs == 2
+    assert store.prune(cutoffs, now=later(200), limit=2).jobs == 2
+    assert store.prune(cutoffs, now=later(200), limit=2).jobs == 0
     assert [store.get(job_id) for job_id in (*old, old_failed)] == [None] * 4
     assert store.events(old[0], after=None) is None
     assert store.get(recent).status is Status.SUCCEEDED
@@ -193,7 +193,7 @@ def test_prune_deletes_finished_jobs_past_their_status_cutoff_in_batches(store):
 def test_prune_keeps_a_status_without_a_cutoff(store):
     failed = add(store)
     finish(store, failed, at=later(1), fail=True)
-    assert store.prune({"succeeded": later(100)}, now=later(200), limit=10) == 0
+    assert store.prune({"succeeded": later(100)}, now=later(200), limit=10).jobs == 0
     assert store.get(failed).status is Status.FAILED
 
 
@@ -203,12 +203,12 @@ def test_prune_keeps_a_row_whose_unique_key_an_enqueue_could_make_again(store):
     finish(store, tick, at=later(1))
     finish(store, forever, at=later(2))
     cutoffs = {"succeeded": later(30)}
-    assert store.prune(cutoffs, now=later(40), limit=10) == 0  # the tick's key still counts
+    assert store.prune(cutoffs, now=later(40), limit=10).jobs == 0  # the tick's key still counts
     again = store.create(
         NewJob(id="dup", kind="count", payload="{}", unique_key="schedule:x@1"), now=later(41)
     )
     assert again.duplicate and again == tick
-    assert store.prune(cutoffs, now=later(61), limit=10) == 1
+    assert store.prune(cutoffs, now=later(61), limit=10).jobs == 1
     assert store.get(tick) is None
     assert store.get(forever) is not None
 
@@ -247,3 +247,21 @@ def test_job_counts_tell_waiting_and_running_jobs_by_queue_and_kind(store):
         ("bulk", "mail", "queued"): 1,
         ("bulk", "mail", "scheduled"): 1,
     }
+
+
+def test_retry_keeps_the_failing_attempt_when_a_snooze_gave_its_number_back(store):
+    job_id = add(store)
+    first = claim(store, now=later(1))
+    store.requeue(
+        first.claim, Requeue(run_at=later(1), code="snoozed", give_back=True), now=later(2)
+    )
+    again = claim(store, now=later(3))
+    assert again.claim.attempt == 1  # the snooze gave the number back
+    store.fail(again.claim, code="boom", now=later(4))
+    assert [(a.attempt, a.outcome) for a in store.detail(job_id).attempts] == [
+        (1, "snoozed"), (1, "boom"),
+    ]  # fmt: skip
+    assert store.retry(job_id, now=later(5)) is RetryOutcome.RETRIED
+    assert [(a.attempt, a.outcome) for a in store.detail(job_id).attempts] == [
+        (1, "snoozed"), (1, "boom"),
+    ]  # fmt: skip

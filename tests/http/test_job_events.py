@@ -59,6 +59,8 @@ class Opened:
         self.start = falcon.testing.StartResponseMock()
         self.body = app(environ, self.start)
         self.chunks = iter(self.body)
+        if self.start.status == "200 OK":
+            assert next(self.chunks) == b"retry: 1000\n\n"  # written before the first read
 
     @property
     def status(self) -> str:
@@ -82,9 +84,7 @@ def test_a_finished_jobs_stream_tells_its_whole_story_in_order_then_ends(client,
     assert result.text.startswith("retry: 1000\n\n")
     events = events_of(result)
     assert ids(events) == [0, 1, 2, 3, 4, 5]
-    assert [event.kind for event in events] == [
-        "status", "status", "progress", "progress", "progress", "status",
-    ]  # fmt: skip
+    assert {event.kind for event in events} == {"job"}
     assert [(event.job["status"], event.job["result"]) for event in events] == [
         ("queued", None), ("running", None), ("running", {"done": 1}),
         ("running", {"done": 2}), ("running", {"done": 3}), ("succeeded", {"done": 3}),
@@ -141,7 +141,7 @@ def test_a_history_trimmed_past_the_last_event_id_starts_with_a_reset(system, cl
 
     kept = events_of(stream(client, job_id, **{"Last-Event-ID": str(oldest_kept - 1)}))
     assert ids(kept) == list(range(oldest_kept, final + 1))
-    assert kept[0].kind == "status"  # the state before it is gone: counted as a status change
+    assert {event.kind for event in kept} == {"job"}
 
 
 @pytest.mark.parametrize("sent", ["abc", "-1", "1.0", "1" * 19, " "])
@@ -180,10 +180,10 @@ def test_each_change_is_written_as_it_happens(system, stepper):
     for version, done in ((2, 1), (3, 2)):
         stepper.step()
         (event,) = opened.next_events()  # waits for the change, whenever it comes
-        assert (event.id, event.kind, event.job["result"]) == (version, "progress", {"done": done})
+        assert (event.id, event.kind, event.job["result"]) == (version, "job", {"done": done})
     stepper.step()
     (last,) = opened.next_events()
-    assert (last.id, last.kind, last.job["status"]) == (4, "status", "succeeded")
+    assert (last.id, last.kind, last.job["status"]) == (4, "job", "succeeded")
     with pytest.raises(StopIteration):
         next(opened.chunks)  # ended after the final state
     opened.close()
@@ -219,11 +219,12 @@ def test_a_stream_ends_at_once_when_the_server_stops(system):
 
 
 def test_slots_bound_the_open_streams_and_come_back_when_a_client_leaves(system):
-    app = create_app(system.runner, api_token=TOKEN, stream_slots=2)
+    app = create_app(system.runner, api_token=TOKEN, streams=StreamSlots(2))
     client = falcon.testing.TestClient(app)
     job_id = system.runner.builtins.noop.enqueue(NoopPayload())
     first, second = Opened(app, job_id), Opened(app, job_id)
     assert (first.status, second.status) == ("200 OK", "200 OK")
+    assert ids(second.next_events()) == [0]  # subscribed, waiting for the next change
 
     refused = stream(client, job_id)
     assert refused.status_code == 503
@@ -235,10 +236,10 @@ def test_slots_bound_the_open_streams_and_come_back_when_a_client_leaves(system)
     assert long_poll.status_code == 503
     assert client.simulate_get(f"/api/v1/jobs/{job_id}", headers=AUTH).status_code == 200
 
-    first.close()  # the client left before reading a byte: slot and subscription given back
-    assert system.runner.changes.watched() == 1
+    first.close()  # the client left before its first event: its slot is given back
     third = Opened(app, job_id)
-    assert third.status == "200 OK"
+    assert (third.status, ids(third.next_events())) == ("200 OK", [0])
+    assert system.runner.changes.watched() == 2
     second.close()
     third.close()
     assert system.runner.changes.watched() == 0

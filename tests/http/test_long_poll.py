@@ -8,6 +8,7 @@ import pytest
 from jobtable.core import NoopPayload
 from jobtable.entrypoints.http.app import create_app
 from jobtable.entrypoints.http.conditional import none_match, wait_preference
+from jobtable.entrypoints.http.streams import StreamSlots
 from tests.e2e.conftest import wait_until
 from tests.http.conftest import AUTH, TOKEN
 from tests.http.test_operations import UNKNOWN_ID, conforming
@@ -26,7 +27,9 @@ def get(client, job_id: str, **headers: str):
 
 
 def client_with(system, *, slots: int) -> falcon.testing.TestClient:
-    return falcon.testing.TestClient(create_app(system.runner, api_token=TOKEN, stream_slots=slots))
+    return falcon.testing.TestClient(
+        create_app(system.runner, api_token=TOKEN, streams=StreamSlots(slots))
+    )
 
 
 def waiting_readers(system, count: int) -> None:

@@ -22,7 +22,7 @@ from jobtable.adapters.system_clock import SystemClock
 from jobtable.core import NoopPayload, Runner
 from jobtable.core.jobs import EVENTS_KEPT
 from jobtable.entrypoints.http.app import create_app
-from jobtable.entrypoints.http.streams import DEFAULT_STREAM_SLOTS
+from jobtable.entrypoints.http.streams import DEFAULT_STREAM_SLOTS, StreamSlots
 from jobtable.entrypoints.http_server import HttpServer
 from jobtable.entrypoints.wiring import follow_changes, open_store
 from tests.e2e.conftest import wait_until
@@ -38,7 +38,7 @@ LOG = logging.getLogger("tests.streams")
 
 @contextmanager
 def serving(runner: Runner, *, slots: int = DEFAULT_STREAM_SLOTS) -> Iterator[HttpServer]:
-    app = create_app(runner, api_token=TOKEN, stream_slots=slots)
+    app = create_app(runner, api_token=TOKEN, streams=StreamSlots(slots))
     server = HttpServer(
         app, host="127.0.0.1", port=0, threads=4, logger=LOG,
         stream_slots=slots, end_streams=runner.changes.close,
@@ -111,7 +111,8 @@ def test_changes_arrive_live_in_order_with_increasing_ids():
         events = follow_in_step(stream, stepper, 5)
         stream.close()
     assert ids(events) == list(range(8))
-    assert [event.kind for event in events] == ["status"] * 2 + ["progress"] * 5 + ["status"]
+    assert {event.kind for event in events} == {"job"}
+    assert [event.job["result"] for event in events[2:7]] == [{"done": n} for n in range(1, 6)]
     assert events[-1].job["status"] == "succeeded"
     assert stream.reader.retry == 1000
 
@@ -162,7 +163,7 @@ def test_a_reconnect_after_the_history_was_trimmed_starts_with_a_reset():
         assert (reset.id, reset.kind) == (published + 1, "reset")
         assert (reset.job["status"], reset.job["result"]) == ("running", {"done": published})
         (last,) = follow_in_step_rest(again, stepper, remaining=1)
-    assert (last.id, last.kind, last.job["status"]) == (published + 2, "status", "succeeded")
+    assert (last.id, last.kind, last.job["status"]) == (published + 2, "job", "succeeded")
 
 
 def test_fifty_open_streams_leave_ordinary_requests_their_threads():

@@ -157,3 +157,23 @@ def test_file_events_report_another_connections_commit(tmp_path):
     finally:
         events.close()
         store.close()
+
+
+def test_a_failure_the_job_was_retried_from_does_not_end_the_follow():
+    retried = [
+        job(Status.QUEUED),
+        job(Status.RUNNING),
+        job(Status.FAILED, error="boom"),
+        job(Status.QUEUED),
+        job(Status.RUNNING),
+        job(Status.SUCCEEDED, '{"ok":true}'),
+    ]
+    history = History(retried)
+    history.shown = 4  # the first read already holds the failure and the retry after it
+    out, err = io.StringIO(), io.StringIO()
+    final = follow(history.read, history.subscription, out=out, err=err, live=False)
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [line["status"] for line in lines] == [
+        "queued", "running", "failed", "queued", "running", "succeeded",
+    ]  # fmt: skip
+    assert final.status is Status.SUCCEEDED

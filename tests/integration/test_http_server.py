@@ -139,6 +139,8 @@ def test_a_keep_alive_client_that_keeps_asking_is_told_to_close_once_stop_begins
     [
         ("GET", "/api/v1/jobs/j1/events", {}, True),
         ("GET", "//api/v1/jobs/j1/events/", {}, True),
+        ("GET", "/ui/jobs/j1/events", {}, True),
+        ("GET", "/ui/jobs/j1", {}, False),
         ("GET", "/api/v1/jobs/j1", {"IF_NONE_MATCH": '"1"', "PREFER": "wait=5"}, True),
         ("GET", "/api/v1/jobs/j1", {"IF_NONE_MATCH": '"1"'}, False),
         ("GET", "/api/v1/jobs/j1", {"PREFER": "wait=5"}, False),

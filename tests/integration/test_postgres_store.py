@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import threading
+from contextlib import ExitStack
 
 import pytest
 
 from jobtable.adapters.fake_clock import FakeClock
-from jobtable.core import StoreError
+from jobtable.core import Status, StoreError
 from tests.support.postgres import fresh_schema, postgres_url
 
 NOW = FakeClock().now()
@@ -215,5 +216,89 @@ def test_a_claim_passes_by_a_job_another_transaction_holds_locked():
                 )
                 holder.rollback()
             assert [job.id for job in claimed] == ["job-2"]
+        finally:
+            store.close()
+
+
+def test_a_prune_passes_over_a_failed_job_an_operator_is_retrying_right_now():
+    import psycopg
+
+    from jobtable.adapters.postgres.store import _RETRY_FAILED
+    from tests.contract.test_lifecycle_contract import add, claim, later
+
+    with ExitStack() as stack:
+        url, schema = stack.enter_context(fresh_schema())
+        store = open_store(url, schema)
+        stack.callback(store.close)
+        job_id = add(store)
+        assert store.fail(claim(store).claim, code="boom", now=later(1))
+        retrier = stack.enter_context(psycopg.connect(url, options=f"-c search_path={schema}"))
+        # The retry has changed the row and not committed: it holds the row's lock.
+        assert retrier.execute(_RETRY_FAILED, {"id": job_id, "now": later(5)}).rowcount == 1
+        assert store.prune({"failed": later(100)}, now=later(100), limit=10).jobs == 0  # skipped
+        retrier.commit()
+        assert store.get(job_id).status is Status.QUEUED
+        assert store.prune({"failed": later(100)}, now=later(100), limit=10).jobs == 0  # not failed
+
+
+def test_the_event_listener_names_each_changed_job_and_looks_again_after_a_reconnect():
+    import psycopg
+
+    from tests.contract.test_lifecycle_contract import add, claim, later
+
+    with fresh_schema() as (url, schema):
+        store = open_store(url, schema)
+        other = open_store(url, schema)
+        heard: list[str | None] = []
+        changed = threading.Condition()
+
+        def on_change(job_id: str | None) -> None:
+            with changed:
+                heard.append(job_id)
+                changed.notify_all()
+
+        def hears(expected: str | None) -> bool:
+            with changed:
+                return changed.wait_for(lambda: expected in heard, timeout=20)
+
+        listener = store.watch_jobs(on_change, fallback_interval=3600)
+        try:
+            job_id = add(other)
+            running = claim(other)  # a change: queued -> running
+            assert hears(job_id) and None not in heard
+            with psycopg.connect(url, autocommit=True) as admin:
+                listening = (
+                    "SELECT pid FROM pg_stat_activity"
+                    f" WHERE query = 'LISTEN \"{store.events_channel}\"'"
+                    " AND pid <> pg_backend_pid()"
+                )
+                (dropped,) = admin.execute(listening).fetchone()
+                other.publish(running.claim, result="1", now=later(1))  # may go unheard
+                admin.execute("SELECT pg_terminate_backend(%s)", (dropped,))
+            assert hears(None)  # back to listening: any job may have changed meanwhile
+        finally:
+            listener.stop()
+            store.close()
+            other.close()
+
+
+def test_a_change_from_a_session_with_another_search_path_writes_this_schemas_history():
+    import psycopg
+
+    from tests.contract.test_lifecycle_contract import add
+
+    with fresh_schema() as (url, schema):
+        store = open_store(url, schema)
+        try:
+            job_id = add(store)
+            with psycopg.connect(url, autocommit=True) as operator:  # search_path: public
+                operator.execute(
+                    f"UPDATE \"{schema}\".jobs SET status = 'failed', error = 'by_hand'"
+                    " WHERE id = %s",
+                    (job_id,),
+                )
+            assert store.get(job_id).version == 1
+            (change,) = store.events(job_id, after=0).events
+            assert (change.job.status, change.job.error) == (Status.FAILED, "by_hand")
         finally:
             store.close()

@@ -156,6 +156,17 @@ def test_resuming_a_queue_wakes_the_runner_that_serves_it(store, group):
     assert claimed_by(store, job_id) == mail.id
 
 
+def test_a_retry_through_the_api_runner_wakes_the_runner_of_its_queue(store, group):
+    api, mail, _ = group.runners
+    api.pause_queue("mail")
+    job_id = api.enqueue("note", {}, EnqueueOptions(queue="mail"))
+    api.cancel(job_id)  # failed "cancelled" before anything could run it
+    api.resume_queue("mail")
+    assert store.get(job_id).error == "cancelled"
+    api.retry(job_id)
+    assert claimed_by(store, job_id) == mail.id
+
+
 def test_a_group_stops_and_joins_every_runner_and_lets_go_of_their_rows(store):
     made = RunnerGroup(store, SystemClock(), plan_runners(
         parse_queues("a,b=1,c=1"), 1, serves_api=False))  # fmt: skip

@@ -134,3 +134,27 @@ def test_the_runner_prunes_what_its_retention_no_longer_keeps(make_system):
     assert system.runner.get(job_id) is None
     keep_all = Retention(succeeded=None, failed=None)
     assert system.runner.prune(keep_all) == 0
+
+
+def test_a_retention_given_for_one_round_is_not_kept_for_the_next(make_system):
+    system = make_system()  # its own retention: the defaults (succeeded kept 7 days)
+    kind = system.kinds.register("count", count, payload=CountPayload)
+    job_id = kind.enqueue(CountPayload())
+    system.runner.drain()
+    system.clock.advance(3600)
+    assert system.runner.prune() == 0
+    assert system.runner.prune(Retention(succeeded=datetime.timedelta(days=30))) == 0
+    assert system.runner.prune() == 0  # still 7 days
+    assert system.runner.get(job_id) is not None
+    assert system.runner.prune(Retention(succeeded=datetime.timedelta(minutes=1))) == 1
+
+
+def test_idempotency_keys_go_even_when_every_job_is_kept_for_good(make_system):
+    keep_all = Retention(succeeded=None, failed=None)
+    system = make_system(retention=keep_all)
+    assert system.runner.begin_idempotent("key-1", "hash") is None
+    system.runner.keep_answer("key-1", 202, "{}")
+    system.clock.advance(3 * 86400)
+    assert "key-1" in system.store.inner._idempotency
+    assert system.runner.prune() == 0
+    assert "key-1" not in system.store.inner._idempotency  # deleted, not only stale

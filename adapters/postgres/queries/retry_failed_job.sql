@@ -1,13 +1,16 @@
 -- An operator's retry: a failed job is queued again, due now, with at least one more
 -- attempt allowed (as Oban's retry_job: its budget is kept when some was left). The
 -- attempt that ended it, told until now by the row itself, moves into the log, so
--- its detail keeps every attempt.
+-- its detail keeps every attempt. An attempt is told apart by its number and its start
+-- (a snooze gives its number back, so two attempts may share one).
 UPDATE jobs
 SET status = 'queued', error = NULL, finished_at = NULL, cancel_requested = false,
     run_at = %(now)s, updated_at = %(now)s, max_attempts = GREATEST(max_attempts, attempt + 1),
     attempts_log = CASE
-        WHEN attempt >= 1 AND NOT coalesce(
-            attempts_log @> jsonb_build_array(jsonb_build_object('attempt', attempt)), false)
+        WHEN attempt >= 1 AND NOT EXISTS (
+            SELECT 1 FROM jsonb_array_elements(coalesce(attempts_log, '[]'::jsonb)) AS entry
+            WHERE (entry ->> 'attempt')::integer = attempt
+              AND (entry ->> 'started_at')::timestamptz IS NOT DISTINCT FROM started_at)
         THEN coalesce(attempts_log, '[]'::jsonb) || jsonb_build_array(jsonb_build_object(
             'attempt', attempt, 'runner', claimed_by, 'started_at', started_at,
             'ended_at', finished_at, 'outcome', error))

@@ -1,14 +1,16 @@
 -- An operator's retry: a failed job is queued again, due now, with at least one more
 -- attempt allowed (as Oban's retry_job: its budget is kept when some was left). The
 -- attempt that ended it, told until now by the row itself, moves into the log, so
--- its detail keeps every attempt.
+-- its detail keeps every attempt. An attempt is told apart by its number and its start
+-- (a snooze gives its number back, so two attempts may share one).
 UPDATE jobs
 SET status = 'queued', error = NULL, finished_at = NULL, cancel_requested = 0,
     run_at = :now, updated_at = :now, max_attempts = max(max_attempts, attempt + 1),
     attempts_log = CASE
         WHEN attempt >= 1 AND NOT EXISTS (
             SELECT 1 FROM json_each(coalesce(jobs.attempts_log, '[]')) AS entry
-            WHERE json_extract(entry.value, '$.attempt') = jobs.attempt)
+            WHERE json_extract(entry.value, '$.attempt') = jobs.attempt
+              AND json_extract(entry.value, '$.started_at') IS jobs.started_at)
         THEN json_insert(coalesce(attempts_log, '[]'), '$[#]', json_object(
             'attempt', attempt, 'runner', claimed_by, 'started_at', started_at,
             'ended_at', finished_at, 'outcome', error))
