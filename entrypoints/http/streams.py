@@ -49,7 +49,8 @@ def may_wait(method: str, path: str, headers: Mapping[str, str]) -> bool:
 
 
 class StreamSlots:
-    """How many event streams may be open at once; a stream that finds none answers 503."""
+    """How many event streams and long-polls may wait at once; one that finds none answers
+    503."""
 
     def __init__(self, limit: int = DEFAULT_STREAM_SLOTS) -> None:
         if limit < 1:
