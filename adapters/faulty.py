@@ -28,9 +28,12 @@ from jobtable.core.jobs import (
     Job,
     JobCount,
     JobDetail,
+    JobEvents,
+    JobFilter,
     NewJob,
     QueueState,
     Recovered,
+    RetryOutcome,
 )
 from jobtable.core.liveness import (
     DeadRunner,
@@ -210,6 +213,15 @@ class FaultyStore:
 
     def job_counts(self) -> list[JobCount]:
         return self._call("get", self.inner.job_counts)
+
+    def list_jobs(self, which: JobFilter, *, limit: int, after: str | None) -> list[Job]:
+        return self._call("get", lambda: self.inner.list_jobs(which, limit=limit, after=after))
+
+    def events(self, job_id: str, *, after: int | None) -> JobEvents | None:
+        return self._call("get", lambda: self.inner.events(job_id, after=after))
+
+    def retry(self, job_id: str, *, now: datetime.datetime) -> RetryOutcome | None:
+        return self._call("fail", lambda: self.inner.retry(job_id, now=now))
 
     def begin_idempotent(
         self, key: str, request_hash: str, *, now: datetime.datetime

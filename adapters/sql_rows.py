@@ -259,17 +259,26 @@ def list_statement(
     return " UNION ALL ".join(branches) + tail, params
 
 
-def queue_states(rows: Any) -> list[QueueState]:
-    """A ``queues`` query's ``name, paused, status, count`` rows, one state per queue."""
+def queue_states(counted: Any, paused: Any) -> list[QueueState]:
+    """Every queue that holds jobs or a pause row, by name, with its jobs by public status.
+
+    ``counted``: ``queue, stored status, count`` rows; ``paused``: ``name, paused`` rows.
+    """
+    pauses = {name: bool(flag) for name, flag in paused}
     states: dict[str, QueueState] = {}
-    for name, paused, shown, count in rows:
-        state = states.get(name)
-        if state is None:
+
+    def state(name: str) -> QueueState:
+        if name not in states:
             counts = {status.value: 0 for status in Status}
-            state = states[name] = QueueState(name=name, paused=bool(paused), counts=counts)
-        if shown is not None:
-            state.counts[shown] = int(count)
-    return list(states.values())
+            states[name] = QueueState(name=name, paused=pauses.get(name, False), counts=counts)
+        return states[name]
+
+    for name in pauses:
+        state(name)
+    for name, stored, count in counted:
+        shown = Status.QUEUED.value if stored == "scheduled" else stored
+        state(name).counts[shown] += int(count)
+    return [states[name] for name in sorted(states)]
 
 
 def runner_parameters(info: RunnerInfo) -> dict[str, Any]:

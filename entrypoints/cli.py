@@ -82,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
         "sqlite_synchronous",
         "sqlite_busy_timeout",
         "http_threads",
+        "http_stream_slots",
         "processes",
         "log_format",
         *RETENTION,

@@ -14,6 +14,7 @@ import signal
 import socket
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from jobtable.adapters.system_clock import SystemClock
@@ -21,6 +22,7 @@ from jobtable.core import Runner
 from jobtable.entrypoints import config
 from jobtable.entrypoints.config import ConfigError
 from jobtable.entrypoints.http.app import create_app, create_metrics_app, package_version
+from jobtable.entrypoints.http.streams import StreamSlots
 from jobtable.entrypoints.http_server import HttpServer
 from jobtable.entrypoints.metrics import JobMetrics
 from jobtable.entrypoints.runner_group import RunnerGroup, describe, plan_runners
@@ -192,12 +194,29 @@ def _log_start(command: str, args: argparse.Namespace, group: RunnerGroup) -> No
     )
 
 
-def _listen(app: Any, address: tuple[str, int], *, threads: int, flag: str) -> HttpServer:
+def _listen(
+    app: Any,
+    address: tuple[str, int],
+    *,
+    threads: int,
+    flag: str,
+    stream_slots: int = 0,
+    end_streams: Callable[[], None] | None = None,
+) -> HttpServer:
     host, port = address
     inherited = os.environ.get(LISTEN_FD_ENV) if flag == "--listen" else None
     sock = None if not inherited else socket.socket(fileno=int(inherited))
     try:
-        return HttpServer(app, host=host, port=port, threads=threads, logger=log, sock=sock)
+        return HttpServer(
+            app,
+            host=host,
+            port=port,
+            threads=threads,
+            logger=log,
+            stream_slots=stream_slots,
+            end_streams=end_streams,
+            sock=sock,
+        )
     except OSError as error:
         raise ConfigError(
             f"cannot listen on {host}:{port}: {error.strerror or type(error).__name__}; "
@@ -209,6 +228,7 @@ def run_serve(args: argparse.Namespace) -> int:
     address = config.parse_listen(args.listen)
     grace = config.parse_seconds("grace", args.grace)
     threads = config.parse_positive_int("http_threads", args.http_threads)
+    slots = config.parse_positive_int("http_stream_slots", args.http_stream_slots)
     workers = config.parse_positive_int("workers", args.workers, minimum=0)
     serving = config.parse_queues(args.queues)
     metrics_public = config.parse_flag("metrics_public", args.metrics_public)
@@ -216,13 +236,22 @@ def run_serve(args: argparse.Namespace) -> int:
     try:
         group = _group(args, store, serving, workers, serves_api=True)
         token = resolve_api_token(args.database, log)
+        streams = StreamSlots(slots)
         app = create_app(
             group.first,
             api_token=token,
             logger=logging.getLogger("jobtable.http"),
             metrics_public=metrics_public,
+            streams=streams,
         )
-        server = _listen(app, address, threads=threads, flag="--listen")
+        server = _listen(
+            app,
+            address,
+            threads=threads,
+            flag="--listen",
+            stream_slots=streams.limit,
+            end_streams=group.changes.close,
+        )
         signals = StopSignals().install()
         changes_elsewhere = follow_changes(store, group.changes)
         watcher = _start_runners(group, store)
@@ -232,7 +261,7 @@ def run_serve(args: argparse.Namespace) -> int:
         signals.wait()
         deadline = time.monotonic() + grace
         group.stop()  # no new claims while requests drain
-        server.stop(deadline=deadline)
+        server.stop(deadline=deadline)  # ends the streams first: their readers resume elsewhere
         _stop_runners(group, signals, deadline)
         if watcher is not None:
             watcher.stop()

@@ -21,6 +21,7 @@ DEFAULT_LISTEN = "127.0.0.1:8080"
 DEFAULT_WORKERS = 2
 DEFAULT_GRACE = 10.0
 DEFAULT_HTTP_THREADS = 4
+DEFAULT_HTTP_STREAM_SLOTS = 100
 DEFAULT_SQLITE_BUSY_TIMEOUT = 5.0
 
 
@@ -104,6 +105,13 @@ SETTINGS = {
         env="JOBTABLE_HTTP_THREADS",
         default=str(DEFAULT_HTTP_THREADS),
         help="threads serving HTTP requests",
+    ),
+    "http_stream_slots": Setting(
+        flag="--http-stream-slots",
+        env="JOBTABLE_HTTP_STREAM_SLOTS",
+        default=str(DEFAULT_HTTP_STREAM_SLOTS),
+        help="event streams and long-polls open at once, each on a thread beside "
+        "--http-threads; past it they answer 503 with Retry-After",
     ),
     "log_level": Setting(
         flag="--log-level",

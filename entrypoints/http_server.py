@@ -1,9 +1,15 @@
 """waitress, with the graceful stop it does not have built in.
 
-On stop: close the listening socket (no new connections), let requests
-already received finish and their responses flush, then close every
-connection and the worker threads, all within a deadline. Idle keep-alive
-connections do not hold the stop up.
+On stop: close the listening socket (no new connections), end the event
+streams and long-polls (they would otherwise wait out the grace period),
+let requests already received finish and their responses flush, then close
+every connection and the worker threads, all within a deadline. Idle
+keep-alive connections do not hold the stop up.
+
+Threads: ``threads`` for ordinary requests, and apart from them, one for
+each of the ``stream_slots`` streams and long-polls the app lets wait at
+once (it refuses more with a 503), so neither takes the other's threads
+(see ``http_pools``).
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ import logging
 import socket
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from waitress import wasyncore
@@ -22,8 +29,12 @@ from waitress.task import ErrorTask, WSGITask
 from jobtable.entrypoints.http import json_text
 from jobtable.entrypoints.http.body import MAX_BODY_BYTES
 from jobtable.entrypoints.http.errors import envelope_for_status
+from jobtable.entrypoints.http.streams import may_wait
+from jobtable.entrypoints.http_pools import MayWait, TwoPools
 
 _POLL_INTERVAL = 0.01
+CONNECTION_LIMIT = 100
+"""Open connections waitress accepts (its default) beside those the stream slots may hold."""
 
 
 class _JsonErrorTask(ErrorTask):  # type: ignore[misc]
@@ -68,11 +79,19 @@ class HttpServer:
         port: int,
         threads: int,
         logger: logging.Logger,
+        stream_slots: int = 0,
+        may_wait: MayWait = may_wait,
+        end_streams: Callable[[], None] | None = None,
         sock: socket.socket | None = None,
     ) -> None:
-        """Serve ``app`` on ``host:port``, or on ``sock`` when given: a listening socket
-        several processes share (``--processes``), each accepting from it."""
+        """``may_wait`` tells the requests that may wait (the API's streams and
+        long-polls) from the rest; they get ``stream_slots`` threads of their own. ``end_streams`` is called
+        once stop begins: it must make every stream and long-poll answer now
+        (``runner.changes.close``). With ``sock`` it serves that listening socket
+        instead of ``host:port``: one several processes share (``--processes``)."""
         self._log = logger
+        self._end_streams = end_streams
+        self._pools = TwoPools(ordinary=threads, waiting=stream_slots, may_wait=may_wait)
         # waitress warns "Task queue depth is N" on every request that waits for a
         # thread: under load that is thousands of lines a second and real CPU.
         logging.getLogger("waitress.queue").setLevel(logging.ERROR)
@@ -82,7 +101,8 @@ class HttpServer:
         self._server: Any = create_server(
             app,
             **where,
-            threads=threads,
+            _dispatcher=self._pools,
+            connection_limit=CONNECTION_LIMIT + stream_slots,
             ident="jobtable",
             clear_untrusted_proxy_headers=True,
             channel_timeout=60,
@@ -103,6 +123,8 @@ class HttpServer:
         """Stop by ``deadline`` (time.monotonic()); True if every request finished in time."""
         self._server.jobtable_stopping = True
         self._in_loop(lambda: wasyncore.dispatcher.close(self._server))
+        if self._end_streams is not None:
+            self._end_streams()
         drained = self._wait_for_idle(deadline)
         if not drained:
             self._log.warning("HTTP requests still running at the end of the grace period")
@@ -128,10 +150,8 @@ class HttpServer:
         done.wait(5.0)
 
     def _busy(self) -> bool:
-        dispatcher = self._server.task_dispatcher
-        with dispatcher.lock:
-            if dispatcher.queue:
-                return True
+        if self._pools.queued():
+            return True
         try:
             channels = [c for c in list(self._server._map.values()) if isinstance(c, HTTPChannel)]
         except RuntimeError:  # the loop thread changed the map while we copied it

@@ -62,6 +62,11 @@ def cancel_refusal(status: str, error: str | None) -> str:
     return f"the job already {ended}; only a queued or running job can be cancelled"
 
 
+def retry_refusal(status: str) -> str:
+    """Why a job cannot be retried, naming its status."""
+    return f"only a failed job can be retried; this one is {status}"
+
+
 def runner(record: RunnerRecord) -> dict[str, Any]:
     info = record.info
     return {

@@ -502,8 +502,9 @@ class SqliteStore:
     def queues(self) -> list[QueueState]:
         """Every queue that holds jobs or was paused, with its jobs counted by status."""
         with translated(), self._db.reader() as conn:
-            rows = conn.execute(_QUEUES).fetchall()
-        return queue_states(rows)
+            counted = conn.execute(_QUEUES).fetchall()
+            paused = conn.execute("SELECT name, paused FROM jobtable_queues").fetchall()
+        return queue_states(counted, paused)
 
     def paused_queues(self) -> frozenset[str]:
         with translated(), self._db.reader() as conn:

@@ -7,27 +7,35 @@ import secrets
 
 import falcon
 
+from jobtable.adapters.system_clock import SystemClock
 from jobtable.core import Runner
+from jobtable.core.clock import Clock
 from jobtable.entrypoints.http import json_text
 from jobtable.entrypoints.http.auth import BearerAuth
 from jobtable.entrypoints.http.errors import install_error_handlers
+from jobtable.entrypoints.http.live import JobEventsResource, JobResource
 from jobtable.entrypoints.http.openapi import openapi_document
 from jobtable.entrypoints.http.operations import (
     CancelResource,
     JobDetailResource,
     QueuePauseResource,
     QueuesResource,
+    RetryResource,
     RunnersResource,
 )
 from jobtable.entrypoints.http.resources import (
     BatchResource,
     HealthResource,
-    JobResource,
     JobsResource,
     MetricsResource,
     OpenApiResource,
 )
+from jobtable.entrypoints.http.streams import StreamSlots
 from jobtable.entrypoints.metrics import metrics_registry
+from jobtable.entrypoints.ui.guard import DashboardGate
+from jobtable.entrypoints.ui.headers import DashboardHeaders
+from jobtable.entrypoints.ui.routes import add_dashboard
+from jobtable.entrypoints.ui.session import SessionKeys
 
 OPENAPI_PATH = "/api/v1/openapi.json"
 METRICS_PATH = "/metrics"
@@ -47,29 +55,41 @@ def create_app(
     version: str | None = None,
     logger: logging.Logger | None = None,
     metrics_public: bool = False,
+    clock: Clock | None = None,
+    streams: StreamSlots | None = None,
 ) -> falcon.App:
-    """The HTTP API over ``runner``. ``api_token`` guards everything under /api/v1, and
-    /metrics unless ``metrics_public``.
+    """The HTTP API over ``runner``, and the dashboard at /ui/. ``api_token`` guards
+    everything under /api/v1 as a bearer token, and /metrics unless ``metrics_public``.
 
     /metrics serves the store's state, and the runner's events when its
-    observer is a ``jobtable.entrypoints.metrics.JobMetrics``.
+    observer is a ``jobtable.entrypoints.metrics.JobMetrics``. The dashboard's
+    login page takes the same token and gives a session cookie signed with a
+    key derived from it; ``clock`` times the sessions. ``streams`` bounds the
+    event streams and long-polls waiting at once, the API's and the
+    dashboard's together (each holds a server thread: ``HttpServer`` gives
+    them ``stream_slots`` threads of their own).
     """
     if runner is None:
         raise ValueError("create_app needs a runner")
-    app = _bare_app(api_token, logger, public_paths=frozenset({OPENAPI_PATH}))
+    gate = DashboardGate(SessionKeys(api_token), clock or SystemClock())
+    app = _bare_app(api_token, logger, public_paths=frozenset({OPENAPI_PATH}), sessions=gate)
     version = version or package_version()
     app.add_route("/health", HealthResource(version))
     app.add_route(METRICS_PATH, MetricsResource(metrics_registry(runner), public=metrics_public))
     app.add_route(OPENAPI_PATH, OpenApiResource(openapi_document(version)))
     app.add_route("/api/v1/jobs", JobsResource(runner))
     app.add_route("/api/v1/jobs/batch", BatchResource(runner))
-    app.add_route("/api/v1/jobs/{job_id}", JobResource(runner))
+    slots = streams or StreamSlots()
+    app.add_route("/api/v1/jobs/{job_id}", JobResource(runner, slots))
+    app.add_route("/api/v1/jobs/{job_id}/events", JobEventsResource(runner, slots))
     app.add_route("/api/v1/jobs/{job_id}/detail", JobDetailResource(runner))
     app.add_route("/api/v1/jobs/{job_id}/cancel", CancelResource(runner))
+    app.add_route("/api/v1/jobs/{job_id}/retry", RetryResource(runner))
     app.add_route("/api/v1/queues", QueuesResource(runner))
     app.add_route("/api/v1/queues/{name}/pause", QueuePauseResource(runner, paused=True))
     app.add_route("/api/v1/queues/{name}/resume", QueuePauseResource(runner, paused=False))
     app.add_route("/api/v1/runners", RunnersResource(runner))
+    add_dashboard(app, runner, gate, streams=slots)
     return app
 
 
@@ -93,13 +113,23 @@ def create_metrics_app(
 
 
 def _bare_app(
-    api_token: str, logger: logging.Logger | None, *, public_paths: frozenset[str] = frozenset()
+    api_token: str,
+    logger: logging.Logger | None,
+    *,
+    public_paths: frozenset[str] = frozenset(),
+    sessions: DashboardGate | None = None,
 ) -> falcon.App:
-    """A Falcon app with our authentication, headers, JSON and error envelope; no routes."""
-    app = falcon.App(
-        media_type=falcon.MEDIA_JSON,
-        middleware=[BearerAuth(api_token, public_paths=public_paths), DataOnlyHeaders()],
-    )
+    """A Falcon app with our authentication, headers, JSON and error envelope; no routes.
+
+    ``sessions``: the dashboard's gate, for an app that serves /ui.
+    """
+    middleware: list[object] = [
+        BearerAuth(api_token, public_paths=public_paths, sessions=sessions),
+        DataOnlyHeaders(),
+    ]
+    if sessions is not None:
+        middleware.append(DashboardHeaders())
+    app = falcon.App(media_type=falcon.MEDIA_JSON, middleware=middleware)
     json_handler = falcon.media.JSONHandler(dumps=json_text.dumps)
     app.resp_options.media_handlers[falcon.MEDIA_JSON] = json_handler
     install_error_handlers(app, logger or logging.getLogger("jobtable.http"))

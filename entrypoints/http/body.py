@@ -19,10 +19,19 @@ MAX_DEPTH = 64
 """Deeper JSON is refused: handlers, encoders and databases recurse into it."""
 
 
+def media_type(req: falcon.Request) -> str:
+    """The request's media type, without parameters, in lower case ("" when none)."""
+    return (req.content_type or "").split(";", 1)[0].strip().lower()
+
+
 def read_body(req: falcon.Request, *, limit: int = MAX_BODY_BYTES) -> bytes:
-    media_type = (req.content_type or "").split(";", 1)[0].strip().lower()
-    if media_type != falcon.MEDIA_JSON:
+    if media_type(req) != falcon.MEDIA_JSON:
         raise api_error(415, "unsupported_media_type", "the body must be application/json")
+    return read_bounded(req, limit=limit)
+
+
+def read_bounded(req: falcon.Request, *, limit: int) -> bytes:
+    """The whole body, refused with 413 past ``limit`` bytes before more is read."""
     too_large = api_error(413, "payload_too_large", f"the request body exceeds {limit} bytes")
     if req.content_length is not None and req.content_length > limit:
         raise too_large

@@ -8,38 +8,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from jobtable.entrypoints.http.openapi_follow import (
+    EVENTS_PATH,
+    GET_JOB,
+    LIST_JOBS,
+    RETRY_JOB,
+)
+from jobtable.entrypoints.http.openapi_parts import COMMON as _COMMON
+from jobtable.entrypoints.http.openapi_parts import JOB_ID as _JOB_ID
+from jobtable.entrypoints.http.openapi_parts import UNAUTHENTICATED as _UNAUTHENTICATED
+from jobtable.entrypoints.http.openapi_parts import error as _error
+from jobtable.entrypoints.http.openapi_parts import json_answer as _json
+from jobtable.entrypoints.http.openapi_parts import ref as _ref
 from jobtable.entrypoints.http.openapi_schemas import SCHEMAS
-
-
-def _ref(name: str) -> dict[str, str]:
-    return {"$ref": f"#/components/schemas/{name}"}
-
-
-def _error(description: str) -> dict[str, Any]:
-    return {
-        "description": description,
-        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
-    }
-
-
-def _json(description: str, schema: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    return {
-        "description": description,
-        "content": {"application/json": {"schema": schema}},
-        **extra,
-    }
-
-
-_UNAUTHENTICATED = {
-    **_error("no valid bearer token"),
-    "headers": {"WWW-Authenticate": {"schema": {"type": "string", "const": "Bearer"}}},
-}
-_COMMON = {
-    "405": _error("method not allowed"),
-    "500": _error("internal error"),
-    "503": _error("the database cannot be reached now"),
-}
-
 
 _LOCATION = {"Location": {"description": "where to GET the job", "schema": {"type": "string"}}}
 _IDEMPOTENCY_KEY = {
@@ -53,7 +34,6 @@ _IDEMPOTENCY_REFUSALS = {
     "409": _error("conflict: a request with this Idempotency-Key is still being answered"),
     "422": _error("idempotency_key_reused: the key was sent with another request"),
 }
-_JOB_ID = {"name": "job_id", "in": "path", "required": True, "schema": {"type": "string"}}
 _QUEUE_NAME = {"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}
 _BODY_REFUSALS = {
     "401": _UNAUTHENTICATED,
@@ -90,6 +70,7 @@ def _ids(*keys: str, duplicate: bool = False) -> dict[str, Any]:
 def _job_paths() -> dict[str, Any]:
     return {
         "/api/v1/jobs": {
+            "get": LIST_JOBS,
             "post": {
                 "summary": "enqueue a job of a registered kind",
                 "parameters": [_IDEMPOTENCY_KEY],
@@ -109,7 +90,7 @@ def _job_paths() -> dict[str, Any]:
                     **_BODY_REFUSALS,
                     **_COMMON,
                 },
-            }
+            },
         },
         "/api/v1/jobs/batch": {
             "post": {
@@ -134,18 +115,8 @@ def _job_paths() -> dict[str, Any]:
                 },
             }
         },
-        "/api/v1/jobs/{job_id}": {
-            "get": {
-                "summary": "a job: its status, latest result and failure code",
-                "parameters": [_JOB_ID],
-                "responses": {
-                    "200": _json("the job", _ref("Job")),
-                    "401": _UNAUTHENTICATED,
-                    "404": _error("no such job"),
-                    **_COMMON,
-                },
-            }
-        },
+        "/api/v1/jobs/{job_id}": {"get": GET_JOB},
+        "/api/v1/jobs/{job_id}/events": EVENTS_PATH,
         "/api/v1/jobs/{job_id}/detail": {
             "get": {
                 "summary": "a job with its queue, schedule, attempts and why it waits",
@@ -176,6 +147,7 @@ def _job_paths() -> dict[str, Any]:
                 },
             }
         },
+        "/api/v1/jobs/{job_id}/retry": {"post": RETRY_JOB},
     }
 
 

@@ -1,4 +1,4 @@
-"""Resources for operating jobs and queues: a job's detail, cancel, queues, runners.
+"""Resources for operating jobs and queues: a job's detail, cancel, retry, queues, runners.
 
 Thin, as the rest: one core call each, its answer shaped by ``views`` (the
 CLI prints the same shapes).
@@ -10,7 +10,7 @@ import falcon
 
 from jobtable.core import Runner
 from jobtable.core.enqueue_options import InvalidOptionError
-from jobtable.core.jobs import CancelOutcome
+from jobtable.core.jobs import CancelOutcome, RetryOutcome
 from jobtable.entrypoints import views
 from jobtable.entrypoints.http.errors import api_error
 
@@ -47,6 +47,23 @@ class CancelResource:
         resp.media = job.to_public()
 
 
+class RetryResource:
+    """200 when a failed job is queued again (one more attempt allowed), 409 when it has not
+    failed."""
+
+    def __init__(self, runner: Runner) -> None:
+        self._runner = runner
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response, job_id: str) -> None:
+        retried = self._runner.retry(job_id)
+        if retried is None:
+            raise api_error(404, *JOB_NOT_FOUND)
+        outcome, job = retried
+        if outcome is RetryOutcome.REFUSED:
+            raise api_error(409, "conflict", views.retry_refusal(job.status.value))
+        resp.media = job.to_public()
+
+
 class QueuesResource:
     def __init__(self, runner: Runner) -> None:
         self._runner = runner
@@ -63,15 +80,20 @@ class QueuePauseResource:
         self._paused = paused
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, name: str) -> None:
-        try:
-            if self._paused:
-                self._runner.pause_queue(name)
-            else:
-                self._runner.resume_queue(name)
-        except InvalidOptionError as error:
-            raise api_error(400, "invalid_option", f"{error.field}: {error.problem}") from None
+        set_paused(self._runner, name, paused=self._paused)
         state = views.queue_named(self._runner.queues(), name, paused=self._paused)
         resp.media = views.queue(state)
+
+
+def set_paused(runner: Runner, name: str, *, paused: bool) -> None:
+    """Pause or resume ``name`` (the API's and the dashboard's buttons); 400 for a bad name."""
+    try:
+        if paused:
+            runner.pause_queue(name)
+        else:
+            runner.resume_queue(name)
+    except InvalidOptionError as error:
+        raise api_error(400, "invalid_option", f"{error.field}: {error.problem}") from None
 
 
 class RunnersResource:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import falcon
 from prometheus_client import CollectorRegistry
 
-from jobtable.core import Runner
+from jobtable.core import InvalidOptionError, Runner
 from jobtable.entrypoints.http.body import read_body
 from jobtable.entrypoints.http.errors import api_error
 from jobtable.entrypoints.http.idempotency import answer_once
 from jobtable.entrypoints.http.job_requests import encode_batch, parse_job_request, refusals
+from jobtable.entrypoints.http.pages import encode_cursor, list_query
 from jobtable.entrypoints.metrics import exposition
 
 
@@ -44,20 +45,27 @@ class MetricsResource:
         resp.data, resp.content_type = exposition(self._registry, req.get_header("Accept"))
 
 
-class JobResource:
-    def __init__(self, runner: Runner) -> None:
-        self._runner = runner
-
-    def on_get(self, req: falcon.Request, resp: falcon.Response, job_id: str) -> None:
-        job = self._runner.get(job_id)
-        if job is None:
-            raise api_error(404, "not_found", "job not found")
-        resp.media = job.to_public()
-
-
 class JobsResource:
     def __init__(self, runner: Runner) -> None:
         self._runner = runner
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        """A page of jobs, newest first, with the cursor of the next (null: the last)."""
+        query = list_query(req)
+        try:
+            page = self._runner.list_jobs(
+                status=query.status,
+                kind=query.kind,
+                queue=query.queue,
+                limit=query.limit,
+                after=query.after,
+            )
+        except InvalidOptionError as error:
+            raise api_error(400, "invalid_option", f"{error.field}: {error.problem}") from None
+        resp.media = {
+            "jobs": [job.to_public() for job in page.jobs],
+            "next_cursor": encode_cursor(page.next_after),
+        }
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         body = read_body(req)

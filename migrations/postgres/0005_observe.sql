@@ -64,6 +64,11 @@ CREATE INDEX jobs_by_status ON jobs (status, id);
 CREATE INDEX jobs_by_kind ON jobs (kind, status, id);
 CREATE INDEX jobs_by_queue ON jobs (queue, status, id);
 
+-- Which kinds run in which queues, and in which states, go together: without joint
+-- statistics the planner takes a kind that never had a status for a common one and
+-- reads a whole index range (66 ms for a page at 1,000,000 jobs, 1 ms with them).
+CREATE STATISTICS jobs_kind_status_queue (mcv) ON kind, status, queue FROM jobs;
+
 -- Retention reads finished jobs by when they finished.
 CREATE INDEX jobs_finished ON jobs (status, finished_at) WHERE status IN ('succeeded', 'failed');
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.browser import browser, screenshots  # noqa: F401 (fixtures)
 from tests.support.databases import ENGINES, database_for
 
 REPO = Path(__file__).resolve().parents[2]

@@ -80,8 +80,8 @@ def free_port() -> int:
 
 def test_the_readme_has_its_shell_blocks():
     assert set(blocks()) == {
-        "quickstart", "countdown", "user-guide", "http", "http-lifecycle", "cli-lifecycle",
-        "metrics",
+        "quickstart", "countdown", "user-guide", "http", "http-lifecycle", "http-follow",
+        "cli-lifecycle", "metrics",
     }  # fmt: skip
 
 
@@ -147,6 +147,22 @@ def test_the_readme_pasted_in_order_into_fresh_shells_works(tmp_path):
         assert len(runners["runners"]) == 2  # serve and the worker
         assert (cancelled["id"], cancelled["error"]) == (duplicate["id"], "cancelled")
         assert len(batch["ids"]) == 2
+
+        follow = run_block("http-follow", folder, env, port=port)
+        assert follow.returncode == 0, follow.stderr
+        lines = follow.stdout.splitlines()
+        # The whole stream, then the rest after Last-Event-ID 2: nothing lost or repeated.
+        assert [int(line[4:]) for line in lines if line.startswith("id: ")] == [0, 1, 2, 3, 4, 3, 4]
+        assert {line for line in lines if line.startswith("event: ")} == {"event: job"}
+        listed = next(line for line in lines if line.startswith('{"jobs"'))
+        (page,) = json_values(listed.split("HTTP/1.1")[0])  # the long-poll's status line follows
+        assert [job["status"] for job in page["jobs"]] == ["succeeded", "succeeded"]
+        assert page["next_cursor"] is not None
+        assert "HTTP/1.1 200 OK" in follow.stdout and "Preference-Applied: wait=30" in lines
+        changed, retried, refused = json_values(lines[-1])
+        assert changed["status"] == "running"
+        assert (retried["status"], retried["error"]) == ("queued", None)
+        assert refused["error"]["code"] == "conflict"
 
         cli = run_block("cli-lifecycle", folder, env, before=". .venv/bin/activate\n")
         assert cli.returncode == 0, cli.stderr

@@ -1,9 +1,12 @@
-"""Every route, every method, with no, malformed, wrong and correct tokens.
+"""Every route, every method, with no, malformed, wrong and correct tokens and session cookies.
 
-Only /health and the OpenAPI document are public (and /metrics when the app
-is made with ``metrics_public``); everything else answers 401 in the
-envelope unless the token is exactly right, and a refused POST stores
-nothing. Routes are read off the app, so a new one is covered too.
+Public: /health, the OpenAPI document (and /metrics when the app is made
+with ``metrics_public``), the dashboard's login page and its static files.
+The API (/api/v1, /metrics) answers 401 in the envelope unless the bearer
+token is exactly right; the dashboard (/ui) unless its session cookie is
+valid. Neither opens the other: a bearer token opens no /ui route, a session
+cookie no /api/v1 route. A refused request changes nothing. Routes are read
+off the app, so a new one is covered too.
 """
 
 from __future__ import annotations
@@ -14,16 +17,24 @@ import pytest
 
 from jobtable.core import NoopPayload
 from jobtable.entrypoints.http.app import create_app
-from tests.http.conftest import TOKEN
+from jobtable.entrypoints.ui.session import SessionKeys
+from tests.http.conftest import TOKEN, log_in
 
 PUBLIC = {"/health", "/api/v1/openapi.json"}
+UI_PUBLIC = {"/ui/login", "/ui/static/{name}"}
+UI_SESSION = {
+    "/ui", "/ui/", "/ui/data/overview", "/ui/logout", "/ui/jobs", "/ui/jobs/{job_id}",
+    "/ui/jobs/{job_id}/events", "/ui/jobs/{job_id}/cancel", "/ui/jobs/{job_id}/retry",
+    "/ui/queues/{name}/pause", "/ui/queues/{name}/resume",
+}  # fmt: skip
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 JOB_BODY = b'{"kind": "noop", "payload": {}}'
 BODIES = {"/api/v1/jobs/batch": b'{"jobs": [{"kind": "noop", "payload": {}}]}'}
 PRIVATE = {
     "/api/v1/jobs", "/api/v1/jobs/batch", "/api/v1/jobs/{job_id}", "/api/v1/jobs/{job_id}/detail",
-    "/api/v1/jobs/{job_id}/cancel", "/api/v1/queues", "/api/v1/queues/{name}/pause",
-    "/api/v1/queues/{name}/resume", "/api/v1/runners", "/metrics",
+    "/api/v1/jobs/{job_id}/cancel", "/api/v1/jobs/{job_id}/retry", "/api/v1/jobs/{job_id}/events",
+    "/api/v1/queues", "/api/v1/queues/{name}/pause", "/api/v1/queues/{name}/resume",
+    "/api/v1/runners", "/metrics",
 }  # fmt: skip
 
 REFUSED_AUTHORIZATIONS = {
@@ -49,7 +60,12 @@ def routes(client: falcon.testing.TestClient) -> list[str]:
     return [route.path for route in falcon.inspect.inspect_routes(client.app)]
 
 
+def api_routes(client: falcon.testing.TestClient) -> list[str]:
+    return [path for path in routes(client) if path not in UI_PUBLIC | UI_SESSION]
+
+
 def concrete(path: str, job_id: str) -> str:
+    path = path.replace("/ui/static/{name}", "/ui/static/dashboard.js")
     return path.replace("{job_id}", job_id).replace("{name}", "mail")
 
 
@@ -62,7 +78,7 @@ def call(client, method: str, path: str, authorization: str | None, *, route: st
 
 
 def test_the_app_has_the_routes_this_matrix_expects(client):
-    assert set(routes(client)) == PUBLIC | PRIVATE
+    assert set(routes(client)) == PUBLIC | PRIVATE | UI_PUBLIC | UI_SESSION
 
 
 @pytest.mark.parametrize("case", sorted(REFUSED_AUTHORIZATIONS))
@@ -71,7 +87,7 @@ def test_every_private_route_and_method_refuses_a_bad_token_and_stores_nothing(
 ):
     job_id = system.runner.builtins.noop.enqueue(NoopPayload())
     authorization = REFUSED_AUTHORIZATIONS[case]
-    for path in routes(client):
+    for path in api_routes(client):
         for method in METHODS:
             result = call(client, method, concrete(path, job_id), authorization, route=path)
             if path in PUBLIC:
@@ -94,25 +110,34 @@ def test_every_private_route_and_method_refuses_a_bad_token_and_stores_nothing(
 
 @pytest.mark.parametrize("case", sorted(ACCEPTED_AUTHORIZATIONS))
 def test_the_correct_token_opens_every_route(system, client, case):
+    finished = system.runner.builtins.noop.enqueue(NoopPayload())
+    system.runner.drain()  # its event stream ends at once
+    failed = system.runner.builtins.noop.enqueue(NoopPayload())
+    system.runner.cancel(failed)  # failed cancelled: a retry takes it
     job_id = system.runner.builtins.noop.enqueue(NoopPayload())
+    ids = {"/api/v1/jobs/{job_id}/events": finished, "/api/v1/jobs/{job_id}/retry": failed}
     authorization = ACCEPTED_AUTHORIZATIONS[case]
-    expected = {
+    expected: dict[tuple[str, str], int] = {
         ("GET", "/health"): 200,
         ("GET", "/api/v1/openapi.json"): 200,
+        ("GET", "/api/v1/jobs"): 200,
         ("POST", "/api/v1/jobs"): 202,
         ("POST", "/api/v1/jobs/batch"): 202,
         ("GET", "/api/v1/jobs/{job_id}"): 200,
         ("GET", "/api/v1/jobs/{job_id}/detail"): 200,
+        ("GET", "/api/v1/jobs/{job_id}/events"): 200,
         ("POST", "/api/v1/jobs/{job_id}/cancel"): 200,
+        ("POST", "/api/v1/jobs/{job_id}/retry"): 200,
         ("GET", "/api/v1/queues"): 200,
         ("POST", "/api/v1/queues/{name}/pause"): 200,
         ("POST", "/api/v1/queues/{name}/resume"): 200,
         ("GET", "/api/v1/runners"): 200,
         ("GET", "/metrics"): 200,
     }
-    for path in routes(client):
+    for path in api_routes(client):
         for method in METHODS:
-            result = call(client, method, concrete(path, job_id), authorization, route=path)
+            where = concrete(path, ids.get(path, job_id))
+            result = call(client, method, where, authorization, route=path)
             # OPTIONS is Falcon's own answer listing the allowed methods.
             want = 200 if method == "OPTIONS" else expected.get((method, path), 405)
             assert result.status_code == want, (case, method, path, result.text)
@@ -144,3 +169,179 @@ def test_metrics_made_public_answer_without_a_token_while_the_api_still_refuses(
     for method in METHODS:
         if method not in ("GET", "OPTIONS"):
             assert client.simulate_request(method, "/metrics").status_code == 405, method
+
+
+# -- the dashboard: its session cookie, never the bearer token ---------------
+
+
+def other_token_cookie(system) -> str:
+    _, cookie = SessionKeys("another-token").issue(now=system.clock.now().timestamp())
+    return cookie
+
+
+def refused_cookies(system) -> dict[str, str | None]:
+    """Every cookie the dashboard must refuse, by what is wrong with it."""
+    keys = SessionKeys(TOKEN)
+    now = system.clock.now().timestamp()
+    _, good = keys.issue(now=now)
+    version, expires, session_id, mac = good.split(".")
+    _, expired = keys.issue(now=now - 12 * 3600 - 1)
+    flipped = mac[:-1] + ("A" if mac[-1] != "A" else "B")
+    return {
+        "none": None,
+        "empty": "",
+        "garbage": "not-a-session",
+        "mac flipped": f"{version}.{expires}.{session_id}.{flipped}",
+        "expiry moved": f"{version}.{int(expires) + 3600}.{session_id}.{mac}",
+        "session id changed": f"{version}.{expires}.{session_id[:-1]}x.{mac}",
+        "no mac": f"{version}.{expires}.{session_id}.",
+        "other version": f"2.{expires}.{session_id}.{mac}",
+        "expired": expired,
+        "signed with another token": other_token_cookie(system),
+        "the bearer token itself": TOKEN,
+    }
+
+
+def ui_call(client, method: str, path: str, *, cookie: str | None, accept: str, **headers: str):
+    if cookie is not None:
+        headers["Cookie"] = f"jobtable_session={cookie}"
+    return client.simulate_request(
+        method,
+        path,
+        headers={"Accept": accept, "Sec-Fetch-Site": "same-origin", **headers},
+        body=b"csrf=x" if method in ("POST", "PUT", "PATCH") else None,
+    )
+
+
+def assert_nothing_changed(system, job_id: str) -> None:
+    assert [(queue.name, queue.paused) for queue in system.runner.queues()] == [("default", False)]
+    assert [(job.id, job.status.value) for job in system.runner.drain()] == [(job_id, "succeeded")]
+
+
+SESSION_PATHS = [*sorted(UI_SESSION), "/ui/no-such-page"]
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED_AUTHORIZATIONS) + sorted(ACCEPTED_AUTHORIZATIONS))
+def test_no_bearer_token_opens_a_dashboard_route(system, client, case):
+    job_id = system.runner.builtins.noop.enqueue(NoopPayload())
+    authorization = {**REFUSED_AUTHORIZATIONS, **ACCEPTED_AUTHORIZATIONS}[case]
+    bearer = {} if authorization is None else {"Authorization": authorization}
+    for path in SESSION_PATHS:
+        for method in METHODS:
+            target = concrete(path, job_id)
+            fetched = ui_call(client, method, target, cookie=None, accept="*/*", **bearer)
+            assert fetched.status_code == 401, (case, method, path, fetched.status_code)
+            assert fetched.headers["WWW-Authenticate"] == 'Cookie realm="jobtable dashboard"'
+            if method != "HEAD":
+                assert fetched.json["error"]["code"] == "unauthenticated"
+            browsed = ui_call(client, method, target, cookie=None, accept="text/html", **bearer)
+            assert browsed.status_code == 303, (case, method, path)
+            assert browsed.headers["Location"].startswith("/ui/login")
+    assert_nothing_changed(system, job_id)
+
+
+REFUSED_COOKIE_CASES = (
+    "none", "empty", "garbage", "mac flipped", "expiry moved", "session id changed", "no mac",
+    "other version", "expired", "signed with another token", "the bearer token itself",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("case", REFUSED_COOKIE_CASES)
+def test_every_dashboard_route_refuses_a_missing_or_bad_cookie_and_changes_nothing(
+    system, client, case
+):
+    cookies = refused_cookies(system)
+    assert set(cookies) == set(REFUSED_COOKIE_CASES)
+    cookie = cookies[case]
+    job_id = system.runner.builtins.noop.enqueue(NoopPayload())
+    for path in SESSION_PATHS:
+        for method in METHODS:
+            target = concrete(path, job_id)
+            result = ui_call(client, method, target, cookie=cookie, accept="application/json")
+            assert result.status_code == 401, (case, method, path, result.status_code)
+            assert job_id not in result.text
+    assert_nothing_changed(system, job_id)
+
+
+def test_a_valid_session_opens_every_dashboard_route(system, client):
+    browser = log_in(client)
+    job_id = system.runner.builtins.noop.enqueue(NoopPayload())
+    system.runner.drain()  # finished: its event stream ends once it has told its changes
+    expected = {
+        ("GET", "/ui"): 303,
+        ("GET", "/ui/"): 200,
+        ("GET", "/ui/data/overview"): 200,
+        ("GET", "/ui/jobs"): 200,
+        ("GET", "/ui/jobs/{job_id}"): 200,
+        ("GET", "/ui/jobs/{job_id}/events"): 200,
+        ("POST", "/ui/jobs/{job_id}/cancel"): 303,
+        ("POST", "/ui/jobs/{job_id}/retry"): 303,
+        ("POST", "/ui/queues/{name}/pause"): 303,
+        ("POST", "/ui/queues/{name}/resume"): 303,
+        ("POST", "/ui/logout"): 303,
+    }
+    for path in sorted(UI_SESSION):
+        for method in METHODS:
+            result = client.simulate_request(
+                method,
+                concrete(path, job_id),
+                headers={
+                    **browser.headers,
+                    "X-CSRF-Token": browser.csrf,
+                    "Sec-Fetch-Site": "same-origin",
+                },
+            )
+            want = 200 if method == "OPTIONS" else expected.get((method, path), 405)
+            assert result.status_code == want, (method, path, result.text)
+    missing = browser.get(client, "/ui/no-such-page")
+    assert missing.status_code == 404
+
+
+def test_a_session_cookie_opens_no_api_route(system, client):
+    browser = log_in(client)
+    job_id = system.runner.builtins.noop.enqueue(NoopPayload())
+    for path in api_routes(client):
+        if path in PUBLIC:
+            continue
+        for method in METHODS:
+            result = client.simulate_request(
+                method,
+                concrete(path, job_id),
+                headers={
+                    **browser.headers,
+                    "Content-Type": "application/json",
+                    "X-CSRF-Token": browser.csrf,
+                    "Sec-Fetch-Site": "same-origin",
+                },
+                body=BODIES.get(path, JOB_BODY) if method in ("POST", "PUT", "PATCH") else None,
+            )
+            assert result.status_code == 401, (method, path, result.status_code)
+            assert result.headers["WWW-Authenticate"] == "Bearer"
+    assert_nothing_changed(system, job_id)
+
+
+@pytest.mark.parametrize(
+    "path", ["/ui/login", "/ui/static/dashboard.js", "/ui/static/dashboard.css"]
+)
+def test_public_dashboard_routes_answer_the_same_with_any_cookie_or_token_or_none(
+    system, client, path
+):
+    browser = log_in(client)
+    answers = {
+        repr(case): client.simulate_get(
+            path,
+            headers={
+                **({} if cookie is None else {"Cookie": f"jobtable_session={cookie}"}),
+                **({} if authorization is None else {"Authorization": authorization}),
+            },
+        )
+        for case, cookie, authorization in [
+            ("nothing", None, None),
+            ("session", browser.cookie, None),
+            ("bad cookie", "garbage", None),
+            ("bearer", None, f"Bearer {TOKEN}"),
+            ("bad bearer", None, "Bearer nope"),
+        ]
+    }
+    assert {answer.status_code for answer in answers.values()} == {200}
+    assert len({answer.content for answer in answers.values()}) == 1

@@ -19,8 +19,9 @@ from hypothesis import strategies as st
 from jobtable.adapters.fake_clock import FakeClock
 from jobtable.adapters.faulty import FaultyStore
 from jobtable.adapters.memory import MemoryStore
-from jobtable.core import InvalidPayloadError, JobContext, Runner
+from jobtable.core import InvalidPayloadError, JobContext, NoopPayload, Runner
 from jobtable.entrypoints.http.app import create_app
+from jobtable.entrypoints.http.conditional import wait_preference
 
 TOKEN = "fuzz-token-2b8e"
 MARKER = "\u2603marker"
@@ -72,6 +73,8 @@ def build():
 
 
 STORE, RUNNER, CLIENT = build()
+FINISHED = RUNNER.builtins.noop.enqueue(NoopPayload())
+RUNNER.drain()  # a job whose stream ends: random reads of it never wait for it
 FUZZ = settings(deadline=None, suppress_health_check=list(HealthCheck), database=None)
 
 json_values = st.recursive(
@@ -143,7 +146,24 @@ def test_random_post_bodies_never_5xx_and_refusals_store_nothing(body, content_t
 
 path_segments = st.one_of(
     st.sampled_from(
-        ["api", "v1", "jobs", "health", "openapi.json", "", "..", "%2e%2e", "%00", ASCII_MARKER]
+        [
+            "api",
+            "v1",
+            "jobs",
+            "health",
+            "openapi.json",
+            "",
+            "..",
+            "%2e%2e",
+            "%00",
+            ASCII_MARKER,
+            "events",
+            "retry",
+            "cancel",
+            "detail",
+            "batch",
+            "queues",
+        ]
     ),
     st.text(alphabet=string.ascii_letters + string.digits + "-._~%!$&'()*+,;=:@", max_size=12),
 )
@@ -187,6 +207,54 @@ def test_random_paths_methods_and_headers_never_5xx(
     assert ASCII_MARKER not in result.text
     if result.status_code != 202:
         assert STORE.calls["create"] == before
+
+
+marked_text = st.text(alphabet=string.printable.strip(), max_size=30).map(ASCII_MARKER.__add__)
+list_queries = st.dictionaries(
+    st.sampled_from(["status", "kind", "queue", "limit", "cursor", "other"]),
+    st.sampled_from(["", "queued", "failed", "noop", "default", "0", "-1", "500", "9" * 30,
+                     "eyJhZnRlciI6IngifQ", "1.5", "\u00e9"]) | marked_text,
+    max_size=4,
+)  # fmt: skip
+follow_headers = st.dictionaries(
+    st.sampled_from(["If-None-Match", "Prefer", "Last-Event-ID"]),
+    st.sampled_from(['"0"', '"2"', "*", 'W/"2"', '"2", "3"', "wait=0", "wait=abc", "wait=-1",
+                     "respond-async, wait=0", "0", "2", "99", "", "1" * 30]) | marked_text,
+    max_size=3,
+)  # fmt: skip
+
+
+@given(query=list_queries, authorization=authorizations)
+@settings(FUZZ, max_examples=1000)
+def test_random_list_queries_never_5xx_nor_echo_what_they_were_given(query, authorization):
+    headers = {}
+    if authorization is not None and header_safe(authorization):
+        headers["Authorization"] = authorization
+    result = CLIENT.simulate_get("/api/v1/jobs", params=query, headers=headers)
+    assert_answer_is_well_formed(result)
+    assert ASCII_MARKER not in result.text
+    if result.status_code == 200:
+        assert set(result.json) == {"jobs", "next_cursor"}
+
+
+@given(
+    route=st.sampled_from(["", "/events", "/detail"]),
+    headers=follow_headers,
+    last_event_id=st.none() | st.sampled_from(["1", "x", "-3"]) | marked_text,
+)
+@settings(FUZZ, max_examples=1000)
+def test_random_conditional_and_resuming_reads_never_5xx(route, headers, last_event_id):
+    if wait_preference(headers.get("Prefer")):
+        del headers["Prefer"]  # a real wait on a finished job's own ETag: slow, not wrong
+    query = {} if last_event_id is None else {"last_event_id": last_event_id}
+    result = CLIENT.simulate_get(
+        f"/api/v1/jobs/{FINISHED}{route}",
+        params=query,
+        headers={**headers, "Authorization": f"Bearer {TOKEN}"},
+    )
+    assert_answer_is_well_formed(result)
+    assert ASCII_MARKER not in result.text
+    assert result.status_code in (200, 204, 304, 400), (result.status_code, result.text)
 
 
 @given(payload=payloads)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.client
+import json
 import logging
 import threading
 import time
@@ -10,6 +11,8 @@ import time
 import falcon
 import pytest
 
+from jobtable.entrypoints.http.streams import may_wait
+from jobtable.entrypoints.http_pools import SPARE_WAITING_THREADS
 from jobtable.entrypoints.http_server import HttpServer
 
 
@@ -126,3 +129,88 @@ def test_a_keep_alive_client_that_keeps_asking_is_told_to_close_once_stop_begins
     assert not client.is_alive()
     assert seen[-1] in ("close", "dropped")
     assert seen[:-1] and set(seen[:-1]) == {None}  # kept alive until the stop
+
+
+# -- two pools: ordinary requests, and those that may wait ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "headers", "waits"),
+    [
+        ("GET", "/api/v1/jobs/j1/events", {}, True),
+        ("GET", "//api/v1/jobs/j1/events/", {}, True),
+        ("GET", "/ui/jobs/j1/events", {}, True),
+        ("GET", "/ui/jobs/j1", {}, False),
+        ("GET", "/api/v1/jobs/j1", {"IF_NONE_MATCH": '"1"', "PREFER": "wait=5"}, True),
+        ("GET", "/api/v1/jobs/j1", {"IF_NONE_MATCH": '"1"'}, False),
+        ("GET", "/api/v1/jobs/j1", {"PREFER": "wait=5"}, False),
+        ("POST", "/api/v1/jobs/j1/events", {}, False),
+        ("GET", "/api/v1/jobs/j1/detail", {"IF_NONE_MATCH": "*", "PREFER": "wait=5"}, False),
+        ("GET", "/api/v1/jobs", {}, False),
+        ("GET", "/health", {}, False),
+    ],
+)
+def test_streams_and_long_polls_are_told_from_other_requests(method, path, headers, waits):
+    assert may_wait(method, path, headers) is waits
+
+
+class Where:
+    """Says which thread served it; its events wait until released."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.waiting = threading.Semaphore(0)
+
+    def on_get(self, req, resp, **params):
+        if req.path.endswith("/events"):
+            self.waiting.release()
+            self.release.wait(30)
+        resp.media = {"thread": threading.current_thread().name}
+
+
+@pytest.fixture
+def where_server():
+    app = falcon.App()
+    where = Where()
+    for path in ("/api/v1/jobs/{job_id}", "/api/v1/jobs/{job_id}/events", "/other"):
+        app.add_route(path, where)
+    server = HttpServer(
+        app, host="127.0.0.1", port=0, threads=1, stream_slots=1, logger=logging.getLogger("t")
+    )
+    server.start()
+    yield server, where
+    where.release.set()
+    server.stop(deadline=time.monotonic() + 10)
+
+
+def thread_of(address, path, headers=None) -> str:
+    conn = http.client.HTTPConnection(*address, timeout=30)
+    try:
+        conn.request("GET", path, headers=headers or {})
+        return json.loads(conn.getresponse().read())["thread"]
+    finally:
+        conn.close()
+
+
+def test_waiting_requests_run_on_the_stream_threads_and_the_rest_on_their_own(where_server):
+    server, where = where_server
+    where.release.set()
+    long_poll = {"If-None-Match": '"1"', "Prefer": "wait=5"}
+    assert thread_of(server.address, "/other") == "jobtable-request-0"
+    assert thread_of(server.address, "/api/v1/jobs/j1") == "jobtable-request-0"
+    assert thread_of(server.address, "/api/v1/jobs/j1", long_poll).startswith("jobtable-stream-")
+    assert thread_of(server.address, "/api/v1/jobs/j1/events").startswith("jobtable-stream-")
+
+
+def test_ordinary_requests_answer_while_every_stream_thread_waits(where_server):
+    server, where = where_server
+    held = [threading.Thread(target=thread_of, args=(server.address, "/api/v1/jobs/j/events"))
+            for _ in range(1 + SPARE_WAITING_THREADS)]  # fmt: skip
+    for thread in held:
+        thread.start()
+    for _ in held:
+        assert where.waiting.acquire(timeout=10)  # each stream thread holds one
+    assert thread_of(server.address, "/other") == "jobtable-request-0"
+    where.release.set()
+    for thread in held:
+        thread.join(10)

@@ -1,15 +1,19 @@
-"""HTTP load against a real ``jobtable serve``: 50 clients mixing POST and GET, then SIGTERM.
+"""HTTP load against a real ``jobtable serve``: 50 clients mixing POST and GET beside 50
+open event streams, then SIGTERM.
 
     python -m tests.soak.http_load --engine sqlite --seconds 60      # by hand, full size
     python -m tests.soak.http_load --engine postgres --seconds 60    # needs JOBTABLE_TEST_POSTGRES
 
 Each client keeps one connection and, at random, POSTs a ``noop`` job or
-GETs a job it was given. After a warm-up (a tenth of the run) the server's
-RSS is read, and again at the end. Then the load runs once more and SIGTERM
-lands in the middle of it: every request answered must be whole and not a
-5xx, the process must exit 0 within its grace, and every job that got a 202,
-in either phase, must be in the database. Prints the verdict; exit 1 if any
-part fails.
+GETs a job it was given, while 50 event streams stay open on jobs due in a
+day (tests/soak/held_streams.py); after the load they are cancelled and every
+stream must deliver its job's end. After a warm-up (a tenth of the
+run) the server's RSS is read, and again at the end. Then the load runs once
+more, with 50 new streams open, and SIGTERM lands in the middle of it: every
+request answered must be whole and not a 5xx, every stream must end cleanly,
+the process must exit 0 within its grace, and every job that got a 202, in
+either phase, must be in the database. Prints the verdict; exit 1 if any part
+fails.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from tests.e2e.conftest import ServeProcess
+from tests.soak.held_streams import HeldStreams
 from tests.support.databases import database_for, query
 from tests.support.seeds import chosen_seed
 
@@ -143,6 +148,8 @@ class LoadReport:
     exit_code: int | None
     exit_seconds: float
     lost: int
+    streams: HeldStreams
+    stop_streams: HeldStreams
 
     @property
     def rss_growth_kib(self) -> int:
@@ -156,6 +163,9 @@ class LoadReport:
             and self.lost == 0
             and self.exit_code == 0
             and self.exit_seconds < GRACE
+            and not self.streams.errors
+            and not self.stop_streams.errors
+            and self.streams.finished == self.stop_streams.finished == len(self.streams.streams)
         )
 
     def lines(self) -> list[str]:
@@ -177,12 +187,23 @@ class LoadReport:
             f"{self.stop_tally.count()} answered, {self.stop_tally.dropped} connections closed, "
             f"errors {len(self.stop_tally.errors)} {self.stop_tally.errors[:3]}",
             f"  accepted jobs lost     {self.lost} of {len(tally.accepted) + len(self.stop_tally.accepted)} (must be 0)",
+            f"  event streams          {len(self.streams.streams)} open through the load, "
+            f"{self.streams.finished} told their job's end after it; "
+            f"{self.stop_streams.finished} of {len(self.stop_streams.streams)} ended cleanly at "
+            f"SIGTERM; errors {len(self.streams.errors) + len(self.stop_streams.errors)} "
+            f"{(self.streams.errors + self.stop_streams.errors)[:3]}",
         ]
         return lines
 
 
 def load(
-    engine: str, database: str, seconds: float, clients: int, *, seed: int | None = None
+    engine: str,
+    database: str,
+    seconds: float,
+    clients: int,
+    *,
+    streams: int = 50,
+    seed: int | None = None,
 ) -> LoadReport:
     seed = chosen_seed(f"http load ({engine})", seed)
     env = {"JOBTABLE_API_TOKEN": TOKEN, "JOBTABLE_DATABASE": database}
@@ -190,6 +211,7 @@ def load(
         Path(database) if engine == "sqlite" else database, "--grace", str(GRACE), env=env
     )  # type: ignore[arg-type]
     try:
+        held = HeldStreams.open(server, streams)
         tally, stop, never = Tally(), threading.Event(), threading.Event()
         threads = run_clients(server.base_url, clients, tally, stop, never, seed=seed)
         stop.wait(seconds / 10)  # the warm-up's length, not a wait for a result
@@ -199,7 +221,9 @@ def load(
         for thread in threads:
             thread.join(60)
         rss_end = rss_kib(server.process.pid)
+        held.release()
 
+        held_at_stop = HeldStreams.open(server, streams)
         stop_tally, stop_again, stopping = Tally(), threading.Event(), threading.Event()
         stop_tally.accepted = list(tally.accepted[-100:])  # GETs of known jobs from the start
         known = len(stop_tally.accepted)
@@ -212,6 +236,7 @@ def load(
         stop_again.set()
         for thread in threads:
             thread.join(60)
+        held_at_stop.expect_ended()
     finally:
         if server.process.poll() is None:
             server.process.kill()
@@ -229,23 +254,29 @@ def load(
         exit_code,
         exit_seconds,
         lost,
+        held,
+        held_at_stop,
     )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        description="50 HTTP clients against jobtable serve, then SIGTERM."
+        description="50 HTTP clients and 50 open event streams against jobtable serve, "
+        "then SIGTERM."
     )
     parser.add_argument("--engine", choices=["sqlite", "postgres"], default="sqlite")
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--streams", type=int, default=50)
     parser.add_argument("--seed", type=int, default=None)
     args = parser.parse_args(argv)
     import tempfile
 
     workdir = Path(tempfile.mkdtemp(prefix="jobtable-load-"))
     with database_for(args.engine, workdir) as database:
-        report = load(args.engine, database, args.seconds, args.clients, seed=args.seed)
+        report = load(
+            args.engine, database, args.seconds, args.clients, streams=args.streams, seed=args.seed
+        )
     print("\n".join(report.lines()))
     return 0 if report.passed else 1
 

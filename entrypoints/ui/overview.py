@@ -1,0 +1,181 @@
+"""The overview page: jobs by queue and status, throughput, pause and resume, live runners.
+
+Counts are read when the page is served; the page's script reads them again
+from ``/ui/data/overview`` every few seconds and works out the throughput
+(jobs finished per minute) from the difference between its reads, which
+every open page shares (``OverviewReads``).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from jobtable.core import Runner, RunnerRecord
+from jobtable.core.jobs import QueueState
+from jobtable.entrypoints import views
+from jobtable.entrypoints.ui.layout import action_form, page
+from jobtable.entrypoints.ui.markup import Markup, el, fragment
+from jobtable.entrypoints.ui.shown import STATUSES, queue_href, when
+
+POLL_SECONDS = 5
+
+
+SHARE_FACTOR = 10
+"""A slow read is shared for this many times as long as it took."""
+
+
+@attrs.frozen(kw_only=True)
+class OverviewRead:
+    queues: list[QueueState]
+    runners: list[RunnerRecord]
+    at: float
+    """Unix seconds when it was read: the page's throughput divides by the time between."""
+
+    def data(self) -> Any:
+        """What the page's script reads: the API's shapes of queues and runners, and when."""
+        return {
+            "at": self.at,
+            "queues": [views.queue(state) for state in self.queues],
+            "runners": [views.runner(record) for record in self.runners],
+        }
+
+
+class OverviewReads:
+    """The overview's counts, read at most so often however many pages poll them.
+
+    Counting every job by queue and status reads the whole table (about a
+    second at 1,000,000 jobs on SQLite), so the polls of every open page share
+    one read for POLL_SECONDS, or for ten times as long as it took when that is
+    longer. Drawing the page reads afresh (an action's outcome must show), and
+    the polls get that read from then on.
+    """
+
+    def __init__(
+        self,
+        runner: Runner,
+        *,
+        wall: Callable[[], float],
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._runner = runner
+        self._wall = wall
+        self._monotonic = monotonic
+        self._lock = threading.Lock()  # one read at a time; the others wait and share it
+        self._kept: OverviewRead | None = None
+        self._until = 0.0
+
+    def fresh(self) -> OverviewRead:
+        with self._lock:
+            return self._read()
+
+    def shared(self) -> OverviewRead:
+        with self._lock:
+            if self._kept is not None and self._monotonic() < self._until:
+                return self._kept
+            return self._read()
+
+    def _read(self) -> OverviewRead:
+        started = self._monotonic()
+        read = OverviewRead(
+            queues=self._runner.queues(), runners=self._runner.runners(), at=self._wall()
+        )
+        ended = self._monotonic()
+        self._kept = read
+        self._until = ended + max(POLL_SECONDS, SHARE_FACTOR * (ended - started))
+        return read
+
+
+def _totals(queues: list[QueueState]) -> Markup:
+    cards = [
+        el(
+            "div",
+            el("span", status, class_="label"),
+            el("span", sum(q.counts.get(status, 0) for q in queues), data_total=status),
+            class_=f"card status-{status}",
+        )
+        for status in STATUSES
+    ]
+    throughput = el(
+        "div",
+        el("span", "finished / min", class_="label"),
+        el("span", "measuring…", data_rate="*"),
+        class_="card",
+    )
+    return el("section", cards, throughput, class_="cards", aria_label="totals")
+
+
+def _queue_row(state: QueueState, csrf: str) -> Markup:
+    toggle = "resume" if state.paused else "pause"
+    return el(
+        "tr",
+        el("th", state.name, scope="row"),
+        el("td", el("span", "paused" if state.paused else "active", class_=f"state-{toggle}")),
+        [el("td", state.counts.get(status, 0), data_count=status) for status in STATUSES],
+        el("td", "…", data_rate=state.name),
+        el("td", action_form(queue_href(state.name, toggle), toggle.capitalize(), csrf=csrf)),
+        data_queue=state.name,
+        data_paused="true" if state.paused else "false",
+    )
+
+
+def _queues(queues: list[QueueState], csrf: str) -> Markup:
+    heads = ["Queue", "State", *(s.capitalize() for s in STATUSES), "Finished / min", ""]
+    rows = [_queue_row(state, csrf) for state in queues]
+    if not rows:
+        rows = [el("tr", el("td", "No queue holds a job yet.", colspan=len(heads)))]
+    return el(
+        "section",
+        el("h2", "Queues"),
+        el("table", el("thead", el("tr", [el("th", h) for h in heads])), el("tbody", rows)),
+        id="queues",
+    )
+
+
+RUNNER_HEADS = ("Runner", "Host", "PID", "Kinds", "Queues", "Workers", "Busy", "Last seen")
+
+
+def _runner_row(record: RunnerRecord) -> Markup:
+    info = record.info
+    return el(
+        "tr",
+        el("td", info.id, class_="id"),
+        el("td", info.host),
+        el("td", info.pid),
+        el("td", ", ".join(info.kinds)),
+        el("td", "all" if info.queues is None else ", ".join(info.queues)),
+        el("td", info.workers),
+        el("td", record.busy),
+        el("td", when(record.last_seen)),
+    )
+
+
+def _runners(runners: list[RunnerRecord]) -> Markup:
+    rows = [_runner_row(record) for record in runners] or [
+        el("tr", el("td", "No runner is live.", colspan=len(RUNNER_HEADS)))
+    ]
+    return el(
+        "section",
+        el("h2", "Live runners"),
+        el(
+            "table",
+            el("thead", el("tr", [el("th", h) for h in RUNNER_HEADS])),
+            el("tbody", rows),
+            id="runners",
+        ),
+    )
+
+
+def render_overview(read: OverviewRead, *, csrf: str) -> str:
+    content = fragment(_totals(read.queues), _queues(read.queues, csrf), _runners(read.runners))
+    return page(
+        "Overview",
+        content,
+        name="overview",
+        csrf=csrf,
+        data={"poll": str(POLL_SECONDS), "at": repr(read.at), "source": "/ui/data/overview"},
+    )

@@ -1,0 +1,139 @@
+"""The dashboard's pages and the data its script reads: thin, one or two core calls each."""
+
+from __future__ import annotations
+
+import attrs
+import falcon
+
+from jobtable.core import Runner
+from jobtable.core.enqueue_options import InvalidOptionError
+from jobtable.entrypoints.http.errors import api_error
+from jobtable.entrypoints.http.streams import (
+    MEDIA_TYPE,
+    JobEventStream,
+    StreamSlots,
+    resume_point,
+)
+from jobtable.entrypoints.ui.guard import DashboardGate
+from jobtable.entrypoints.ui.job_list import PAGE_SIZE, Filters, render_jobs
+from jobtable.entrypoints.ui.job_page import render_job, render_missing
+from jobtable.entrypoints.ui.layout import see_other, send_page
+from jobtable.entrypoints.ui.overview import OverviewReads, render_overview
+
+
+class _Page:
+    auth_session = True
+
+    def __init__(self, runner: Runner, gate: DashboardGate) -> None:
+        self._runner = runner
+        self._gate = gate
+
+    def _csrf(self, req: falcon.Request) -> str:
+        return self._gate.keys.csrf_token(req.context.session)
+
+
+class DashboardRoot(_Page):
+    """``/ui`` without its slash: the overview's address is ``/ui/``."""
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        see_other(resp, "/ui/")
+
+
+class OverviewPage(_Page):
+    def __init__(self, runner: Runner, gate: DashboardGate, reads: OverviewReads) -> None:
+        super().__init__(runner, gate)
+        self._reads = reads
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        send_page(resp, render_overview(self._reads.fresh(), csrf=self._csrf(req)))
+
+
+class OverviewData(_Page):
+    def __init__(self, runner: Runner, gate: DashboardGate, reads: OverviewReads) -> None:
+        super().__init__(runner, gate)
+        self._reads = reads
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        resp.media = self._reads.shared().data()
+
+
+class JobPage(_Page):
+    def on_get(self, req: falcon.Request, resp: falcon.Response, job_id: str) -> None:
+        # The five keys and their version from one read, the rest after: the page's stream
+        # starts at that version, so no change between the two reads is missed.
+        job = self._runner.get(job_id)
+        found = None if job is None else self._runner.detail(job_id)
+        if job is None or found is None:
+            send_page(resp, render_missing(csrf=self._csrf(req)), status=404)
+            return
+        detail, waiting = found
+        document = render_job(
+            attrs.evolve(detail, job=job),
+            waiting,
+            csrf=self._csrf(req),
+            notice=req.get_param("done"),
+        )
+        send_page(resp, document)
+
+
+class JobListPage(_Page):
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        filters = Filters(
+            status=req.get_param("status") or "",
+            kind=req.get_param("kind") or "",
+            queue=req.get_param("queue") or "",
+        )
+        cursor = req.get_param("cursor") or None
+        try:
+            found = self._runner.list_jobs(
+                status=filters.status or None,
+                kind=filters.kind or None,
+                queue=filters.queue or None,
+                limit=PAGE_SIZE,
+                after=cursor,
+            )
+        except InvalidOptionError as error:
+            document = render_jobs(
+                (),
+                filters=filters,
+                next_after=None,
+                paged=cursor is not None,
+                problem=f"{error.field}: {error.problem}",
+                csrf=self._csrf(req),
+            )
+            send_page(resp, document, status=400)
+            return
+        document = render_jobs(
+            found.jobs,
+            filters=filters,
+            next_after=found.next_after,
+            paged=cursor is not None,
+            problem=None,
+            csrf=self._csrf(req),
+        )
+        send_page(resp, document)
+
+
+class JobEvents(_Page):
+    """The job page's live feed: the job's changes as Server-Sent Events (cookie only)."""
+
+    def __init__(self, runner: Runner, gate: DashboardGate, slots: StreamSlots) -> None:
+        super().__init__(runner, gate)
+        self._slots = slots
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, job_id: str) -> None:
+        try:
+            after = resume_point(req.get_header("Last-Event-ID"), req.get_param("after"))
+        except ValueError:
+            raise api_error(
+                400, "invalid_request", "Last-Event-ID and after must be a version number"
+            ) from None
+        if self._runner.events(job_id, after) is None:
+            raise api_error(404, "not_found", "job not found")
+        if not self._slots.take():
+            raise api_error(
+                503, "unavailable", "too many open event streams; try again shortly",
+                **{"Retry-After": "2"},
+            )  # fmt: skip
+        resp.content_type = MEDIA_TYPE
+        resp.stream = JobEventStream(self._runner, job_id, after, on_close=self._slots.give_back)

@@ -1,0 +1,105 @@
+"""Headless Chromium from Debian's packages, driven by Selenium, downloading nothing.
+
+Locally a machine without Chromium skips the browser tests and says why; in CI
+(``CI=true``) a missing browser fails them, so they cannot silently not run.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+INSTALL = "apt-get install -y chromium chromium-driver"
+WAIT_SECONDS = 15.0
+
+
+def _missing_browser(reason: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{reason}; CI must run the browser tests ({INSTALL})")
+    pytest.skip(f"{reason} ({INSTALL})")
+
+
+def chromium(
+    window: tuple[int, int] = (1280, 900),
+    *,
+    binary: str | None = None,
+    driver: str | None = None,
+) -> Any:
+    """A new headless Chromium (skipped or failed, as above, when it is not installed)."""
+    binary = binary or shutil.which("chromium") or CHROMIUM
+    driver = driver or shutil.which("chromedriver") or CHROMEDRIVER
+    missing = [path for path in (binary, driver) if not os.path.exists(path)]
+    if missing:
+        _missing_browser(f"headless Chromium is not installed: {', '.join(missing)} missing")
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        _missing_browser("selenium is not installed (pip install -e '.[dev]')")
+    os.environ["SE_OFFLINE"] = "true"  # Selenium Manager must not download a browser or driver
+    options = webdriver.ChromeOptions()
+    options.binary_location = binary
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage"):
+        options.add_argument(argument)
+    options.add_argument(f"--window-size={window[0]},{window[1]}")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service(executable_path=driver), options=options)
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    driver = chromium()
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+@pytest.fixture
+def screenshots(tmp_path: Path) -> Callable[[Any, str], Path]:
+    """Save the browser's page as NAME.png (in $JOBTABLE_SCREENSHOTS when set, else tmp)."""
+    folder = Path(os.environ.get("JOBTABLE_SCREENSHOTS") or tmp_path / "screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+
+    def take(driver: Any, name: str) -> Path:
+        path = folder / f"{name}.png"
+        assert driver.save_screenshot(str(path)), path
+        return path
+
+    return take
+
+
+def wait_for(driver: Any, condition: Callable[[Any], Any], what: str) -> Any:
+    """What ``condition(driver)`` gives once truthy, within WAIT_SECONDS, else a failure saying
+    what was awaited."""
+    from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    # A page the dashboard loads again (after an action, on a status change) leaves the
+    # elements found before it stale: look again.
+    waiting = WebDriverWait(
+        driver,
+        WAIT_SECONDS,
+        poll_frequency=0.05,
+        ignored_exceptions=(StaleElementReferenceException,),
+    )
+    try:
+        return waiting.until(condition)
+    except TimeoutException:
+        raise AssertionError(f"not within {WAIT_SECONDS}s: {what}") from None
+
+
+def page_errors(driver: Any) -> list[str]:
+    """Script errors and Content-Security-Policy violations the page logged."""
+    return [
+        entry["message"]
+        for entry in driver.get_log("browser")
+        if "Content Security Policy" in entry["message"] or "Uncaught" in entry["message"]
+    ]
