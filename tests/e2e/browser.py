@@ -79,8 +79,22 @@ def screenshots(tmp_path: Path) -> Callable[[Any, str], Path]:
 def wait_for(driver: Any, condition: Callable[[Any], Any], what: str) -> Any:
     """What ``condition(driver)`` gives once truthy, within WAIT_SECONDS, else a failure saying
     what was awaited."""
-    from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
+    from selenium.common.exceptions import (
+        StaleElementReferenceException,
+        TimeoutException,
+        WebDriverException,
+    )
     from selenium.webdriver.support.ui import WebDriverWait
+
+    def looked(current: Any) -> Any:
+        # Chromium sometimes tells of an element replaced between finding and reading it
+        # as an inspector error rather than a stale element: the same thing, look again.
+        try:
+            return condition(current)
+        except WebDriverException as error:
+            if "does not belong to the document" in str(error):
+                return False
+            raise
 
     # A page the dashboard loads again (after an action, on a status change) leaves the
     # elements found before it stale: look again.
@@ -91,7 +105,7 @@ def wait_for(driver: Any, condition: Callable[[Any], Any], what: str) -> Any:
         ignored_exceptions=(StaleElementReferenceException,),
     )
     try:
-        return waiting.until(condition)
+        return waiting.until(looked)
     except TimeoutException:
         raise AssertionError(f"not within {WAIT_SECONDS}s: {what}") from None
 

@@ -15,7 +15,11 @@ from urllib.parse import urlencode
 
 import attrs
 import pytest
-from selenium.common.exceptions import NoAlertPresentException
+from selenium.common.exceptions import (
+    NoAlertPresentException,
+    StaleElementReferenceException,
+    WebDriverException,
+)
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
@@ -91,9 +95,17 @@ def log_in(driver, dashboard: Dashboard) -> None:
 
 
 def text_of(driver, selector: str) -> str:
-
-    found = driver.find_elements(By.CSS_SELECTOR, selector)
-    return found[0].text if found else ""
+    """The first match's text, read again when the page replaced it between find and read."""
+    for _ in range(100):
+        try:
+            found = driver.find_elements(By.CSS_SELECTOR, selector)
+            return found[0].text if found else ""
+        except StaleElementReferenceException:
+            continue
+        except WebDriverException as error:
+            if "does not belong to the document" not in str(error):
+                raise
+    raise AssertionError(f"{selector}: replaced on every read")
 
 
 def field(driver, name: str) -> str:
