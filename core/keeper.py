@@ -343,7 +343,11 @@ class LivenessKeeper:
         dead = self._judge.judge(sightings, at=at, returned_at=self._clock.monotonic())
         if not dead:
             return
-        recovered = self._store.settle_dead(dead, code=INTERRUPTED, now=self._clock.now())
+        try:
+            recovered = self._store.settle_dead(dead, code=INTERRUPTED, now=self._clock.now())
+        except Exception:
+            self._wake_one()  # its jobs may be queued already, the reply lost: a worker looks
+            raise
         if recovered.failed or recovered.requeued:
             self._observer.jobs_recovered(recovered)
         if recovered.failed:
@@ -365,15 +369,21 @@ class LivenessKeeper:
         running_here = {attempt.claim for attempt in self._attempts.snapshot()}
         lost = {claim for claim in self._suspects if claim not in running_here}
         ran = lost & self._left_running()  # their handlers ran: interrupted, not unrun
-        for claim in ran:
-            if self._store.interrupt(claim, code=INTERRUPTED, now=self._clock.now()):
-                self._log.warning("settled a job whose outcome was never recorded; interrupted")
-                self._wake_one()
-        if lost - ran:
-            moved = self._store.release_claims(lost - ran, now=self._clock.now())
-            if moved:
-                self._log.warning("requeued jobs whose claim reply was lost count=%d", moved)
-                self._wake_one()
+        try:
+            for claim in ran:
+                if self._store.interrupt(claim, code=INTERRUPTED, now=self._clock.now()):
+                    self._log.warning("settled a job whose outcome was never recorded; interrupted")
+                    self._wake_one()
+            if lost - ran:
+                moved = self._store.release_claims(lost - ran, now=self._clock.now())
+                if moved:
+                    self._log.warning("requeued jobs whose claim reply was lost count=%d", moved)
+                    self._wake_one()
+        except Exception:
+            # It may have committed with its reply lost: the jobs are queued and no later
+            # sweep sees them running here. A worker looks; finding nothing, it waits again.
+            self._wake_one()
+            raise
         held = self._store.running_claims(self._id)
         running_here = {attempt.claim for attempt in self._attempts.snapshot()}
         self._suspects = {claim for claim in held if claim not in running_here} - lost

@@ -713,6 +713,11 @@ class Runner:
                 if self._idle_workers:
                     self._wake.notify()
 
+    def _wake_every_idle_worker(self) -> None:
+        with self._wake:
+            self._wake_tokens = self._workers
+            self._wake.notify_all()
+
     def _wake_all(self) -> None:
         """Liveness was confirmed: every worker waiting for it may claim (cheap when none waits)."""
         with self._wake:
@@ -1015,6 +1020,10 @@ class Runner:
                     try:
                         due_at = self._promote_due()
                     except Exception as error:
+                        # The promotion may have committed with its reply lost: the jobs
+                        # are due now and no later look finds them scheduled. Let the
+                        # workers look; an idle one that finds nothing waits again.
+                        self._wake_every_idle_worker()
                         retry_delay = next_claim_retry_delay(retry_delay)
                         self._log.warning(
                             "scheduling due jobs failed; retrying category=%s retry_in=%.3fs",

@@ -119,6 +119,17 @@ class LockSession:
             neuter_descriptor(descriptor)
         self._conn = None
 
+    def release(self, timeout: float) -> None:
+        """Let go of the lock now, then close: the transaction holding it is rolled back and
+        the answer waited for (within ``timeout``), so another session can take the lock the
+        moment this returns. Closing alone leaves the server to end the session when it
+        gets to it, a moment later."""
+        conn = self._conn
+        if conn is not None:
+            with contextlib.suppress(LockLostError):
+                _run(conn, "ROLLBACK", time.monotonic() + timeout)
+        self.close()
+
     def close(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:

@@ -174,6 +174,8 @@ _TAKE_DEAD_LOCK = (
 _RUNNERS = _query("runners")
 _GET = _query("get_job")
 _NOTIFY = "SELECT pg_notify(%(channel)s, '')"
+RELEASE_TIMEOUT = 1.0
+"""Seconds a runner letting go of its lock waits for the server to say it has."""
 
 
 def _names(names: Collection[str] | None) -> list[str] | None:
@@ -536,7 +538,7 @@ class PostgresStore:
             session = self._sessions.pop(runner_id, None)
             self._locked_on.pop(runner_id, None)
         if session is not None:
-            session.close()  # ending the session ends its transaction and lock
+            session.release(RELEASE_TIMEOUT)  # let go before returning: a sweep may look next
 
     def confirm_liveness(self, runner_id: str, *, timeout: float) -> bool:
         """A round trip on the lock session; a new session and lock if it is gone.

@@ -10,7 +10,7 @@ import pytest
 
 from jobtable.core import Failure, JobContext, Status
 from jobtable.core.codes import CANCELLED, TIMED_OUT
-from jobtable.core.errors import Snooze
+from jobtable.core.errors import Snooze, StoreUnavailableError
 from jobtable.core.jobs import CancelOutcome
 from tests.unit.kinds_for_tests import CountPayload, CountResult, count
 
@@ -454,3 +454,38 @@ def test_a_job_requeued_by_the_runner_past_the_cap_wakes_an_idle_worker(make_sys
         assert job.result == '{"done":2}'  # the other, idle worker ran the retry
     finally:
         release.set()
+
+
+class _PromotionReplyLost:
+    """A store whose first promotion commits, then raises: the reply was lost."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.lost = threading.Event()
+
+    def promote_due(self, *, now):
+        promoted = self.inner.promote_due(now=now)
+        if promoted and not self.lost.is_set():
+            self.lost.set()
+            raise StoreUnavailableError("connection lost")
+        return promoted
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def test_a_promotion_whose_reply_was_lost_still_gets_its_jobs_run(shared_store):
+    from tests.support.harness import JobSystem
+
+    store = _PromotionReplyLost(shared_store)
+    system = JobSystem(store)
+    kind = system.kinds.register("count", count, payload=CountPayload)
+    system.start()
+    try:
+        job_id = kind.enqueue(CountPayload(steps=1), delay=5)
+        system.clock.wait_for_sleepers(1)
+        system.clock.advance(5)
+        assert store.lost.wait(10)
+        assert system.wait_for(job_id).status is Status.SUCCEEDED
+    finally:
+        system.stop()
