@@ -122,6 +122,7 @@ class StopSignals:
     def __init__(self) -> None:
         self.graceful = threading.Event()
         self.now = threading.Event()
+        self.first = self.second = ""
 
     def install(self) -> StopSignals:
         for signum in (signal.SIGTERM, signal.SIGINT):
@@ -129,21 +130,29 @@ class StopSignals:
         return self
 
     def _received(self, signum: int, frame: Any) -> None:
+        # No logging here: the handler runs between two bytecodes of the main thread, which
+        # may be half-way through writing a line to stderr, and a second write into the same
+        # buffer raises (a reentrant call) and can wedge the process. The main thread logs.
         name = signal.Signals(signum).name
         if self.graceful.is_set():
-            log.info("received %s again; telling running jobs to stop now", name)
+            self.second = name
             self.now.set()
         else:
-            log.info(
-                "received %s; taking no new jobs and letting running ones finish "
-                "(a second signal stops them now)",
-                name,
-            )
+            self.first = name
             self.graceful.set()
 
     def wait(self) -> None:
+        """Until the first signal; then say what it does."""
         while not self.graceful.wait(1.0):
             pass
+        log.info(
+            "received %s; taking no new jobs and letting running ones finish "
+            "(a second signal stops them now)",
+            self.first,
+        )
+
+    def say_second(self) -> None:
+        log.info("received %s again; telling running jobs to stop now", self.second)
 
 
 def _stop_runners(group: RunnerGroup, signals: StopSignals, deadline: float) -> None:
@@ -155,7 +164,10 @@ def _stop_runners(group: RunnerGroup, signals: StopSignals, deadline: float) -> 
             break
         if group.join(timeout=min(left, 0.1)):
             return
-    log.warning("jobs still running at the end of the grace period; telling them to stop")
+    if signals.now.is_set():
+        signals.say_second()
+    else:
+        log.warning("jobs still running at the end of the grace period; telling them to stop")
     group.stop_now()
     if not group.join(timeout=STOP_NOW_WAIT):
         log.warning(
