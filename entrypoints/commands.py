@@ -8,13 +8,14 @@ The commands that act on jobs and queues are in ``job_commands`` and
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import signal
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from jobtable.adapters.system_clock import SystemClock
@@ -87,6 +88,16 @@ def open_for(args: argparse.Namespace, *, must_exist: bool = False) -> Store:
         pooler=pooler,
         listen_url=getattr(args, "postgres_listen_url", None) or None,
     )
+
+
+@contextlib.contextmanager
+def one_off(args: argparse.Namespace) -> Iterator[Runner]:
+    """The existing database opened and an insert-only runner over it, closed after."""
+    store = open_for(args, must_exist=True)
+    try:
+        yield one_off_runner(args, store)
+    finally:
+        store.close()
 
 
 def one_off_runner(args: argparse.Namespace, store: Store) -> Runner:

@@ -15,7 +15,7 @@ from jobtable.core import InvalidPayloadError, Runner, UnknownKindError
 from jobtable.core.enqueue_options import EnqueueOptions, InvalidOptionError
 from jobtable.core.jobs import CancelOutcome, RetryOutcome
 from jobtable.entrypoints import config, views
-from jobtable.entrypoints.commands import CommandError, one_off_runner, open_for
+from jobtable.entrypoints.commands import CommandError, one_off, one_off_runner, open_for
 from jobtable.entrypoints.config import SETTINGS, ConfigError
 from jobtable.entrypoints.follow import follow
 from jobtable.entrypoints.times import TimeFormatError, parse_duration, parse_rfc3339
@@ -61,11 +61,8 @@ def run_get(args: argparse.Namespace) -> int:
 
 
 def run_cancel(args: argparse.Namespace) -> int:
-    store = open_for(args, must_exist=True)
-    try:
-        cancelled = one_off_runner(args, store).cancel(args.id)
-    finally:
-        store.close()
+    with one_off(args) as runner:
+        cancelled = runner.cancel(args.id)
     if cancelled is None:
         raise _no_such_job(args)
     outcome, job = cancelled
@@ -83,19 +80,14 @@ def run_cancel(args: argparse.Namespace) -> int:
 
 
 def run_retry(args: argparse.Namespace) -> int:
-    store = open_for(args, must_exist=True)
-    try:
-        retried = one_off_runner(args, store).retry(args.id)
-    finally:
-        store.close()
+    with one_off(args) as runner:
+        retried = runner.retry(args.id)
     if retried is None:
         raise _no_such_job(args)
     outcome, job = retried
     if outcome is RetryOutcome.REFUSED:
-        raise CommandError(
-            f"cannot retry job {job.id}: it is {job.status.value}, and only a failed job "
-            "goes back to the queue"
-        )
+        refusal = views.retry_refusal(job.status.value)
+        raise CommandError(f"cannot retry job {job.id}: {refusal}")
     print(json.dumps(job.to_public()))
     return 0
 

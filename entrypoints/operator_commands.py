@@ -13,7 +13,7 @@ import sys
 
 from jobtable.core.enqueue_options import InvalidOptionError
 from jobtable.entrypoints import config, listing
-from jobtable.entrypoints.commands import one_off_runner, open_for
+from jobtable.entrypoints.commands import one_off
 from jobtable.entrypoints.config import ConfigError
 
 JOB_COLUMNS: list[listing.Column] = [
@@ -34,9 +34,7 @@ def _short(result: object) -> str | None:
 
 def run_list(args: argparse.Namespace) -> int:
     limit = config.parse_positive_int("limit", args.limit)
-    store = open_for(args, must_exist=True)
-    try:
-        runner = one_off_runner(args, store)
+    with one_off(args) as runner:
         try:
             page = runner.list_jobs(
                 status=args.status,
@@ -47,8 +45,6 @@ def run_list(args: argparse.Namespace) -> int:
             )
         except InvalidOptionError as error:
             raise ConfigError(f"--status {args.status!r} {error.problem}") from None
-    finally:
-        store.close()
     listing.write([job.to_public() for job in page.jobs], JOB_COLUMNS)
     if page.next_after is not None:
         print(f"jobtable: more jobs: add --after {page.next_after}", file=sys.stderr)
@@ -57,11 +53,8 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_prune(args: argparse.Namespace) -> int:
     retention = config.parse_retention(args.keep_succeeded, args.keep_failed)
-    store = open_for(args, must_exist=True)
-    try:
-        pruned = one_off_runner(args, store).prune(retention)
-    finally:
-        store.close()
+    with one_off(args) as runner:
+        pruned = runner.prune(retention)
     if pruned is None:
         print(
             "jobtable: another runner is pruning now; nothing was deleted here "

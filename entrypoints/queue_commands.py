@@ -11,7 +11,7 @@ import json
 
 from jobtable.core.enqueue_options import InvalidOptionError
 from jobtable.entrypoints import listing, views
-from jobtable.entrypoints.commands import one_off_runner, open_for
+from jobtable.entrypoints.commands import one_off, one_off_runner, open_for
 from jobtable.entrypoints.config import ConfigError
 
 
@@ -39,21 +39,15 @@ RUNNER_COLUMNS: list[listing.Column] = [
 
 
 def run_queues(args: argparse.Namespace) -> int:
-    store = open_for(args, must_exist=True)
-    try:
-        states = one_off_runner(args, store).queues()
-    finally:
-        store.close()
+    with one_off(args) as runner:
+        states = runner.queues()
     listing.write([views.queue(state) for state in states], QUEUE_COLUMNS)
     return 0
 
 
 def run_runners(args: argparse.Namespace) -> int:
-    store = open_for(args, must_exist=True)
-    try:
-        records = one_off_runner(args, store).runners()
-    finally:
-        store.close()
+    with one_off(args) as runner:
+        records = runner.runners()
     listing.write([views.runner(record) for record in records], RUNNER_COLUMNS)
     return 0
 
