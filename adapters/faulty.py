@@ -15,7 +15,7 @@ import datetime
 import random
 import threading
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any, TypeVar
 
 from jobtable.core.errors import StoreError, StoreUnavailableError
@@ -48,13 +48,20 @@ from jobtable.core.ports import JobStore
 T = TypeVar("T")
 
 OPERATIONS = frozenset({"create", "claim", "publish", "succeed", "fail", "get", "sweep"})
-"""What can be made to fail; a finish that also claims the next job counts as succeed or fail."""
+"""What can be made to fail; outcomes recorded with claims count as succeed or fail."""
 
 _ERRORS = (
     lambda: StoreUnavailableError("database locked"),
     lambda: StoreUnavailableError("database unavailable"),
     lambda: StoreError("database error"),
 )
+
+
+def _operation_of(outcomes: Sequence[tuple[Claim, Write]]) -> str:
+    """A batch counts as its first outcome's operation; one with none is a claim."""
+    if not outcomes:
+        return "claim"
+    return "succeed" if isinstance(outcomes[0][1], Succeed) else "fail"
 
 
 class FaultyStore:
@@ -137,20 +144,20 @@ class FaultyStore:
     def fail(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
         return self._call("fail", lambda: self.inner.fail(claim, code=code, now=now))
 
-    def finish_and_claim_next(
+    def record_and_claim(
         self,
-        claim: Claim,
-        outcome: Write,
+        outcomes: Sequence[tuple[Claim, Write]],
         *,
+        limit: int,
         runner_id: str,
         now: datetime.datetime,
         kinds: Collection[str] | None = None,
         queues: Collection[str] | None = None,
-    ) -> tuple[bool, ClaimedJob | None]:
+    ) -> tuple[list[bool], list[ClaimedJob]]:
         return self._call(
-            "succeed" if isinstance(outcome, Succeed) else "fail",
-            lambda: self.inner.finish_and_claim_next(
-                claim, outcome, runner_id=runner_id, now=now, kinds=kinds, queues=queues
+            _operation_of(outcomes),
+            lambda: self.inner.record_and_claim(
+                outcomes, limit=limit, runner_id=runner_id, now=now, kinds=kinds, queues=queues
             ),
         )
 

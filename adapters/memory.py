@@ -13,7 +13,7 @@ import heapq
 import json
 import random
 import threading
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -132,7 +132,7 @@ class MemoryStore:
     def __init__(self, *, liveness_terms: LivenessTerms | None = None) -> None:
         if liveness_terms is not None:
             self.liveness_terms = liveness_terms  # tests of leases and lock timeouts
-        self._lock = threading.RLock()  # finish_and_claim_next nests the other writes
+        self._lock = threading.RLock()  # record_and_claim nests the other writes
         self._rows: dict[str, _Row] = {}
         self._ready: dict[str, list[tuple[int, str, str]]] = {}  # kind -> heap of due rows' order
         self._scheduled: list[tuple[str, str]] = []  # a heap of (run_at, id) not yet due
@@ -380,24 +380,32 @@ class MemoryStore:
         self._note(row)
         self._file(row)
 
-    def finish_and_claim_next(
+    def record_and_claim(
         self,
-        claim: Claim,
-        outcome: Write,
+        outcomes: Sequence[tuple[Claim, Write]],
         *,
+        limit: int,
         runner_id: str,
         now: datetime.datetime,
         kinds: Collection[str] | None = None,
         queues: Collection[str] | None = None,
-    ) -> tuple[bool, ClaimedJob | None]:
+    ) -> tuple[list[bool], list[ClaimedJob]]:
         with self._lock:
-            if isinstance(outcome, Succeed):
-                held = self.succeed(claim, result=outcome.result, now=now)
-            elif isinstance(outcome, Requeue):
-                held = self.requeue(claim, outcome, now=now)
-            else:
-                held = self.fail(claim, code=outcome.code, now=now)
-            return held, self.claim_next(runner_id=runner_id, now=now, kinds=kinds, queues=queues)
+            held = [self._record(claim, outcome, now) for claim, outcome in outcomes]
+            jobs: list[ClaimedJob] = []
+            while len(jobs) < limit:
+                job = self.claim_next(runner_id=runner_id, now=now, kinds=kinds, queues=queues)
+                if job is None:
+                    break
+                jobs.append(job)
+            return held, jobs
+
+    def _record(self, claim: Claim, outcome: Write, now: datetime.datetime) -> bool:
+        if isinstance(outcome, Succeed):
+            return self.succeed(claim, result=outcome.result, now=now)
+        if isinstance(outcome, Requeue):
+            return self.requeue(claim, outcome, now=now)
+        return self.fail(claim, code=outcome.code, now=now)
 
     def interrupt(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
         with self._lock:

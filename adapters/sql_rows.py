@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime
 import json
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from jobtable.core.idempotency import KeptAnswer, stale_before
@@ -58,14 +58,19 @@ def finish_parameters(
     return fail_sql, {**fence(claim), "code": outcome.code, "now": stamp(now)}
 
 
-def claimed(
-    row: Any, runner_id: str, *, parse_time: Callable[[Any], datetime.datetime]
-) -> ClaimedJob | None:
+def claimed_jobs(
+    rows: Sequence[Any], runner_id: str, *, parse_time: Callable[[Any], datetime.datetime]
+) -> list[ClaimedJob]:
     """A claim's ``RETURNING id, kind, payload, attempt, max_attempts, retry, timeout,
-    result, run_at`` row as a claimed job; None for no row."""
-    if row is None:
-        return None
-    job_id, kind, payload, attempt, max_attempts, retry, timeout, result, run_at = row
+    result, run_at, priority`` rows as claimed jobs, in claim order (RETURNING keeps none)."""
+    ordered = sorted(rows, key=lambda row: (row[9], parse_time(row[8]), row[0]))
+    return [_claimed(row, runner_id, parse_time) for row in ordered]
+
+
+def _claimed(
+    row: Any, runner_id: str, parse_time: Callable[[Any], datetime.datetime]
+) -> ClaimedJob:
+    job_id, kind, payload, attempt, max_attempts, retry, timeout, result, run_at, _ = row
     return ClaimedJob(
         claim=Claim(job_id=job_id, runner_id=runner_id, attempt=attempt),
         kind=kind,

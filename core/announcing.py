@@ -8,7 +8,7 @@ keeper and the recorder: whichever of them writes, the readers waiting in
 from __future__ import annotations
 
 import datetime
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from jobtable.core.changes import JobChanges
@@ -68,12 +68,15 @@ class AnnouncingStore:
         self._changes.changed(claim.job_id)
         return held
 
-    def finish_and_claim_next(
-        self, claim: Claim, outcome: Write, **arguments: Any
-    ) -> tuple[bool, ClaimedJob | None]:
-        held, claimed = self._store.finish_and_claim_next(claim, outcome, **arguments)
-        self._changes.changed(claim.job_id)
-        return held, self._claimed(claimed)
+    def record_and_claim(
+        self, outcomes: Sequence[tuple[Claim, Write]], **arguments: Any
+    ) -> tuple[list[bool], list[ClaimedJob]]:
+        held, claimed = self._store.record_and_claim(outcomes, **arguments)
+        for claim, _ in outcomes:
+            self._changes.changed(claim.job_id)
+        for job in claimed:
+            self._changes.changed(job.id)
+        return held, claimed
 
     def release_claims(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
         moved = self._store.release_claims(claims, now=now)

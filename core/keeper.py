@@ -83,12 +83,15 @@ class LivenessKeeper:
         check_interval: float | None,
         sweep_interval: float | None,
         left_running: Callable[[], set[Claim]] = set,
+        kept_for_workers: Callable[[], set[Claim]] = set,
         cancel: Callable[[Attempt], None] = lambda attempt: None,
         on_sweep: Callable[[], None] = lambda: None,
         observer: RunnerObserver | None = None,
     ) -> None:
         """``left_running`` names claims whose handler ran but whose outcome could not be
-        recorded: never given back as if unrun, but settled as interrupted. ``cancel`` stops a
+        recorded: never given back as if unrun, but settled as interrupted.
+        ``kept_for_workers`` names claims made for idle workers about to take them: run by
+        no worker yet, but not lost. ``cancel`` stops a
         handler whose job someone asked to cancel (seen on each sweep, from any process).
         ``observer`` hears of the jobs of dead runners this keeper settles."""
         self._store = store
@@ -119,6 +122,7 @@ class LivenessKeeper:
         self._handlers_stopped_until: float | None = None  # the deadline they were stopped at
         self._watchdog = terms.lease is not None or terms.lock_timeout is not None
         self._left_running = left_running
+        self._kept_for_workers = kept_for_workers
         self._suspects: set[Claim] = set()  # held here, run by no worker, at the last sweep
         self._check_streak = _Streak(log, "confirming this runner's liveness lock")
         self._sweep_streak = _Streak(log, "sweep")
@@ -367,6 +371,7 @@ class LivenessKeeper:
         given back.
         """
         running_here = {attempt.claim for attempt in self._attempts.snapshot()}
+        running_here |= self._kept_for_workers()
         lost = {claim for claim in self._suspects if claim not in running_here}
         ran = lost & self._left_running()  # their handlers ran: interrupted, not unrun
         try:
@@ -386,4 +391,5 @@ class LivenessKeeper:
             raise
         held = self._store.running_claims(self._id)
         running_here = {attempt.claim for attempt in self._attempts.snapshot()}
+        running_here |= self._kept_for_workers()
         self._suspects = {claim for claim in held if claim not in running_here} - lost

@@ -9,7 +9,7 @@ reached); nothing else escapes a store.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Protocol
 
 from jobtable.core.idempotency import KeptAnswer
@@ -118,24 +118,24 @@ class JobStore(Protocol):
         """
         ...
 
-    def finish_and_claim_next(
+    def record_and_claim(
         self,
-        claim: Claim,
-        outcome: Write,
+        outcomes: Sequence[tuple[Claim, Write]],
         *,
+        limit: int,
         runner_id: str,
         now: datetime.datetime,
         kinds: Collection[str] | None = None,
         queues: Collection[str] | None = None,
-    ) -> tuple[bool, ClaimedJob | None]:
-        """Record ``outcome`` as ``succeed``, ``fail`` or ``requeue`` would, then claim the next
-        job, atomically.
+    ) -> tuple[list[bool], list[ClaimedJob]]:
+        """Record each outcome as ``succeed``, ``fail`` or ``requeue`` would, then claim up to
+        ``limit`` due jobs as ``claim_next`` would, all in one transaction.
 
-        One transaction (one commit, one fsync) per job instead of two: the
-        worker that finishes a job takes the next without a second round
-        trip. Returns whether the outcome was recorded (False when the claim
-        is stale) and the next job, or None when none is queued. When it
-        raises, neither happened.
+        A runner's workers hand in their outcomes and take their next jobs
+        together: one commit (one fsync) for the whole batch instead of two
+        per job. Returns whether each outcome was recorded, in order (False
+        when its claim is stale), and the jobs claimed, in claim order. When
+        it raises, none of it happened.
         """
         ...
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 
 from jobtable.core.backoff import CLAIM_RETRY_MAXIMUM, next_claim_retry_delay
 from jobtable.core.clock import Clock
 from jobtable.core.codes import INTERNAL_ERROR, INTERRUPTED, UNKNOWN_KIND
 from jobtable.core.errors import StoreError
+from jobtable.core.exchange import JobExchange
 from jobtable.core.jobs import Claim, ClaimedJob
 from jobtable.core.outcome import Fail, Requeue, Succeed, Write
 from jobtable.core.ports import JobStore
@@ -51,12 +52,14 @@ class OutcomeRecorder:
         store: JobStore,
         clock: Clock,
         log: logging.Logger,
+        exchange: JobExchange,
         *,
         is_stopping: Callable[[], bool] = lambda: False,
     ) -> None:
         self._store = store
         self._clock = clock
         self._log = log
+        self._exchange = exchange
         self._is_stopping = is_stopping
         self._pause = threading.Condition()  # only for timed waits between retries
         self._left_running: set[Claim] = set()
@@ -67,16 +70,14 @@ class OutcomeRecorder:
         claimed: ClaimedJob,
         decision: Write,
         *,
-        runner_id: str,
         claim_next: bool,
-        kinds: Collection[str] | None = None,
-        queues: Collection[str] | None = None,
     ) -> ClaimedJob | None:
         """Log and store ``decision``; with ``claim_next``, also claim and return the next job.
 
-        The outcome and the next claim share one transaction. After a
-        database error the outcome alone is retried, and no next job is
-        returned: the worker then claims the usual way.
+        The outcome and the next claim go through the exchange, in one
+        transaction with other workers' outcomes and claims. After a database
+        error the outcome alone is retried, and no next job is returned: the
+        worker then claims the usual way.
         """
         job = f"job_id={claimed.id} kind={claimed.kind}"
         self._log_outcome(job, claimed, decision)
@@ -84,14 +85,10 @@ class OutcomeRecorder:
         next_job: ClaimedJob | None = None
         try:
             if claim_next:
-                held, next_job = self._store.finish_and_claim_next(
-                    claimed.claim,
-                    decision,
-                    runner_id=runner_id,
-                    now=self._clock.now(),
-                    kinds=kinds,
-                    queues=queues,
-                )
+                trade = self._exchange.trade((claimed.claim, decision), wants=True)
+                if trade.error is not None:
+                    raise trade.error
+                held, next_job = trade.held, trade.job
             else:
                 held = self._finish(claimed.claim, decision)
         except Exception as error:

@@ -40,6 +40,7 @@ from jobtable.core.enqueue_options import (
     check_queue,
 )
 from jobtable.core.errors import InvalidPayloadError, RunnerStateError, UnknownKindError
+from jobtable.core.exchange import JobExchange
 from jobtable.core.idempotency import Repeat, judge_repeat
 from jobtable.core.ids import JobIdGenerator
 from jobtable.core.jobs import (
@@ -157,8 +158,15 @@ class Runner:
         self._pruner = Pruner(
             store, clock, self._log, holder=self.id, retention=retention or Retention()
         )
+        self._exchange = JobExchange(
+            store,
+            clock,
+            runner_id=self.id,
+            idle_workers=lambda: self._idle_workers,
+            spares_ready=self._spares_ready,
+        )
         self._recorder = OutcomeRecorder(
-            store, clock, self._log, is_stopping=lambda: self._stopping_now
+            store, clock, self._log, self._exchange, is_stopping=lambda: self._stopping_now
         )
         self._converter = codec.make_converter()
         self.kinds = KindRegistry(self._converter, self._store_jobs)
@@ -202,6 +210,7 @@ class Runner:
             check_interval=check_interval,
             sweep_interval=sweep_interval,
             left_running=self._recorder.left_running,
+            kept_for_workers=self._exchange.spare_claims,
             on_sweep=self._reread_if_pending,
             cancel=lambda attempt: self._preempt(attempt, CANCELLED),
             observer=self._observer,
@@ -253,6 +262,7 @@ class Runner:
         """No kind may be registered from now on; these are the kinds this runner claims."""
         self.kinds.freeze()
         self._kinds = frozenset(self.kinds.names())
+        self._exchange.serve(self._kinds, self._queues)
 
     def _start_worker(self, number: int) -> None:
         threading.Thread(
@@ -588,7 +598,9 @@ class Runner:
                 claimed = following if isinstance(following, ClaimedJob) else None
             if claimed is not None:
                 # The claim returned after stop began: its handler never ran.
+                self._exchange.put_down(claimed.claim)
                 self._recorder.give_back(claimed)
+            self._give_back_spares()
         except BaseException as error:
             # Our own bug, or a store raising past Exception: the pool must keep its size.
             self._log.error(
@@ -629,13 +641,15 @@ class Runner:
         retry_delay: float | None = None
         while not self._stopping:
             if not self._keeper.may_claim():
+                self._give_back_spares()  # others may settle them meanwhile: never run them
                 self._wait_for_liveness()
                 continue
-            try:
-                claimed = self._store.claim_next(
-                    runner_id=self.id, now=self._clock.now(), kinds=self._kinds, queues=self._queues
-                )
-            except Exception as error:
+            spare = self._exchange.take_spare()
+            if spare is not None:
+                return spare
+            trade = self._exchange.trade(None, wants=True)
+            if trade.error is not None:
+                error = trade.error
                 self._observer.claim_failed()
                 retry_delay = next_claim_retry_delay(retry_delay)
                 # A blip that the backoff rides out is a warning; an outage
@@ -649,6 +663,7 @@ class Runner:
                 )
                 self._clock.wait_for(self._stop, lambda: self._stopping, retry_delay)
                 continue
+            claimed = trade.job
             self._reread_if_pending()
             if claimed is None:
                 self._wait_for_wake()
@@ -656,6 +671,28 @@ class Runner:
                 self._pass_the_wake()  # more may be queued: let one more idle worker look
             return claimed
         return None
+
+    def _spares_ready(self, count: int) -> None:
+        """Jobs were claimed for idle workers: wake that many (each takes one).
+
+        Workers waiting for liveness wait on the same condition: while any
+        does, wake everyone, so no notice lands on a worker that cannot claim.
+        """
+        with self._wake:
+            if self._liveness_waiters:
+                self._wake.notify_all()
+            else:
+                self._wake.notify(count)
+
+    def _give_back_spares(self) -> None:
+        """Put back jobs claimed for idle workers that will not run them (stopping, no liveness).
+
+        A give-back that fails leaves them held in this runner's name, run by
+        no worker: the sweep gives them back, or others settle them once this
+        runner is judged dead.
+        """
+        for spare in self._exchange.take_all_spares():
+            self._recorder.give_back(spare)
 
     def _wait_for_liveness(self) -> None:
         """Sleep until the liveness keeper confirms this runner again, or stop."""
@@ -673,7 +710,9 @@ class Runner:
         with self._wake:
             self._idle_workers += 1
             try:
-                while self._wake_tokens == 0 and not self._stopping:
+                while (
+                    self._wake_tokens == 0 and not self._stopping and not self._exchange.has_spare()
+                ):
                     self._wake.wait()
                 if self._wake_tokens:
                     self._wake_tokens -= 1
@@ -749,18 +788,12 @@ class Runner:
             claim_next = not self._stopping and (not self._started or self._keeper.may_claim())
             write = self._write_for(claimed, decision, attempt)
             self._job_ended(attempt, claimed.kind, write)
-            following = self._recorder.record(
-                claimed,
-                write,
-                runner_id=self.id,
-                claim_next=claim_next,
-                kinds=self._kinds,
-                queues=self._queues,
-            )
+            following = self._recorder.record(claimed, write, claim_next=claim_next)
             if isinstance(write, Requeue) and self._started:
                 self._reread_schedule_soon()  # it is due later: the scheduler must know
             return following
         finally:
+            self._exchange.put_down(claimed.claim)
             if attempt.settled_by != "runner":
                 self._attempts.end(number)
 
@@ -896,7 +929,7 @@ class Runner:
             )
         write = self._write_for(claimed, Interrupted(), attempt)
         self._job_ended(attempt, claimed.kind, write)
-        self._recorder.record(claimed, write, runner_id=self.id, claim_next=False)
+        self._recorder.record(claimed, write, claim_next=False)
         self._attempts.settled(attempt)
         if isinstance(write, Requeue):
             self._pass_the_wake()  # it may be due at once

@@ -24,7 +24,7 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import psycopg
@@ -41,7 +41,7 @@ from jobtable.adapters.postgres.listener import (
 from jobtable.adapters.postgres.lock_session import LockSession, neuter_descriptor
 from jobtable.adapters.postgres.migrate import migrate
 from jobtable.adapters.sql_rows import (
-    claimed,
+    claimed_jobs,
     fence,
     finish_parameters,
     idempotency_parameters,
@@ -83,7 +83,7 @@ from jobtable.core.liveness import (
     RunnerRecord,
     RunnerSighting,
 )
-from jobtable.core.outcome import Requeue, Write
+from jobtable.core.outcome import Requeue, Succeed, Write
 from jobtable.core.retry import FailWith, RetryAt
 
 DEFAULT_POOL_SIZE = 10
@@ -115,6 +115,7 @@ _CLAIM = _query("claim_next_job")
 _CLAIM_ANY = _query("claim_any_job")
 _PUBLISH = _query("publish_job_result")
 _SUCCEED = _query("succeed_job")
+_SUCCEED_MANY = _query("succeed_jobs")
 _FAIL = _query("fail_job")
 _RETRY = _query("retry_job")
 _RELEASE = _query("release_claim")
@@ -188,9 +189,28 @@ def _claim_parameters(
     now: datetime.datetime,
     kinds: Collection[str] | None,
     queues: Collection[str] | None,
+    limit: int = 1,
 ) -> tuple[str, dict[str, Any]]:
-    params = {"runner_id": runner_id, "now": now, "kinds": _names(kinds), "queues": _names(queues)}
+    params = {
+        "runner_id": runner_id,
+        "now": now,
+        "kinds": _names(kinds),
+        "queues": _names(queues),
+        "limit": limit,
+    }
     return (_CLAIM_ANY if kinds is None else _CLAIM), params
+
+
+def _successes(outcomes: Sequence[tuple[Claim, Write]], now: datetime.datetime) -> dict[str, Any]:
+    """The succeed_jobs arrays: one row per successful outcome, with its claim's fence."""
+    done = [(claim, outcome) for claim, outcome in outcomes if isinstance(outcome, Succeed)]
+    return {
+        "ids": [claim.job_id for claim, _ in done],
+        "runners": [claim.runner_id for claim, _ in done],
+        "attempts": [claim.attempt for claim, _ in done],
+        "results": [outcome.result for _, outcome in done],
+        "now": now,
+    }
 
 
 def _named(name: str) -> str:
@@ -404,8 +424,9 @@ class PostgresStore:
     ) -> ClaimedJob | None:
         sql, params = _claim_parameters(runner_id, now, kinds, queues)
         with translated(), self._pool.connection() as conn:
-            row = conn.execute(sql, params).fetchone()
-        return claimed(row, runner_id, parse_time=_as_time)
+            rows = conn.execute(sql, params).fetchall()
+        jobs = claimed_jobs(rows, runner_id, parse_time=_as_time)
+        return jobs[0] if jobs else None
 
     def promote_due(self, *, now: datetime.datetime) -> int:
         """Make scheduled jobs that are due claimable; how many it moved."""
@@ -426,24 +447,42 @@ class PostgresStore:
             row = conn.execute("SELECT min(run_at) FROM jobs WHERE status = 'scheduled'").fetchone()
         return None if row is None else row[0]
 
-    def finish_and_claim_next(
+    def record_and_claim(
         self,
-        claim: Claim,
-        outcome: Write,
+        outcomes: Sequence[tuple[Claim, Write]],
         *,
+        limit: int,
         runner_id: str,
         now: datetime.datetime,
         kinds: Collection[str] | None = None,
         queues: Collection[str] | None = None,
-    ) -> tuple[bool, ClaimedJob | None]:
-        finish_sql, finish = finish_parameters(
-            claim, outcome, now, succeed_sql=_SUCCEED, fail_sql=_FAIL, retry_sql=_RETRY
-        )
-        claim_sql, next_claim = _claim_parameters(runner_id, now, kinds, queues)
+    ) -> tuple[list[bool], list[ClaimedJob]]:
+        """One round trip and one commit for the whole batch: its successes in one
+        statement, any other outcome in one each, and the claim, sent in one pipeline."""
+        successes = [claim for claim, outcome in outcomes if isinstance(outcome, Succeed)]
+        others = [
+            finish_parameters(
+                claim, outcome, now, succeed_sql=_SUCCEED, fail_sql=_FAIL, retry_sql=_RETRY
+            )
+            for claim, outcome in outcomes
+            if not isinstance(outcome, Succeed)
+        ]
+        claim_sql, next_claims = _claim_parameters(runner_id, now, kinds, queues, limit)
         with translated(), self._pool.connection() as conn:
-            held = conn.execute(finish_sql, finish).rowcount == 1
-            row = conn.execute(claim_sql, next_claim).fetchone()
-        return held, claimed(row, runner_id, parse_time=_as_time)
+            with conn.pipeline(), conn.transaction():
+                succeeding = (
+                    conn.execute(_SUCCEED_MANY, _successes(outcomes, now)) if successes else None
+                )
+                recorded = [conn.execute(sql, params) for sql, params in others]
+                claiming = conn.execute(claim_sql, next_claims) if limit > 0 else None
+            succeeded = {row[0] for row in succeeding.fetchall()} if succeeding else set()
+            rows = claiming.fetchall() if claiming is not None else []
+        counts = iter([cursor.rowcount == 1 for cursor in recorded])
+        held = [
+            claim.job_id in succeeded if isinstance(outcome, Succeed) else next(counts)
+            for claim, outcome in outcomes
+        ]
+        return held, claimed_jobs(rows, runner_id, parse_time=_as_time)
 
     def publish(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
         return self._fenced(_PUBLISH, claim, result=result, now=now)

@@ -15,11 +15,11 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from jobtable.adapters.sql_rows import (
-    claimed,
+    claimed_jobs,
     fence,
     finish_parameters,
     idempotency_parameters,
@@ -153,13 +153,18 @@ def _names_json(names: frozenset[str]) -> str:
 
 
 def _claim_parameters(
-    runner_id: str, stamp: str, kinds: Collection[str] | None, queues: Collection[str] | None
+    runner_id: str,
+    stamp: str,
+    kinds: Collection[str] | None,
+    queues: Collection[str] | None,
+    limit: int = 1,
 ) -> tuple[str, dict[str, Any]]:
     params = {
         "runner_id": runner_id,
         "now": stamp,
         "kinds": _names(kinds),
         "queues": _names(queues),
+        "limit": limit,
     }
     return (_CLAIM_ANY if kinds is None else _CLAIM), params
 
@@ -266,8 +271,9 @@ class SqliteStore:
     ) -> ClaimedJob | None:
         sql, params = _claim_parameters(runner_id, _stamp(now), kinds, queues)
         with translated():
-            row = self._db.write(lambda conn: conn.execute(sql, params).fetchone())
-        return claimed(row, runner_id, parse_time=_parse_stamp)
+            rows = self._db.write(lambda conn: conn.execute(sql, params).fetchall())
+        jobs = claimed_jobs(rows, runner_id, parse_time=_parse_stamp)
+        return jobs[0] if jobs else None
 
     def promote_due(self, *, now: datetime.datetime) -> int:
         """Make scheduled jobs that are due claimable; how many it moved."""
@@ -288,35 +294,38 @@ class SqliteStore:
             ).fetchall()
         return None if not rows or rows[0][0] is None else _parse_stamp(rows[0][0])
 
-    def finish_and_claim_next(
+    def record_and_claim(
         self,
-        claim: Claim,
-        outcome: Write,
+        outcomes: Sequence[tuple[Claim, Write]],
         *,
+        limit: int,
         runner_id: str,
         now: datetime.datetime,
         kinds: Collection[str] | None = None,
         queues: Collection[str] | None = None,
-    ) -> tuple[bool, ClaimedJob | None]:
-        stamp = _stamp(now)
-        finish_sql, finish = finish_parameters(
-            claim,
-            outcome,
-            now,
-            succeed_sql=_SUCCEED,
-            fail_sql=_FAIL,
-            retry_sql=_RETRY,
-            stamp=_stamp,
-        )
-        claim_sql, next_claim = _claim_parameters(runner_id, stamp, kinds, queues)
+    ) -> tuple[list[bool], list[ClaimedJob]]:
+        finishes = [
+            finish_parameters(
+                claim,
+                outcome,
+                now,
+                succeed_sql=_SUCCEED,
+                fail_sql=_FAIL,
+                retry_sql=_RETRY,
+                stamp=_stamp,
+            )
+            for claim, outcome in outcomes
+        ]
+        claim_sql, next_claims = _claim_parameters(runner_id, _stamp(now), kinds, queues, limit)
 
-        def work(conn: sqlite3.Connection) -> tuple[bool, Any]:
-            held = conn.execute(finish_sql, finish).rowcount == 1
-            return held, conn.execute(claim_sql, next_claim).fetchone()
+        def work(conn: sqlite3.Connection) -> tuple[list[bool], list[Any]]:
+            held = [conn.execute(sql, params).rowcount == 1 for sql, params in finishes]
+            rows = conn.execute(claim_sql, next_claims).fetchall() if limit > 0 else []
+            return held, rows
 
         with translated():
-            held, row = self._db.write(work)
-        return held, claimed(row, runner_id, parse_time=_parse_stamp)
+            held, rows = self._db.write(work)
+        return held, claimed_jobs(rows, runner_id, parse_time=_parse_stamp)
 
     def publish(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
         return self._fenced(_PUBLISH, claim, result=result, now=_stamp(now))

@@ -314,15 +314,17 @@ def test_queues_count_jobs_by_public_status_and_say_which_are_paused(store):
     assert not states["mail"].paused
 
 
-def test_finish_and_claim_next_records_a_requeue_too(store):
+def test_record_and_claim_records_a_requeue_too(store):
     first, second = add(store, max_attempts=2), add(store)
     running = claim(store)
-    held, following = store.finish_and_claim_next(
-        running.claim, Requeue(run_at=later(5), code="internal_error"), runner_id=RUNNER,
-        now=T0, kinds=KINDS,
+    (held,), (following,) = store.record_and_claim(
+        [(running.claim, Requeue(run_at=later(5), code="internal_error"))], limit=1,
+        runner_id=RUNNER, now=T0, kinds=KINDS,
     )  # fmt: skip
     assert held and following.id == second
-    store.finish_and_claim_next(following.claim, Succeed(result="{}"), runner_id=RUNNER, now=T0)
+    store.record_and_claim(
+        [(following.claim, Succeed(result="{}"))], limit=0, runner_id=RUNNER, now=T0
+    )
     assert store.get(first).status is Status.QUEUED
 
 

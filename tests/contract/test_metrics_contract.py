@@ -20,8 +20,8 @@ def test_the_job_claimed_with_an_outcome_says_when_it_was_due_too(store):
     second_due = later(-20)
     second = add(store, "count", run_at=second_due)
     first = claim(store)
-    held, following = store.finish_and_claim_next(
-        first.claim, Succeed(result="{}"), runner_id=RUNNER, now=T0
+    (held,), (following,) = store.record_and_claim(
+        [(first.claim, Succeed(result="{}"))], limit=1, runner_id=RUNNER, now=T0
     )
     assert held
     assert (following.id, following.due_at) == (second, second_due)

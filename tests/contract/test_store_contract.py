@@ -156,13 +156,13 @@ def test_concurrent_claimers_never_claim_one_job_twice(store):
     assert all(store.get(job_id).status is Status.SUCCEEDED for job_id in ids)
 
 
-def test_finish_and_claim_next_records_the_outcome_and_claims_the_next_job(store):
+def test_record_and_claim_records_the_outcome_and_claims_the_next_job(store):
     from jobtable.core.outcome import Fail, Succeed
 
     first = running(store)
     waiting = queue(store)
-    held, claimed = store.finish_and_claim_next(
-        first, Succeed(result='{"done":1}'), runner_id=RUNNER, now=LATER
+    (held,), (claimed,) = store.record_and_claim(
+        [(first, Succeed(result='{"done":1}'))], limit=1, runner_id=RUNNER, now=LATER
     )
     assert held is True
     assert claimed.claim == Claim(job_id=waiting, runner_id=RUNNER, attempt=1)
@@ -170,22 +170,25 @@ def test_finish_and_claim_next_records_the_outcome_and_claims_the_next_job(store
     assert store.get(waiting).status is Status.RUNNING
 
     store.publish(claimed.claim, result='{"done":0}', now=LATER)
-    held, none_left = store.finish_and_claim_next(
-        claimed.claim, Fail(code="quota_exceeded", reason="r"), runner_id=RUNNER, now=LATER
+    held, none_left = store.record_and_claim(
+        [(claimed.claim, Fail(code="quota_exceeded", reason="r"))],
+        limit=1,
+        runner_id=RUNNER,
+        now=LATER,
     )
-    assert (held, none_left) == (True, None)
+    assert (held, none_left) == ([True], [])
     job = store.get(waiting)
     assert (job.status, job.error, job.result) == (Status.FAILED, "quota_exceeded", '{"done":0}')
 
 
-def test_finish_and_claim_next_with_a_stale_claim_records_nothing_but_still_claims(store):
+def test_record_and_claim_with_a_stale_claim_records_nothing_but_still_claims(store):
     from jobtable.core.outcome import Succeed
 
     claim = running(store)
     waiting = queue(store)
     stale = Claim(job_id=claim.job_id, runner_id="runner-b", attempt=claim.attempt)
-    held, claimed = store.finish_and_claim_next(
-        stale, Succeed(result="{}"), runner_id=RUNNER, now=LATER
+    (held,), (claimed,) = store.record_and_claim(
+        [(stale, Succeed(result="{}"))], limit=1, runner_id=RUNNER, now=LATER
     )
     assert held is False
     assert claimed.id == waiting
@@ -378,11 +381,11 @@ def test_a_claim_takes_only_the_kinds_it_is_given(store):
     assert store.claim_next(runner_id=RUNNER, now=T0, kinds=("count", "noop")).id == mine
     assert store.claim_next(runner_id=RUNNER, now=T0, kinds=("count",)) is None
     assert store.get(other).status is Status.QUEUED
-    held, claimed = store.finish_and_claim_next(
-        store.running_claims(RUNNER)[0], Succeed(result="{}"), runner_id=RUNNER, now=T0,
-        kinds=("noop",),
+    held, claimed = store.record_and_claim(
+        [(store.running_claims(RUNNER)[0], Succeed(result="{}"))], limit=2, runner_id=RUNNER,
+        now=T0, kinds=("noop",),
     )  # fmt: skip
-    assert (held, claimed) == (True, None)
+    assert (held, claimed) == ([True], [])
     assert store.claim_next(runner_id=RUNNER, now=T0, kinds=("mail",)).id == other
 
 

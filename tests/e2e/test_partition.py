@@ -40,8 +40,10 @@ class Held:
 
 def test_a_partitioned_runner_stops_its_handlers_before_another_settles_its_jobs():
     told: list[float] = []
+    began = threading.Event()
 
     def holds(ctx: JobContext, payload: Hold) -> Held:
+        began.set()
         ctx.wait(600)
         told.append(time.monotonic())
         raise RuntimeError("stopped")
@@ -59,7 +61,9 @@ def test_a_partitioned_runner_stops_its_handlers_before_another_settles_its_jobs
         owner.start()
         try:
             job_id = owner.enqueue("hold", {})
-            wait_until(lambda: direct.get(job_id).status is Status.RUNNING, 30, "the job running")
+            # The handler itself, not the row: a claim's reply passes the proxy, and one
+            # still in it when it freezes would leave a job claimed that nobody runs.
+            wait_until(began.is_set, 30, "the handler running")
             observer.start()  # after the claim: the observer's workers stay idle
             assert direct.row(job_id)["claimed_by"] == owner.id
 

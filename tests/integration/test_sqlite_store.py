@@ -80,7 +80,13 @@ def test_the_claim_probes_each_kind_in_the_index_of_due_jobs(store, db_path, que
     """Per kind one search in claim order: rows of other kinds and scheduled rows are never
     read, so the claim costs the same at any depth (bench/claim_depth.py measures it)."""
     conn = sqlite3.connect(db_path)
-    parameters = {"now": "x", "runner_id": "r", "kinds": '["count", "noop"]', "queues": queues}
+    parameters = {
+        "now": "x",
+        "runner_id": "r",
+        "kinds": '["count", "noop"]',
+        "queues": queues,
+        "limit": 8,
+    }
     plan = conn.execute("EXPLAIN QUERY PLAN " + _CLAIM, parameters).fetchall()
     conn.close()
     details = [row[-1] for row in plan]

@@ -25,7 +25,7 @@ class ObservedStore:
         self.lost_claims = 0
         """How many next claims reach the store and then raise, as a lost reply would."""
         self.finish_faults: list[Exception] = []
-        """Exceptions the next outcome writes (succeed, fail, finish) raise, one each."""
+        """Exceptions the next outcome writes (succeed, fail, a batch of outcomes) raise, one each."""
 
     def _notify(self) -> None:
         with self.changed:
@@ -46,17 +46,22 @@ class ObservedStore:
     def claim_next(
         self, *, runner_id: str, now: datetime.datetime, kinds=None, queues=None
     ) -> ClaimedJob | None:
+        return self._claim(  # type: ignore[no-any-return]
+            lambda: self.inner.claim_next(runner_id=runner_id, now=now, kinds=kinds, queues=queues)
+        )
+
+    def _claim(self, call: Callable[[], Any]) -> Any:
+        """A claim (alone, or a batch with no outcome): counted, faulted, its reply lost."""
         with self.changed:
             self.claims += 1
             fault = self.claim_faults.pop(0) if self.claim_faults else None
         if fault is not None:
             self._notify()
             raise fault
-        claimed: ClaimedJob | None = self._after(
-            lambda: self.inner.claim_next(runner_id=runner_id, now=now, kinds=kinds, queues=queues)
-        )
+        claimed = self._after(call)
         with self.changed:
-            lose = claimed is not None and self.lost_claims > 0
+            took = bool(claimed[1]) if isinstance(claimed, tuple) else claimed is not None
+            lose = took and self.lost_claims > 0
             self.lost_claims -= lose
         if lose:
             raise StoreUnavailableError("database unavailable")  # committed, but no reply
@@ -84,13 +89,11 @@ class ObservedStore:
         self._finish_fault()
         return bool(self._after(lambda: self.inner.requeue(claim, outcome, now=now)))
 
-    def finish_and_claim_next(self, claim, outcome, *, runner_id, now, kinds=None, queues=None):
+    def record_and_claim(self, outcomes, **arguments):
+        if not outcomes:
+            return self._claim(lambda: self.inner.record_and_claim(outcomes, **arguments))
         self._finish_fault()
-        return self._after(
-            lambda: self.inner.finish_and_claim_next(
-                claim, outcome, runner_id=runner_id, now=now, kinds=kinds, queues=queues
-            )
-        )
+        return self._after(lambda: self.inner.record_and_claim(outcomes, **arguments))
 
     def promote_due(self, *, now):
         return self._after(lambda: self.inner.promote_due(now=now))

@@ -66,17 +66,17 @@ def test_a_claim_that_returns_after_stop_is_given_back_untouched(make_system):
         payload=CountPayload, result=CountResult,
     )  # fmt: skip
     store = system.store
-    real_claim = store.claim_next
+    real_claim = store.record_and_claim
     in_flight, land = threading.Event(), threading.Event()
 
-    def slow_claim(*, runner_id, now, kinds=None, queues=None):
-        claimed = real_claim(runner_id=runner_id, now=now, kinds=kinds, queues=queues)
-        if claimed is not None:
+    def slow_claim(outcomes, **arguments):
+        held, claimed = real_claim(outcomes, **arguments)
+        if claimed:
             in_flight.set()
             land.wait(10)  # the reply is on its way while the runner stops
-        return claimed
+        return held, claimed
 
-    store.claim_next = slow_claim
+    store.record_and_claim = slow_claim
     system.start()
     job_id = kind.enqueue(CountPayload())
     assert in_flight.wait(10)
@@ -93,13 +93,14 @@ def test_a_next_job_claimed_with_an_outcome_as_stop_lands_is_given_back(make_sys
     system = make_system()
     kind = system.kinds.register("count", count, payload=CountPayload)
     store = system.store
-    real_finish = store.finish_and_claim_next
+    real_record = store.record_and_claim
 
-    def finish_as_stop_lands(claim, outcome, *, runner_id, now, kinds=None, queues=None):
-        system.runner.stop()  # lands while the outcome and the next claim commit
-        return real_finish(claim, outcome, runner_id=runner_id, now=now, kinds=kinds, queues=queues)
+    def record_as_stop_lands(outcomes, **arguments):
+        if outcomes:
+            system.runner.stop()  # lands while the outcome and the next claim commit
+        return real_record(outcomes, **arguments)
 
-    store.finish_and_claim_next = finish_as_stop_lands
+    store.record_and_claim = record_as_stop_lands
     first, second = kind.enqueue(CountPayload(steps=1)), kind.enqueue(CountPayload(steps=2))
     system.start()
     assert system.runner.join(timeout=10)
@@ -137,15 +138,15 @@ def test_a_worker_that_crashes_is_replaced_and_the_pool_keeps_its_size(make_syst
     system = make_system(workers=2)
     kind = system.kinds.register("count", count, payload=CountPayload)
     store = system.store
-    real_claim = store.claim_next
+    real_claim = store.record_and_claim
     crashes = [Unusual(), Unusual()]
 
-    def crashing_claim(*, runner_id, now, kinds=None, queues=None):
-        if crashes:
+    def crashing_claim(outcomes, **arguments):
+        if crashes and not outcomes:
             raise crashes.pop()  # past every `except Exception` in the worker
-        return real_claim(runner_id=runner_id, now=now, kinds=kinds, queues=queues)
+        return real_claim(outcomes, **arguments)
 
-    store.claim_next = crashing_claim
+    store.record_and_claim = crashing_claim
     system.start()
     ids = [kind.enqueue(CountPayload(steps=n)) for n in range(6)]
     for job_id in ids:

@@ -1,13 +1,15 @@
 -- As claim_next_job, for a caller that serves every kind (tests, tools): sorts the
 -- due rows instead of probing per kind.
-UPDATE jobs
-SET status = 'running', started_at = %(now)s, updated_at = %(now)s,
-    claimed_by = %(runner_id)s, attempt = attempt + 1
-WHERE id = (
+WITH picked AS MATERIALIZED (
     SELECT id FROM jobs
     WHERE status = 'queued'
       AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
       AND NOT EXISTS (SELECT 1 FROM jobtable_queues p WHERE p.name = jobs.queue AND p.paused)
-    ORDER BY priority, run_at, id LIMIT 1 FOR UPDATE SKIP LOCKED
+    ORDER BY priority, run_at, id LIMIT %(limit)s FOR UPDATE SKIP LOCKED
 )
-RETURNING id, kind, payload, attempt, max_attempts, retry, timeout, result, run_at
+UPDATE jobs
+SET status = 'running', started_at = %(now)s, updated_at = %(now)s,
+    claimed_by = %(runner_id)s, attempt = jobs.attempt + 1
+FROM picked WHERE jobs.id = picked.id
+RETURNING jobs.id, jobs.kind, jobs.payload, jobs.attempt, jobs.max_attempts, jobs.retry,
+    jobs.timeout, jobs.result, jobs.run_at, jobs.priority

@@ -1,15 +1,14 @@
--- Marks the first due job in claim order (priority, then run_at, then id) of the
--- runner's kinds and queues running under %(runner_id)s, and returns what running and
--- settling it needs; no row when none is due. Paused queues are passed over; a NULL
--- queues array: every queue. Each kind is probed on its own in the jobs_ready index
--- (LATERAL), so the claim costs the same however many rows other kinds or the future
--- hold. A paused queue
--- is checked by its key per candidate (NOT EXISTS): NOT IN over a subquery would be
--- built again for each kind probed, and cost more than the rest of the claim. SKIP LOCKED: concurrent claimers pass each other by.
-UPDATE jobs
-SET status = 'running', started_at = %(now)s, updated_at = %(now)s,
-    claimed_by = %(runner_id)s, attempt = attempt + 1
-WHERE id = (
+-- Marks the first %(limit)s due jobs in claim order (priority, then run_at, then id)
+-- of the runner's kinds and queues running under %(runner_id)s, and returns what
+-- running and settling each needs; no row when none is due. Paused queues are passed
+-- over; a NULL queues array: every queue. Each kind is probed on its own in the
+-- jobs_ready index (LATERAL, at most %(limit)s rows each), so the claim costs the same
+-- however many rows other kinds or the future hold. A paused queue is checked by its
+-- key per candidate (NOT EXISTS): NOT IN over a subquery would be built again for each
+-- kind probed, and cost more than the rest of the claim. SKIP LOCKED: concurrent
+-- claimers pass each other by. MATERIALIZED: the rows are picked (and locked) once,
+-- before the UPDATE, so the LIMIT holds. One statement claims a whole batch.
+WITH picked AS MATERIALIZED (
     SELECT first.id
     FROM unnest(%(kinds)s::text[]) AS served(kind)
     CROSS JOIN LATERAL (
@@ -17,8 +16,13 @@ WHERE id = (
         WHERE status = 'queued' AND kind = served.kind
           AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
           AND NOT EXISTS (SELECT 1 FROM jobtable_queues p WHERE p.name = jobs.queue AND p.paused)
-        ORDER BY priority, run_at, id LIMIT 1 FOR UPDATE SKIP LOCKED
+        ORDER BY priority, run_at, id LIMIT %(limit)s FOR UPDATE SKIP LOCKED
     ) AS first
-    ORDER BY first.priority, first.run_at, first.id LIMIT 1
+    ORDER BY first.priority, first.run_at, first.id LIMIT %(limit)s
 )
-RETURNING id, kind, payload, attempt, max_attempts, retry, timeout, result, run_at
+UPDATE jobs
+SET status = 'running', started_at = %(now)s, updated_at = %(now)s,
+    claimed_by = %(runner_id)s, attempt = jobs.attempt + 1
+FROM picked WHERE jobs.id = picked.id
+RETURNING jobs.id, jobs.kind, jobs.payload, jobs.attempt, jobs.max_attempts, jobs.retry,
+    jobs.timeout, jobs.result, jobs.run_at, jobs.priority

@@ -1,0 +1,200 @@
+"""The exchange: outcomes and claims of several workers in one store call (core/exchange.py)."""
+
+from __future__ import annotations
+
+import threading
+
+from jobtable.adapters.fake_clock import FakeClock
+from jobtable.adapters.memory import MemoryStore
+from jobtable.core import NewJob, Status
+from jobtable.core.errors import StoreUnavailableError
+from jobtable.core.exchange import JobExchange, Trade
+from jobtable.core.ids import JobIdGenerator
+from jobtable.core.outcome import Succeed
+from tests.support.threads import run_in_threads
+
+RUNNER = "runner-x"
+_ids = JobIdGenerator()
+
+
+class RecordingStore:
+    """Passes ``record_and_claim`` through, keeping what each call carried; can hold one call."""
+
+    def __init__(self, inner: MemoryStore) -> None:
+        self.inner = inner
+        self.calls: list[tuple[list[str], int]] = []
+        self.entered = threading.Event()
+        self.release = threading.Event()
+        self.release.set()
+        self.fail_with: Exception | None = None
+        self._guard = threading.Lock()
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def record_and_claim(self, outcomes, *, limit, **arguments):
+        with self._guard:
+            self.calls.append(([claim.job_id for claim, _ in outcomes], limit))
+        self.entered.set()
+        assert self.release.wait(10), "the test never let the call go on"
+        if self.fail_with is not None:
+            raise self.fail_with
+        return self.inner.record_and_claim(outcomes, limit=limit, **arguments)
+
+
+def queued(store: MemoryStore, count: int, clock: FakeClock) -> list[str]:
+    ids = [_ids.next_id(1_772_366_400_000 + n) for n in range(count)]
+    for job_id in ids:
+        store.create(NewJob(id=job_id, kind="count", payload="{}"), now=clock.now())
+    return ids
+
+
+def exchange_over(store, clock, *, idle=0, spares=None) -> JobExchange:
+    exchange = JobExchange(
+        store,
+        clock,
+        runner_id=RUNNER,
+        idle_workers=lambda: idle,
+        spares_ready=(spares.append if spares is not None else lambda count: None),
+    )
+    exchange.serve(frozenset({"count"}), None)
+    return exchange
+
+
+def wait_until(exchange: JobExchange, condition, what: str) -> None:
+    """The exchange notifies its condition whenever a trade is handed in."""
+    with exchange._changed:
+        assert exchange._changed.wait_for(condition, timeout=10), what
+
+
+def test_outcomes_handed_in_during_a_commit_share_the_next_one():
+    clock = FakeClock()
+    memory = MemoryStore()
+    store = RecordingStore(memory)
+    queued(memory, 6, clock)
+    exchange = exchange_over(store, clock)
+    jobs = [exchange.trade(None, wants=True).job for _ in range(3)]
+    store.calls.clear()
+    store.entered.clear()
+    store.release.clear()
+    trades: dict[str, Trade] = {}
+
+    def hand_in(job) -> None:
+        trades[job.id] = exchange.trade((job.claim, Succeed(result="{}")), wants=True)
+
+    first = threading.Thread(target=hand_in, args=(jobs[0],))
+    first.start()
+    assert store.entered.wait(10)  # the first commit is in flight, held
+    others = [threading.Thread(target=hand_in, args=(job,)) for job in jobs[1:]]
+    for thread in others:
+        thread.start()
+    wait_until(exchange, lambda: len(exchange._pending) == 2, "the two others never queued")
+    store.release.set()
+    for thread in [first, *others]:
+        thread.join(10)
+    assert store.calls == [([jobs[0].id], 1), ([jobs[1].id, jobs[2].id], 2)]
+    assert all(trade.held for trade in trades.values())
+    assert len({trade.job.id for trade in trades.values()}) == 3  # a new job each
+    assert all(memory.get(job.id).status is Status.SUCCEEDED for job in jobs)
+
+
+def test_jobs_are_claimed_for_idle_workers_as_spares_in_claim_order():
+    clock = FakeClock()
+    store = MemoryStore()
+    ids = queued(store, 5, clock)
+    told: list[int] = []
+    exchange = exchange_over(store, clock, idle=2, spares=told)
+    mine = exchange.trade(None, wants=True).job
+    assert mine.id == ids[0]
+    assert told == [2]
+    kept = exchange.spare_claims()
+    spares = [exchange.take_spare(), exchange.take_spare()]
+    assert [job.id for job in spares] == ids[1:3]
+    assert kept == {job.claim for job in spares}
+    assert exchange.take_spare() is None
+    assert exchange.spare_claims() == set()
+    assert [store.get(job_id).status for job_id in ids] == [Status.RUNNING] * 3 + [
+        Status.QUEUED
+    ] * 2
+
+
+def test_a_failed_commit_fails_every_trade_in_it_and_changes_nothing():
+    clock = FakeClock()
+    memory = MemoryStore()
+    store = RecordingStore(memory)
+    queued(memory, 3, clock)
+    exchange = exchange_over(store, clock)
+    jobs = [exchange.trade(None, wants=True).job for _ in range(2)]
+    store.fail_with = StoreUnavailableError("database unavailable")
+    trades = [exchange.trade((job.claim, Succeed(result="{}")), wants=True) for job in jobs]
+    assert all(isinstance(trade.error, StoreUnavailableError) for trade in trades)
+    assert all(trade.held is None and trade.job is None for trade in trades)
+    assert all(memory.get(job.id).status is Status.RUNNING for job in jobs)
+
+
+def test_many_workers_trading_at_once_run_every_job_exactly_once():
+    clock = FakeClock()
+    store = MemoryStore()
+    ids = queued(store, 300, clock)
+    exchange = exchange_over(store, clock)
+    ran: list[str] = []
+    guard = threading.Lock()
+    problems: list[str] = []
+
+    def worker() -> None:
+        job = exchange.trade(None, wants=True).job
+        while job is not None:
+            with guard:
+                ran.append(job.id)
+            trade = exchange.trade((job.claim, Succeed(result="{}")), wants=True)
+            if not trade.held:
+                problems.append(f"{job.id} not held")
+            job = trade.job
+
+    run_in_threads([worker] * 6)
+    assert problems == []
+    assert sorted(ran) == sorted(ids)
+    assert all(store.get(job_id).status is Status.SUCCEEDED for job_id in ids)
+
+
+def test_a_batch_claims_nothing_beyond_the_workers_that_want_a_job():
+    clock = FakeClock()
+    memory = MemoryStore()
+    store = RecordingStore(memory)
+    ids = queued(memory, 10, clock)
+    exchange = exchange_over(store, clock, idle=3)
+    job = exchange.trade(None, wants=True).job
+    assert store.calls == [([], 4)]  # this worker and the three asleep
+    exchange.trade((job.claim, Succeed(result="{}")), wants=False)
+    assert store.calls[-1] == ([job.id], 0)  # handing in alone claims nothing
+    assert sum(memory.get(job_id).status is Status.QUEUED for job_id in ids) == 6
+
+
+def test_a_job_claimed_for_an_idle_worker_goes_to_it_when_it_asked_meanwhile():
+    """The idle worker woke during the commit and asked for a job itself: it gets the one
+    claimed for it, and nothing is left over as a spare behind busy workers."""
+    clock = FakeClock()
+    memory = MemoryStore()
+    store = RecordingStore(memory)
+    ids = queued(memory, 5, clock)
+    told: list[int] = []
+    exchange = exchange_over(store, clock, idle=1, spares=told)
+    store.release.clear()
+    trades: dict[str, Trade] = {}
+
+    def ask(name: str) -> None:
+        trades[name] = exchange.trade(None, wants=True)
+
+    leader = threading.Thread(target=ask, args=("leader",))
+    leader.start()
+    assert store.entered.wait(10)  # claiming for the leader and the idle worker, held
+    woken = threading.Thread(target=ask, args=("woken",))
+    woken.start()
+    wait_until(exchange, lambda: len(exchange._pending) == 1, "the woken worker never asked")
+    store.release.set()
+    for thread in (leader, woken):
+        thread.join(10)
+    assert [job_id for job_id, _ in store.calls] == [[]]  # one claim, for both
+    assert [trades["leader"].job.id, trades["woken"].job.id] == ids[:2]
+    assert exchange.spare_claims() == set()
+    assert told == []
