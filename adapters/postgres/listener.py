@@ -103,9 +103,10 @@ class NotifyListener:
 
 
 class EventListener(NotifyListener):
-    """Tells ``on_change`` which job changed, from the job id each NOTIFY of the events
-    channel carries (the jobs_changed trigger sends it); None after a reconnect or a
-    quiet fallback interval, when any job may have changed unheard."""
+    """Tells ``on_change`` which jobs changed, from the job ids each NOTIFY of the events
+    channel carries (the jobs_changed trigger sends those one statement changed, space
+    separated); None after a reconnect or a quiet fallback interval, when any job may
+    have changed unheard."""
 
     def __init__(
         self,
@@ -119,7 +120,11 @@ class EventListener(NotifyListener):
         self._on_change = on_change
 
     def _look(self, payload: str | None) -> None:
-        self._on_change(payload or None)
+        if not payload:
+            self._on_change(None)
+            return
+        for job_id in payload.split():
+            self._on_change(job_id)
 
 
 class PollingWatcher:

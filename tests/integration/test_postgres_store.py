@@ -29,6 +29,7 @@ def test_a_new_schema_gets_every_migration_once_and_reopening_changes_nothing():
             "0003_runners",
             "0004_lifecycle",
             "0005_observe",
+            "0006_batched_history",
         ]
         store.close()
         again = open_store(url, schema)
@@ -64,6 +65,7 @@ def test_concurrent_openers_apply_each_migration_once():
             "0003_runners",
             "0004_lifecycle",
             "0005_observe",
+            "0006_batched_history",
         ]
         for store in opened:
             store.close()

@@ -21,6 +21,7 @@ ALL_VERSIONS = [
     "0003_runners",
     "0004_lifecycle",
     "0005_observe",
+    "0006_batched_history",
 ]
 
 LEGACY_SCHEMA = """

@@ -1,0 +1,2 @@
+-- Nothing changes on SQLite: its triggers run per row in the writer's own process, with
+-- no NOTIFY to send (PostgreSQL's 0006 writes a statement's history in one step).
