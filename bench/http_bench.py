@@ -142,8 +142,11 @@ def jobs_per_fsync(seconds: int) -> tuple[int, int]:
         token = Path(database + ".token").read_text().strip()
         wrk(f"http://127.0.0.1:{port}/api/v1/jobs", seconds, POST_LUA, token)
     finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(60)
+        # To serve itself (strace's child): strace prints its counts once serve has exited.
+        children = Path(f"/proc/{server.pid}/task/{server.pid}/children").read_text().split()
+        for child in children:
+            os.kill(int(child), signal.SIGTERM)
+        server.wait(120)
     import sqlite3
 
     stored = sqlite3.connect(database).execute("SELECT COUNT(*) FROM jobs").fetchone()[0]

@@ -22,6 +22,7 @@ from jobtable.adapters.sqlite import SqliteStore
 from jobtable.adapters.system_clock import SystemClock
 from jobtable.core import JobContext, NewJob, NoopPayload, NoopResult, Runner
 from jobtable.core.ids import JobIdGenerator
+from jobtable.core.outcome import Succeed
 
 CLOCK = SystemClock()
 
@@ -50,12 +51,12 @@ class CountingStore:
         self._count()
         return changed
 
-    def finish_and_claim_next(self, claim, outcome, *, runner_id, now, kinds=None, queues=None):
-        finished = self._inner.finish_and_claim_next(
-            claim, outcome, runner_id=runner_id, now=now, kinds=kinds, queues=queues
-        )
-        self._count()
-        return finished
+    def record_and_claim(self, outcomes, **arguments):
+        held = self._inner.record_and_claim(outcomes, **arguments)
+        for _, outcome in outcomes:
+            if isinstance(outcome, Succeed):
+                self._count()
+        return held
 
 
 # -- jobtable -------------------------------------------------------------

@@ -34,6 +34,7 @@ from collections import deque
 from collections.abc import Callable, Collection, Iterator
 
 from jobtable.core.clock import Clock
+from jobtable.core.errors import StoreError
 from jobtable.core.jobs import Claim, ClaimedJob
 from jobtable.core.outcome import Write
 from jobtable.core.ports import JobStore
@@ -43,6 +44,29 @@ GATHER = 0.0005
 
 MAX_BATCH = 128
 """Requests one transaction carries at most; the rest go in the next."""
+
+
+class GatherPolicy:
+    """Whether a leader waits for peers: while waiting has lately brought one.
+
+    Peers running short jobs arrive within the wait; peers in long handlers
+    never do, and waiting for them would add GATHER to every outcome. So
+    each wait that brought nobody lowers a score, each that brought someone
+    raises it, and below one half the leader goes alone, trying a wait again
+    every few batches in case the jobs got shorter.
+    """
+
+    def __init__(self) -> None:
+        self._score = 1.0
+
+    def should_wait(self) -> bool:
+        if self._score >= 0.5:
+            return True
+        self._score += 0.02
+        return False
+
+    def waited(self, *, paid_off: bool) -> None:
+        self._score = 0.8 * self._score + (0.2 if paid_off else 0.0)
 
 
 class Trade:
@@ -86,6 +110,7 @@ class JobExchange:
         self._leading = False
         self._out: set[Claim] = set()  # jobs handed to a worker that has not come back
         self._spares: deque[ClaimedJob] = deque()
+        self._gathering = GatherPolicy()
 
     def serve(self, kinds: Collection[str] | None, queues: Collection[str] | None) -> None:
         """What claims may take: set once registration closes, before any claim."""
@@ -130,13 +155,15 @@ class JobExchange:
 
         Called with the condition held.
         """
-        if self._out:
+        if self._out and self._gathering.should_wait():
+            before = len(self._pending)
             deadline = time.monotonic() + GATHER
             while self._out:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     break
                 self._changed.wait(left)
+            self._gathering.waited(paid_off=len(self._pending) > before)
         batch = self._pending[:MAX_BATCH]
         del self._pending[:MAX_BATCH]
         return batch
@@ -154,9 +181,14 @@ class JobExchange:
                 kinds=self._kinds,
                 queues=self._queues,
             )
-        except Exception as error:
+        except BaseException as error:
+            # Every trade learns that its batch failed, so each worker retries its own
+            # outcome; one past Exception still ends the leader's thread as it would alone.
+            failure = error if isinstance(error, Exception) else StoreError("database error")
             for trade in batch:
-                trade.error = error
+                trade.error = failure
+            if failure is not error:
+                raise
             return
         recorded = iter(held)
         for trade in batch:

@@ -24,6 +24,7 @@ from jobtable.entrypoints import (
 from jobtable.entrypoints.config import SETTINGS, ConfigError, env_default
 from jobtable.entrypoints.http.app import package_version
 from jobtable.entrypoints.logs import JsonLogFormatter, TextLogFormatter
+from jobtable.entrypoints.malloc_arenas import limit_malloc_arenas
 from jobtable.entrypoints.wiring import is_postgres_url, redact
 
 EXIT_FAILURE = 1
@@ -187,6 +188,7 @@ def configure_logging(level_name: str, format_name: str = "text") -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    limit_malloc_arenas()  # before any thread starts: see malloc_arenas.py
     given = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(given)
     run: Callable[[argparse.Namespace], int] = args.run

@@ -345,7 +345,13 @@ class PostgresStore:
     def create_many(self, jobs: Collection[NewJob], *, now: datetime.datetime) -> list[Enqueued]:
         """Store every job in one transaction: all of them, or (on an error) none."""
         with translated(), self._pool.connection() as conn, conn.transaction():
-            enqueued = [self._insert(conn, job, now, notify=False) for job in jobs]
+            if not any(job.unique_key for job in jobs):  # none can conflict: one statement
+                params = [new_job_parameters(job, now, stamp=_same) for job in jobs]
+                with conn.cursor() as cursor:
+                    cursor.executemany(_CREATE, params)
+                enqueued = [Enqueued(job.id) for job in jobs]
+            else:
+                enqueued = [self._insert(conn, job, now, notify=False) for job in jobs]
             self._notify(conn)
             return enqueued
 

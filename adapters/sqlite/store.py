@@ -242,9 +242,17 @@ class SqliteStore:
             return self._db.write(lambda conn: _insert(conn, job, now))
 
     def create_many(self, jobs: Collection[NewJob], *, now: datetime.datetime) -> list[Enqueued]:
-        """Store every job in one transaction: all of them, or (on an error) none."""
+        """Store every job in one transaction: all of them, or (on an error) none.
+
+        Jobs without a unique key (nothing to look up on a conflict) go in as one
+        statement run over every row.
+        """
         with translated():
-            return self._db.write(lambda conn: [_insert(conn, job, now) for job in jobs])
+            if any(job.unique_key for job in jobs):
+                return self._db.write(lambda conn: [_insert(conn, job, now) for job in jobs])
+            params = [new_job_parameters(job, now, stamp=_stamp) for job in jobs]
+            self._db.write(lambda conn: conn.executemany(_CREATE, params))
+            return [Enqueued(job.id) for job in jobs]
 
     def create_in(
         self, connection: sqlite3.Connection, job: NewJob, *, now: datetime.datetime

@@ -7,7 +7,7 @@ import threading
 from jobtable.adapters.fake_clock import FakeClock
 from jobtable.adapters.memory import MemoryStore
 from jobtable.core import NewJob, Status
-from jobtable.core.errors import StoreUnavailableError
+from jobtable.core.errors import StoreError, StoreUnavailableError
 from jobtable.core.exchange import JobExchange, Trade
 from jobtable.core.ids import JobIdGenerator
 from jobtable.core.outcome import Succeed
@@ -26,7 +26,8 @@ class RecordingStore:
         self.entered = threading.Event()
         self.release = threading.Event()
         self.release.set()
-        self.fail_with: Exception | None = None
+        self.fail_with: BaseException | None = None
+        self.fail_from = 0  # the first call (counted from 0) that raises ``fail_with``
         self._guard = threading.Lock()
 
     def __getattr__(self, name):
@@ -34,10 +35,11 @@ class RecordingStore:
 
     def record_and_claim(self, outcomes, *, limit, **arguments):
         with self._guard:
+            number = len(self.calls)
             self.calls.append(([claim.job_id for claim, _ in outcomes], limit))
         self.entered.set()
         assert self.release.wait(10), "the test never let the call go on"
-        if self.fail_with is not None:
+        if self.fail_with is not None and number >= self.fail_from:
             raise self.fail_with
         return self.inner.record_and_claim(outcomes, limit=limit, **arguments)
 
@@ -198,3 +200,59 @@ def test_a_job_claimed_for_an_idle_worker_goes_to_it_when_it_asked_meanwhile():
     assert [trades["leader"].job.id, trades["woken"].job.id] == ids[:2]
     assert exchange.spare_claims() == set()
     assert told == []
+
+
+class Unusual(BaseException):
+    """Past ``except Exception``, as some libraries' errors are."""
+
+
+def test_a_batch_that_dies_past_exception_fails_every_trade_in_it_not_just_the_leaders():
+    clock = FakeClock()
+    memory = MemoryStore()
+    store = RecordingStore(memory)
+    queued(memory, 3, clock)
+    exchange = exchange_over(store, clock)
+    jobs = [exchange.trade(None, wants=True).job for _ in range(3)]
+    store.calls.clear()
+    store.entered.clear()
+    store.release.clear()
+    outcomes: dict[str, object] = {}
+
+    def hand_in(job) -> None:
+        try:
+            outcomes[job.id] = exchange.trade((job.claim, Succeed(result="{}")), wants=False)
+        except Unusual as raised:
+            outcomes[job.id] = raised
+
+    first = threading.Thread(target=hand_in, args=(jobs[0],))
+    first.start()
+    assert store.entered.wait(10)  # the first batch is in flight, held
+    pair = [threading.Thread(target=hand_in, args=(job,)) for job in jobs[1:]]
+    for thread in pair:
+        thread.start()
+    wait_until(exchange, lambda: len(exchange._pending) == 2, "the pair never queued")
+    store.fail_with, store.fail_from = Unusual(), 1  # the pair's batch dies, not the first
+    store.release.set()
+    for thread in [first, *pair]:
+        thread.join(10)
+    assert outcomes[jobs[0].id].held is True
+    died = [outcomes[job.id] for job in jobs[1:]]
+    assert sum(isinstance(outcome, Unusual) for outcome in died) == 1  # the pair's leader
+    (told,) = [outcome for outcome in died if isinstance(outcome, Trade)]
+    assert isinstance(told.error, StoreError) and told.held is None  # its worker retries
+
+
+def test_a_leader_stops_waiting_for_peers_that_never_come_and_tries_again_later():
+    from jobtable.core.exchange import GatherPolicy
+
+    policy = GatherPolicy()
+    for _ in range(4):
+        assert policy.should_wait()
+        policy.waited(paid_off=False)  # peers in long handlers: nobody came
+    skipped = 0
+    while not policy.should_wait():
+        skipped += 1
+    assert 3 <= skipped <= 10  # a few batches alone, then one more try
+    for _ in range(20):
+        policy.waited(paid_off=True)
+        assert policy.should_wait()  # short jobs: every wait brings a peer
