@@ -125,10 +125,15 @@ class JobExchange:
         """
         trade = Trade(outcome, wants)
         with self._changed:
-            if outcome is None and wants and self._spares:
-                trade.job = self._spares.popleft()  # claimed for an idle worker: this one
-                self._out.add(trade.job.claim)
-                return trade
+            if wants and self._spares:
+                # A job already claimed for an idle worker goes to the first worker free
+                # to run it, so none waits while busy workers claim others past it (the
+                # idle worker it was meant for claims anew if it finds none left).
+                trade.job = self._spares.popleft()
+                trade.wants = False
+                if outcome is None:
+                    self._out.add(trade.job.claim)
+                    return trade  # else it is out once its outcome is recorded
             if outcome is not None:
                 self._out.discard(outcome[0])
             self._pending.append(trade)
@@ -147,6 +152,8 @@ class JobExchange:
                     self._leading = False
                     for each in batch:
                         each.done = True
+                        if each.job is not None:
+                            self._out.add(each.job.claim)
                     self._changed.notify_all()
         return trade
 
@@ -171,7 +178,7 @@ class JobExchange:
     def _commit(self, batch: list[Trade]) -> None:
         outcomes = [trade.outcome for trade in batch if trade.outcome is not None]
         wanting = [trade for trade in batch if trade.wants]
-        limit = len(wanting) + (self._idle_workers() if wanting else 0)
+        limit = len(wanting) + (self._unserved_idle_workers() if wanting else 0)
         try:
             held, jobs = self._store.record_and_claim(
                 outcomes,
@@ -198,30 +205,46 @@ class JobExchange:
         with self._changed:
             for trade in wanting:
                 trade.job = next(handed, None)
-                if trade.job is not None:
-                    self._out.add(trade.job.claim)
             self._hand_to_waiting(handed)
             spares = list(handed)
             self._spares.extend(spares)
         if spares:
             self._spares_ready(len(spares))
 
+    def _unserved_idle_workers(self) -> int:
+        """Idle workers no spare is waiting for: those a batch may claim a job for.
+
+        A worker woken for a spare counts as idle until it runs again, so
+        without this a second batch would claim it a second job, which would
+        wait, claimed and unrun, behind busy workers.
+        """
+        with self._changed:
+            spares = len(self._spares)  # first: only the leader adds spares, so this only falls
+        # A woken worker stops counting as idle before it takes its spare: read in this
+        # order, the two counts never show a spare taken and its worker still idle.
+        return max(0, self._idle_workers() - spares)
+
     def _hand_to_waiting(self, handed: Iterator[ClaimedJob]) -> None:
         """Give jobs claimed for idle workers first to workers already waiting here for one.
 
         An idle worker counted for this batch may have woken meanwhile and
-        asked for a job of its own (its request waits for the next batch): it
-        takes one of these instead, so no job claimed for it is left waiting
-        behind busy workers. Called with the condition held.
+        asked for a job of its own, and busy workers may have handed in an
+        outcome and asked for their next (their requests wait for the next
+        batch): they take these instead of claiming more, so no job claimed
+        for an idle worker is left waiting behind busy workers. A request with
+        an outcome stays for the next batch to record it. Called with the
+        condition held.
         """
-        for waiting in [trade for trade in self._pending if trade.wants and not trade.outcome]:
+        for waiting in [trade for trade in self._pending if trade.wants]:
             job = next(handed, None)
             if job is None:
                 return
-            self._pending.remove(waiting)
             waiting.job = job
-            waiting.done = True
-            self._out.add(job.claim)
+            waiting.wants = False
+            if waiting.outcome is None:
+                self._pending.remove(waiting)
+                waiting.done = True
+                self._out.add(job.claim)  # the other is out once its outcome is recorded
 
     # -- spares --------------------------------------------------------------
 

@@ -84,6 +84,7 @@ class LivenessKeeper:
         sweep_interval: float | None,
         left_running: Callable[[], set[Claim]] = set,
         kept_for_workers: Callable[[], set[Claim]] = set,
+        drop_kept: Callable[[], set[Claim]] = set,
         cancel: Callable[[Attempt], None] = lambda attempt: None,
         on_sweep: Callable[[], None] = lambda: None,
         observer: RunnerObserver | None = None,
@@ -91,7 +92,8 @@ class LivenessKeeper:
         """``left_running`` names claims whose handler ran but whose outcome could not be
         recorded: never given back as if unrun, but settled as interrupted.
         ``kept_for_workers`` names claims made for idle workers about to take them: run by
-        no worker yet, but not lost. ``cancel`` stops a
+        no worker yet, but not lost; ``drop_kept`` takes them all away from the workers
+        (this keeper gives them back when the runner's liveness was lost). ``cancel`` stops a
         handler whose job someone asked to cancel (seen on each sweep, from any process).
         ``observer`` hears of the jobs of dead runners this keeper settles."""
         self._store = store
@@ -123,6 +125,7 @@ class LivenessKeeper:
         self._watchdog = terms.lease is not None or terms.lock_timeout is not None
         self._left_running = left_running
         self._kept_for_workers = kept_for_workers
+        self._drop_kept = drop_kept
         self._suspects: set[Claim] = set()  # held here, run by no worker, at the last sweep
         self._check_streak = _Streak(log, "confirming this runner's liveness lock")
         self._sweep_streak = _Streak(log, "sweep")
@@ -318,6 +321,13 @@ class LivenessKeeper:
         """Keep the jobs still held in this runner's name; stop the handlers of the others."""
         if not self._own.reconciling:
             return
+        # Jobs claimed for idle workers before the liveness was lost: others may have settled
+        # them meanwhile, so no worker may start one. Given back fenced: one settled
+        # elsewhere is left as it is. Should the give-back fail, no worker holds them and the
+        # sweep for lost claims gives them back.
+        kept = self._drop_kept()
+        if kept:
+            self._store.release_claims(kept, now=self._clock.now())
         running = self._attempts.snapshot()  # before the read: each of these was claimed before it
         held = set(self._store.running_claims(self._id))
         gone = [attempt for attempt in running if attempt.claim not in held]

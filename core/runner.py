@@ -211,6 +211,7 @@ class Runner:
             sweep_interval=sweep_interval,
             left_running=self._recorder.left_running,
             kept_for_workers=self._exchange.spare_claims,
+            drop_kept=lambda: {spare.claim for spare in self._exchange.take_all_spares()},
             on_sweep=self._reread_if_pending,
             cancel=lambda attempt: self._preempt(attempt, CANCELLED),
             observer=self._observer,
@@ -469,11 +470,13 @@ class Runner:
         outcome = self._store.cancel(job_id, now=self._clock.now())
         if outcome is None:
             return None
+        # Read before a handler here is told to stop: it may stop and record its outcome at
+        # once, and the answer to a request is the job as the request left it (running).
+        job = self._store.get(job_id)
         if outcome is CancelOutcome.REQUESTED:
             for attempt in self._attempts.snapshot():
                 if attempt.claim.job_id == job_id:
                     self._preempt(attempt, CANCELLED)  # ours: no need to wait for a sweep
-        job = self._store.get(job_id)
         if job is None:
             return None
         return outcome, job

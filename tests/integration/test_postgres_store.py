@@ -304,3 +304,48 @@ def test_a_change_from_a_session_with_another_search_path_writes_this_schemas_hi
             assert (change.job.status, change.job.error) == (Status.FAILED, "by_hand")
         finally:
             store.close()
+
+
+def test_a_batch_one_statement_of_which_fails_records_none_of_it_and_the_pool_is_as_before():
+    """A batch goes in one round trip as one transaction (no BEGIN): the claim failing
+    must take the outcomes sent before it down too; the connection goes back to the
+    pool out of autocommit, so later writes keep their transactions."""
+    import psycopg
+
+    from jobtable.adapters.postgres import PostgresStore
+    from jobtable.core import NewJob
+    from jobtable.core.outcome import Succeed
+
+    with fresh_schema() as (url, schema):
+        store = PostgresStore.open(url, now=NOW, schema=schema, pool_size=1)
+        try:
+            store.create(NewJob(id="done-1", kind="noop", payload="{}"), now=NOW)
+            held = store.claim_next(runner_id="r", now=NOW)
+            store.create(NewJob(id="bad-1", kind="explode", payload="{}"), now=NOW)
+            with psycopg.connect(url, options=f"-c search_path={schema}") as admin:
+                admin.execute(
+                    "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$"
+                    " BEGIN RAISE EXCEPTION 'refused'; END $$"
+                )
+                admin.execute(
+                    "CREATE TRIGGER refuse BEFORE UPDATE ON jobs FOR EACH ROW"
+                    " WHEN (NEW.kind = 'explode') EXECUTE FUNCTION refuse()"
+                )
+            with pytest.raises(StoreError):
+                store.record_and_claim(
+                    [(held.claim, Succeed(result="{}"))],
+                    limit=1,
+                    runner_id="r",
+                    now=NOW,
+                    kinds=["explode"],
+                )
+            assert store.get("done-1").status is Status.RUNNING  # the success rolled back
+            assert store.get("bad-1").status is Status.QUEUED
+            with store._pool.connection() as conn:  # the pool's one connection
+                assert conn.autocommit is False
+            assert store.record_and_claim(
+                [(held.claim, Succeed(result="{}"))], limit=0, runner_id="r", now=NOW
+            ) == ([True], [])
+            assert store.get("done-1").status is Status.SUCCEEDED
+        finally:
+            store.close()

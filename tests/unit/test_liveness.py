@@ -296,6 +296,42 @@ def test_join_returns_within_its_timeout_when_the_database_hangs(make_system):
     assert returned == [True]  # every worker exited; the row is left for others to clear
 
 
+def test_jobs_claimed_for_idle_workers_are_given_back_not_run_once_the_liveness_was_lost(
+    make_system, gate
+):
+    """A job claimed for an idle worker (a spare) and not yet taken when the runner lost
+    its liveness may have been settled elsewhere meanwhile: no worker of it may start it.
+    The one still held is given back and runs; the one settled elsewhere stays settled."""
+    owner = make_system(workers=1, sweep_interval=SWEEP_INTERVAL, check_interval=CHECK_INTERVAL)
+    kind = owner.kinds.register("slow", gate.handler, payload=CountPayload)
+    owner.start()
+    busy = kind.enqueue(CountPayload())
+    assert gate.started.acquire(timeout=10)  # the one worker is busy
+    still_held, settled = kind.enqueue(CountPayload()), kind.enqueue(CountPayload())
+    store = owner.store.inner
+    spares = [
+        store.claim_next(runner_id=owner.runner.id, now=owner.clock.now(), kinds=["slow"])
+        for _ in range(2)
+    ]
+    assert [spare.id for spare in spares] == [still_held, settled]
+    owner.runner._exchange._spares.extend(spares)  # as a batch leaves them for idle workers
+
+    break_lock(store, owner.runner.id)
+    assert store.interrupt(spares[1].claim, code=INTERRUPTED, now=owner.clock.now())
+    owner.clock.wait_for_sleepers(2)
+    owner.clock.advance(CHECK_INTERVAL)  # the lock is taken again; the sweep reconciles
+    owner.store.wait_until(lambda: owner.runner.get(still_held).status is Status.QUEUED)
+    assert owner.runner._exchange.spare_claims() == set()
+    assert store.row(still_held)["attempt"] == 0  # its attempt given back: it never ran
+
+    gate.release.set()
+    assert owner.wait_for(busy).status is Status.SUCCEEDED
+    assert owner.wait_for(still_held).status is Status.SUCCEEDED
+    job = owner.runner.get(settled)
+    assert (job.status, job.error) == (Status.FAILED, INTERRUPTED)  # as settled elsewhere
+    assert gate.started.acquire(timeout=0) and not gate.started.acquire(timeout=0)  # 1 more run
+
+
 def test_a_claim_whose_reply_was_lost_is_given_back_after_two_sweeps_and_runs(make_system):
     system = make_system(sweep_interval=SWEEP_INTERVAL)
     kind = system.kinds.register("count", count, payload=CountPayload)
