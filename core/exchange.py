@@ -125,15 +125,10 @@ class JobExchange:
         """
         trade = Trade(outcome, wants)
         with self._changed:
-            if wants and self._spares:
-                # A job already claimed for an idle worker goes to the first worker free
-                # to run it, so none waits while busy workers claim others past it (the
-                # idle worker it was meant for claims anew if it finds none left).
-                trade.job = self._spares.popleft()
-                trade.wants = False
-                if outcome is None:
-                    self._out.add(trade.job.claim)
-                    return trade  # else it is out once its outcome is recorded
+            if outcome is None and wants and self._spares:
+                trade.job = self._spares.popleft()  # claimed for an idle worker: this one
+                self._out.add(trade.job.claim)
+                return trade
             if outcome is not None:
                 self._out.discard(outcome[0])
             self._pending.append(trade)
@@ -228,23 +223,21 @@ class JobExchange:
         """Give jobs claimed for idle workers first to workers already waiting here for one.
 
         An idle worker counted for this batch may have woken meanwhile and
-        asked for a job of its own, and busy workers may have handed in an
-        outcome and asked for their next (their requests wait for the next
-        batch): they take these instead of claiming more, so no job claimed
-        for an idle worker is left waiting behind busy workers. A request with
-        an outcome stays for the next batch to record it. Called with the
-        condition held.
+        asked for a job of its own (its request waits for the next batch): it
+        takes one of these instead, so no job claimed for it is left waiting
+        behind busy workers. Only requests without an outcome: a job handed
+        to one that still waits for its outcome to be recorded would be held
+        by nobody the keeper can see (neither a spare nor running) for as long
+        as that takes. Called with the condition held.
         """
-        for waiting in [trade for trade in self._pending if trade.wants]:
+        for waiting in [trade for trade in self._pending if trade.wants and not trade.outcome]:
             job = next(handed, None)
             if job is None:
                 return
+            self._pending.remove(waiting)
             waiting.job = job
-            waiting.wants = False
-            if waiting.outcome is None:
-                self._pending.remove(waiting)
-                waiting.done = True
-                self._out.add(job.claim)  # the other is out once its outcome is recorded
+            waiting.done = True
+            self._out.add(job.claim)
 
     # -- spares --------------------------------------------------------------
 

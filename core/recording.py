@@ -86,10 +86,9 @@ class OutcomeRecorder:
         try:
             if claim_next:
                 trade = self._exchange.trade((claimed.claim, decision), wants=True)
-                next_job = trade.job  # a spare it took is this worker's, whatever the batch did
                 if trade.error is not None:
                     raise trade.error
-                held = trade.held
+                held, next_job = trade.held, trade.job
             else:
                 held = self._finish(claimed.claim, decision)
         except Exception as error:

@@ -223,14 +223,21 @@ def _one_round_trip(conn: psycopg.Connection) -> Iterator[None]:
     failing) runs none of the rest and rolls back them all. psycopg's own
     transaction() waits for the server at BEGIN and at COMMIT: three round
     trips where this takes one, most of a small batch's time on loopback.
-    The statements' results are read after the block. The pooled connection
-    goes back out of autocommit; one that cannot is closed, so the pool
-    drops it instead of handing it out changed.
+    The statements' results are read after the block. Should the block raise
+    before its end (in the client: a value that cannot be sent, an
+    interrupt), the connection is closed before any Sync, so the server
+    rolls back what was sent instead of committing half a batch. The pooled
+    connection goes back out of autocommit; one that cannot (a closed one)
+    is closed, so the pool drops it instead of handing it out changed.
     """
     conn.autocommit = True
     try:
         with conn.pipeline():
-            yield
+            try:
+                yield
+            except BaseException:
+                conn.close()  # no Sync: nothing of the block commits
+                raise
     finally:
         try:
             conn.autocommit = False

@@ -349,3 +349,38 @@ def test_a_batch_one_statement_of_which_fails_records_none_of_it_and_the_pool_is
             assert store.get("done-1").status is Status.SUCCEEDED
         finally:
             store.close()
+
+
+def test_a_batch_that_fails_in_the_client_half_way_commits_nothing_it_sent():
+    """The statements before the failure were sent already: without a transaction()'s
+    BEGIN, only closing the connection before any Sync keeps them from committing."""
+    from jobtable.adapters.postgres import PostgresStore
+    from jobtable.core import NewJob
+    from jobtable.core.outcome import Fail, Succeed
+
+    class Unsendable:
+        """A failure code psycopg cannot adapt: raises while the batch is being sent."""
+
+    with fresh_schema() as (url, schema):
+        store = PostgresStore.open(url, now=NOW, schema=schema, pool_size=1)
+        try:
+            for job_id in ("job-1", "job-2"):
+                store.create(NewJob(id=job_id, kind="noop", payload="{}"), now=NOW)
+            first, second = (store.claim_next(runner_id="r", now=NOW) for _ in range(2))
+            with pytest.raises(Exception):  # noqa: PT011 -- psycopg's own, or ours
+                store.record_and_claim(
+                    [
+                        (first.claim, Succeed(result="{}")),
+                        (second.claim, Fail(code=Unsendable(), reason="")),
+                    ],
+                    limit=0,
+                    runner_id="r",
+                    now=NOW,
+                )
+            assert store.get("job-1").status is Status.RUNNING  # its success never committed
+            assert store.get("job-2").status is Status.RUNNING
+            assert store.record_and_claim(
+                [(first.claim, Succeed(result="{}"))], limit=0, runner_id="r", now=NOW
+            ) == ([True], [])
+        finally:
+            store.close()

@@ -260,83 +260,19 @@ def test_a_leader_stops_waiting_for_peers_that_never_come_and_tries_again_later(
 
 def test_an_idle_worker_a_spare_waits_for_is_not_claimed_for_again():
     """A worker woken for a spare counts as idle until it runs: a batch committed in
-    between must not claim it a second job, which would wait claimed and unrun."""
-    clock = FakeClock()
-    memory = MemoryStore()
-    queued(memory, 3, clock)
-    exchange = exchange_over(memory, clock, idle=2)
-    exchange.trade(None, wants=True)  # one for the caller, a spare for each idle worker
-    assert exchange._unserved_idle_workers() == 0
-    exchange.take_spare()  # one idle worker woke and took its spare (it no longer counts idle)
-    assert exchange._unserved_idle_workers() == 1  # the lambda still says 2: one unserved
-
-
-def test_outcomes_waiting_on_a_commit_take_the_spares_it_claimed_before_claiming_more():
+    between must not claim it a second job, which would wait claimed and unrun
+    behind busy workers (where no cancel or pause could stop it starting)."""
     clock = FakeClock()
     memory = MemoryStore()
     store = RecordingStore(memory)
     ids = queued(memory, 6, clock)
-    first = exchange_over(store, clock).trade(None, wants=True).job
-    exchange = exchange_over(store, clock, idle=1)
-    store.calls.clear()
-    store.release.clear()
-    store.entered.clear()
-    leader = threading.Thread(target=exchange.trade, args=(None,), kwargs={"wants": True})
-    leader.start()
-    assert store.entered.wait(10)
-    trades: list[Trade] = []
-    waiting = threading.Thread(
-        target=lambda: trades.append(
-            exchange.trade((first.claim, Succeed(result="{}")), wants=True)
-        )
-    )
-    waiting.start()
-    wait_until(exchange, lambda: len(exchange._pending) == 1, "the outcome to wait")
-    store.release.set()
-    leader.join(10)
-    waiting.join(10)
-    assert not leader.is_alive() and not waiting.is_alive()
-    (trade,) = trades
+    busy = exchange_over(store, clock).trade(None, wants=True).job  # another worker's job
+    exchange = exchange_over(store, clock, idle=1)  # one worker asleep, woken by the spare...
+    exchange.trade(None, wants=True)
+    assert store.calls[-1][1] == 2 and len(exchange.spare_claims()) == 1
+    # ...and before it takes its spare, a busy worker hands in its outcome for its next job.
+    trade = exchange.trade((busy.claim, Succeed(result="{}")), wants=True)
     assert trade.held is True and trade.job is not None
-    assert trade.job.id == ids[2]  # the spare claimed for the idle worker, in claim order
-    assert store.calls == [([], 2), ([ids[0]], 0)]  # no job claimed past the spare
-    assert exchange.spare_claims() == set()
-    assert [memory.get(job_id).status for job_id in ids[3:]] == [Status.QUEUED] * 3
-
-
-def test_a_worker_handing_in_an_outcome_takes_a_waiting_spare_instead_of_claiming_past_it():
-    clock = FakeClock()
-    memory = MemoryStore()
-    store = RecordingStore(memory)
-    ids = queued(memory, 4, clock)
-    exchange = exchange_over(store, clock, idle=1)
-    mine = exchange.trade(None, wants=True).job
-    assert (mine.id, [c.job_id for c in exchange.spare_claims()]) == (ids[0], [ids[1]])
-    store.calls.clear()
-    trade = exchange.trade((mine.claim, Succeed(result="{}")), wants=True)
-    assert trade.held is True and trade.job.id == ids[1]
-    assert store.calls == [([ids[0]], 0)]  # its outcome recorded, nothing claimed past the spare
-    assert exchange.spare_claims() == set()
-    assert [memory.get(job_id).status for job_id in ids] == [
-        Status.SUCCEEDED,
-        Status.RUNNING,
-        Status.QUEUED,
-        Status.QUEUED,
-    ]
-
-
-def test_a_spare_taken_with_an_outcome_stays_the_workers_when_the_batch_fails():
-    """The worker retries its own outcome then, and must still run the job it took."""
-    clock = FakeClock()
-    memory = MemoryStore()
-    store = RecordingStore(memory)
-    ids = queued(memory, 3, clock)
-    exchange = exchange_over(store, clock, idle=1)
-    mine = exchange.trade(None, wants=True).job
-    store.fail_with = StoreUnavailableError("database unavailable")
-    store.fail_from = len(store.calls)
-    trade = exchange.trade((mine.claim, Succeed(result="{}")), wants=True)
-    assert isinstance(trade.error, StoreUnavailableError)
-    assert trade.job is not None and trade.job.id == ids[1]
-    assert exchange.spare_claims() == set()
-    assert memory.get(ids[1]).status is Status.RUNNING
+    assert store.calls[-1] == ([busy.id], 1)  # for the trader alone
+    assert len(exchange.spare_claims()) == 1  # still one spare for one idle worker
+    assert [memory.get(job_id).status for job_id in ids[4:]] == [Status.QUEUED] * 2
