@@ -15,13 +15,14 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
 from pathlib import Path
+
+from local_server import free_port, wait_until_up
 
 HERE = Path(__file__).resolve().parent
 JOBTABLE = str(Path(sys.executable).with_name("jobtable"))
@@ -35,23 +36,6 @@ wrk.headers["Authorization"] = "Bearer " .. os.getenv("JOBTABLE_BENCH_TOKEN")
 GET_LUA = """
 wrk.headers["Authorization"] = "Bearer " .. os.getenv("JOBTABLE_BENCH_TOKEN")
 """
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def wait_until_up(url: str, within: float = 30.0) -> None:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(url, timeout=1).close()
-            return
-        except Exception:
-            time.sleep(0.05)
-    raise RuntimeError(f"{url} never answered")
 
 
 def wrk(url: str, seconds: int, script: str, token: str) -> dict[str, float]:

@@ -383,13 +383,17 @@ class PostgresStore:
 
     def create_many(self, jobs: Collection[NewJob], *, now: datetime.datetime) -> list[Enqueued]:
         """Store every job in one transaction: all of them, or (on an error) none."""
-        with translated(), self._pool.connection() as conn:
-            if not any(job.unique_key for job in jobs):  # none can conflict: one round trip
-                params = [new_job_parameters(job, now, stamp=_same) for job in jobs]
-                with _one_round_trip(conn), conn.cursor() as cursor:
-                    cursor.executemany(_CREATE, params)
-                    self._notify(conn)
-                return [Enqueued(job.id) for job in jobs]
+        if not any(job.unique_key for job in jobs):  # none can conflict: one round trip
+            params = [new_job_parameters(job, now, stamp=_same) for job in jobs]
+            with (
+                translated(),
+                self._pool.connection() as conn,
+                _one_round_trip(conn),
+                conn.cursor() as cursor,
+            ):
+                cursor.executemany(_CREATE, params)
+                self._notify(conn)
+            return [Enqueued(job.id) for job in jobs]
         with translated(), self._pool.connection() as conn, conn.transaction():
             enqueued = [self._insert(conn, job, now, notify=False) for job in jobs]
             self._notify(conn)
@@ -505,7 +509,7 @@ class PostgresStore:
     ) -> tuple[list[bool], list[ClaimedJob]]:
         """One round trip and one commit for the whole batch: its successes in one
         statement, any other outcome in one each, and the claim."""
-        successes = [claim for claim, outcome in outcomes if isinstance(outcome, Succeed)]
+        successes = _successes(outcomes, now)
         others = [
             finish_parameters(
                 claim, outcome, now, succeed_sql=_SUCCEED, fail_sql=_FAIL, retry_sql=_RETRY
@@ -516,9 +520,7 @@ class PostgresStore:
         claim_sql, next_claims = _claim_parameters(runner_id, now, kinds, queues, limit)
         with translated(), self._pool.connection() as conn:
             with _one_round_trip(conn):
-                succeeding = (
-                    conn.execute(_SUCCEED_MANY, _successes(outcomes, now)) if successes else None
-                )
+                succeeding = conn.execute(_SUCCEED_MANY, successes) if successes["ids"] else None
                 recorded = [conn.execute(sql, params) for sql, params in others]
                 claiming = conn.execute(claim_sql, next_claims) if limit > 0 else None
             succeeded = {row[0] for row in succeeding.fetchall()} if succeeding else set()

@@ -69,21 +69,22 @@ def wait_until(exchange: JobExchange, condition, what: str) -> None:
         assert exchange._changed.wait_for(condition, timeout=10), what
 
 
-def test_outcomes_handed_in_during_a_commit_share_the_next_one():
+def three_held_one_commit_paused(queued_count: int):
+    """Three jobs handed out through an exchange, and the store set to hold the next call."""
     clock = FakeClock()
     memory = MemoryStore()
     store = RecordingStore(memory)
-    queued(memory, 6, clock)
+    queued(memory, queued_count, clock)
     exchange = exchange_over(store, clock)
     jobs = [exchange.trade(None, wants=True).job for _ in range(3)]
     store.calls.clear()
     store.entered.clear()
     store.release.clear()
-    trades: dict[str, Trade] = {}
+    return memory, store, exchange, jobs
 
-    def hand_in(job) -> None:
-        trades[job.id] = exchange.trade((job.claim, Succeed(result="{}")), wants=True)
 
+def first_in_flight_two_behind(exchange, store, hand_in, jobs) -> list[threading.Thread]:
+    """The first job's outcome in a held commit, the other two queued for the next one."""
     first = threading.Thread(target=hand_in, args=(jobs[0],))
     first.start()
     assert store.entered.wait(10)  # the first commit is in flight, held
@@ -91,9 +92,25 @@ def test_outcomes_handed_in_during_a_commit_share_the_next_one():
     for thread in others:
         thread.start()
     wait_until(exchange, lambda: len(exchange._pending) == 2, "the two others never queued")
-    store.release.set()
-    for thread in [first, *others]:
+    return [first, *others]
+
+
+def join_all(threads: list[threading.Thread]) -> None:
+    for thread in threads:
         thread.join(10)
+    assert not any(thread.is_alive() for thread in threads), "a trade never came back"
+
+
+def test_outcomes_handed_in_during_a_commit_share_the_next_one():
+    memory, store, exchange, jobs = three_held_one_commit_paused(6)
+    trades: dict[str, Trade] = {}
+
+    def hand_in(job) -> None:
+        trades[job.id] = exchange.trade((job.claim, Succeed(result="{}")), wants=True)
+
+    threads = first_in_flight_two_behind(exchange, store, hand_in, jobs)
+    store.release.set()
+    join_all(threads)
     assert store.calls == [([jobs[0].id], 1), ([jobs[1].id, jobs[2].id], 2)]
     assert all(trade.held for trade in trades.values())
     assert len({trade.job.id for trade in trades.values()}) == 3  # a new job each
@@ -194,8 +211,7 @@ def test_a_job_claimed_for_an_idle_worker_goes_to_it_when_it_asked_meanwhile():
     woken.start()
     wait_until(exchange, lambda: len(exchange._pending) == 1, "the woken worker never asked")
     store.release.set()
-    for thread in (leader, woken):
-        thread.join(10)
+    join_all([leader, woken])
     assert [job_id for job_id, _ in store.calls] == [[]]  # one claim, for both
     assert [trades["leader"].job.id, trades["woken"].job.id] == ids[:2]
     assert exchange.spare_claims() == set()
@@ -207,15 +223,7 @@ class Unusual(BaseException):
 
 
 def test_a_batch_that_dies_past_exception_fails_every_trade_in_it_not_just_the_leaders():
-    clock = FakeClock()
-    memory = MemoryStore()
-    store = RecordingStore(memory)
-    queued(memory, 3, clock)
-    exchange = exchange_over(store, clock)
-    jobs = [exchange.trade(None, wants=True).job for _ in range(3)]
-    store.calls.clear()
-    store.entered.clear()
-    store.release.clear()
+    _, store, exchange, jobs = three_held_one_commit_paused(3)
     outcomes: dict[str, object] = {}
 
     def hand_in(job) -> None:
@@ -224,17 +232,10 @@ def test_a_batch_that_dies_past_exception_fails_every_trade_in_it_not_just_the_l
         except Unusual as raised:
             outcomes[job.id] = raised
 
-    first = threading.Thread(target=hand_in, args=(jobs[0],))
-    first.start()
-    assert store.entered.wait(10)  # the first batch is in flight, held
-    pair = [threading.Thread(target=hand_in, args=(job,)) for job in jobs[1:]]
-    for thread in pair:
-        thread.start()
-    wait_until(exchange, lambda: len(exchange._pending) == 2, "the pair never queued")
+    threads = first_in_flight_two_behind(exchange, store, hand_in, jobs)
     store.fail_with, store.fail_from = Unusual(), 1  # the pair's batch dies, not the first
     store.release.set()
-    for thread in [first, *pair]:
-        thread.join(10)
+    join_all(threads)
     assert outcomes[jobs[0].id].held is True
     died = [outcomes[job.id] for job in jobs[1:]]
     assert sum(isinstance(outcome, Unusual) for outcome in died) == 1  # the pair's leader
