@@ -19,7 +19,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any, TypeVar
 
 from jobtable.core.errors import StoreError, StoreUnavailableError
-from jobtable.core.idempotency import KeptAnswer
+from jobtable.core.idempotency import KeepAnswer, KeptAnswer
 from jobtable.core.jobs import (
     CancelOutcome,
     Claim,
@@ -107,11 +107,15 @@ class FaultyStore:
             call()
         raise fault
 
-    def create(self, job: NewJob, *, now: datetime.datetime) -> Enqueued:
-        return self._call("create", lambda: self.inner.create(job, now=now))
+    def create(
+        self, job: NewJob, *, now: datetime.datetime, keep: KeepAnswer | None = None
+    ) -> Enqueued:
+        return self._call("create", lambda: self.inner.create(job, now=now, keep=keep))
 
-    def create_many(self, jobs: Collection[NewJob], *, now: datetime.datetime) -> list[Enqueued]:
-        return self._call("create", lambda: self.inner.create_many(jobs, now=now))
+    def create_many(
+        self, jobs: Collection[NewJob], *, now: datetime.datetime, keep: KeepAnswer | None = None
+    ) -> list[Enqueued]:
+        return self._call("create", lambda: self.inner.create_many(jobs, now=now, keep=keep))
 
     def create_in(self, connection: Any, job: NewJob, *, now: datetime.datetime) -> Enqueued:
         return self._call("create", lambda: self.inner.create_in(connection, job, now=now))

@@ -19,7 +19,7 @@ from typing import Any
 import attrs
 
 from jobtable.core.codes import CANCELLED
-from jobtable.core.idempotency import KeptAnswer, stale_before
+from jobtable.core.idempotency import KeepAnswer, KeptAnswer, stale_before
 from jobtable.core.jobs import (
     EVENTS_KEPT,
     AttemptRecord,
@@ -147,16 +147,29 @@ class MemoryStore:
 
     # -- enqueue -----------------------------------------------------------
 
-    def create(self, job: NewJob, *, now: datetime.datetime) -> Enqueued:
+    def create(
+        self, job: NewJob, *, now: datetime.datetime, keep: KeepAnswer | None = None
+    ) -> Enqueued:
         with self._lock:
-            return self._insert(job, now)
+            enqueued = self._insert(job, now)
+            self._keep(keep, [enqueued])
+            return enqueued
 
-    def create_many(self, jobs: Collection[NewJob], *, now: datetime.datetime) -> list[Enqueued]:
+    def create_many(
+        self, jobs: Collection[NewJob], *, now: datetime.datetime, keep: KeepAnswer | None = None
+    ) -> list[Enqueued]:
         with self._lock:
             ids = [job.id for job in jobs]
             if len(set(ids)) != len(ids) or any(job_id in self._rows for job_id in ids):
                 raise ValueError("a job with one of these ids already exists")
-            return [self._insert(job, now) for job in jobs]
+            enqueued = [self._insert(job, now) for job in jobs]
+            self._keep(keep, enqueued)
+            return enqueued
+
+    def _keep(self, keep: KeepAnswer | None, enqueued: list[Enqueued]) -> None:
+        if keep is not None:
+            status, body = keep.answer(enqueued)
+            self._answer(keep.key, status, body)
 
     def create_in(self, connection: Any, job: NewJob, *, now: datetime.datetime) -> Enqueued:
         raise TypeError("the in-memory store has no database connection to enqueue on")
@@ -516,13 +529,18 @@ class MemoryStore:
 
     def finish_idempotent(self, key: str, *, status: int, body: str) -> None:
         with self._lock:
-            kept = self._idempotency.get(key)
-            if kept is not None:
-                self._idempotency[key] = attrs.evolve(kept, status=status, body=body)
+            self._answer(key, status, body)
+
+    def _answer(self, key: str, status: int, body: str) -> None:
+        kept = self._idempotency.get(key)
+        if kept is not None:
+            self._idempotency[key] = attrs.evolve(kept, status=status, body=body)
 
     def drop_idempotent(self, key: str) -> None:
         with self._lock:
-            self._idempotency.pop(key, None)
+            kept = self._idempotency.get(key)
+            if kept is not None and kept.status is None:
+                del self._idempotency[key]
 
     def record_schedule(self, name: str, *, now: datetime.datetime) -> datetime.datetime:
         with self._lock:

@@ -45,12 +45,15 @@ class EnqueueOptions:
     timeout: float | None = None
     unique_key: str | None = None
 
-    def check(self) -> EnqueueOptions:
-        """Self, when every option is usable; InvalidOptionError otherwise."""
+    def check(self, *, now: datetime.datetime | None = None) -> EnqueueOptions:
+        """Self, when every option is usable; InvalidOptionError otherwise.
+
+        With ``now``, a ``run_at`` more than a century after it is refused too.
+        """
         if self.run_at is not None and self.delay is not None:
             raise InvalidOptionError("run_at", "give run_at or delay, not both")
         if self.run_at is not None:
-            check_run_at(self.run_at)
+            check_run_at(self.run_at, now=now)
         if self.delay is not None:
             seconds(self.delay, "delay", allow_zero=True)
         if self.queue is not None:
@@ -68,15 +71,19 @@ class EnqueueOptions:
         return self
 
     def due(self, now: datetime.datetime) -> datetime.datetime | None:
-        """When the job is due: ``run_at``, ``now + delay``, or None (at once)."""
+        """When the job is due: ``run_at``, ``now + delay``, or None (at once).
+
+        InvalidOptionError for a ``run_at`` more than a century after ``now``.
+        """
         if self.run_at is not None:
-            return self.run_at
+            return check_run_at(self.run_at, now=now)
         if self.delay:
             return now + datetime.timedelta(seconds=self.delay)
         return None
 
 
-def check_run_at(value: object) -> datetime.datetime:
+def check_run_at(value: object, *, now: datetime.datetime | None = None) -> datetime.datetime:
+    """A usable ``run_at``: aware, and at most a century after ``now`` (when given)."""
     if not isinstance(value, datetime.datetime):
         raise InvalidOptionError("run_at", "must be a datetime")
     if value.tzinfo is None or value.utcoffset() is None:
@@ -87,6 +94,8 @@ def check_run_at(value: object) -> datetime.datetime:
         in_utc = LATEST_RUN_AT
     if in_utc >= LATEST_RUN_AT:
         raise InvalidOptionError("run_at", "must be before the year 9000")
+    if now is not None and in_utc > now + datetime.timedelta(seconds=MAX_SECONDS):
+        raise InvalidOptionError("run_at", "must be at most a century from now")
     return value
 
 

@@ -9,8 +9,11 @@ once there is one, the answer; this module decides what a repeat gets.
 from __future__ import annotations
 
 import datetime
+from collections.abc import Callable, Sequence
 
 import attrs
+
+from jobtable.core.jobs import Enqueued
 
 KEEP_FOR = datetime.timedelta(hours=24)
 """How long a key and its answer are kept, whatever the jobs' retention."""
@@ -49,6 +52,16 @@ class Reused:
 
 
 Repeat = Replay | InFlight | Reused
+
+
+@attrs.frozen
+class KeepAnswer:
+    """The answer to keep for ``key``, made from what the enqueue stored, and kept in the
+    enqueue's own transaction: once its jobs exist, a repeat can only get their answer."""
+
+    key: str
+    answer: Callable[[Sequence[Enqueued]], tuple[int, str]]
+    """The kept status and body, from each job's outcome (stored, or a duplicate's id)."""
 
 
 def judge_repeat(kept: KeptAnswer, request_hash: str) -> Repeat:

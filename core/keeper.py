@@ -33,6 +33,7 @@ from jobtable.core.liveness import (
     OwnLiveness,
     RunnerInfo,
 )
+from jobtable.core.looper import start_loop
 from jobtable.core.observer import NoObserver, RunnerObserver
 from jobtable.core.ports import JobStore
 from jobtable.core.recording import loggable_category
@@ -82,7 +83,7 @@ class LivenessKeeper:
         wake_one: Callable[[], None],
         check_interval: float | None,
         sweep_interval: float | None,
-        left_running: Callable[[], set[Claim]] = set,
+        left_running: Callable[[], dict[Claim, str]] = dict,
         kept_for_workers: Callable[[], set[Claim]] = set,
         drop_kept: Callable[[], set[Claim]] = set,
         cancel: Callable[[Attempt], None] = lambda attempt: None,
@@ -90,7 +91,7 @@ class LivenessKeeper:
         observer: RunnerObserver | None = None,
     ) -> None:
         """``left_running`` names claims whose handler ran but whose outcome could not be
-        recorded: never given back as if unrun, but settled as interrupted.
+        recorded, each with the code to settle it with: never given back as if unrun.
         ``kept_for_workers`` names claims made for idle workers about to take them: run by
         no worker yet, but not lost; ``drop_kept`` takes them all away from the workers
         (this keeper gives them back when the runner's liveness was lost). ``cancel`` stops a
@@ -149,16 +150,17 @@ class LivenessKeeper:
             raise
 
     def start(self) -> None:
+        def loop(name: str, body: Callable[[], None]) -> None:
+            start_loop(name, body, clock=self._clock, log=self._log, ended=lambda: self._finished)
+
         if self._check_interval:
-            threading.Thread(target=self._check_loop, name="jobtable-liveness", daemon=True).start()
+            loop("jobtable-liveness", self._check_loop)
             if self._watchdog:
                 # A check can block (a host name to resolve, a silent network): the
                 # deadline is kept by a thread that never touches the database.
-                threading.Thread(
-                    target=self._watchdog_loop, name="jobtable-deadline", daemon=True
-                ).start()
+                loop("jobtable-deadline", self._watchdog_loop)
         if self._sweep_interval:
-            threading.Thread(target=self._sweep_loop, name="jobtable-sweeper", daemon=True).start()
+            loop("jobtable-sweeper", self._sweep_loop)
 
     def finish(self, timeout: float | None) -> bool:
         """Stop the threads and delete the runner's row, waiting at most ``timeout`` seconds.
@@ -383,11 +385,15 @@ class LivenessKeeper:
         running_here = {attempt.claim for attempt in self._attempts.snapshot()}
         running_here |= self._kept_for_workers()
         lost = {claim for claim in self._suspects if claim not in running_here}
-        ran = lost & self._left_running()  # their handlers ran: interrupted, not unrun
+        left_running = self._left_running()
+        ran = {claim for claim in lost if claim in left_running}  # handlers ran: not unrun
         try:
             for claim in ran:
-                if self._store.interrupt(claim, code=INTERRUPTED, now=self._clock.now()):
-                    self._log.warning("settled a job whose outcome was never recorded; interrupted")
+                code = left_running[claim]
+                if self._store.interrupt(claim, code=code, now=self._clock.now()):
+                    self._log.warning(
+                        "settled a job whose outcome was never recorded code=%s", code
+                    )
                     self._wake_one()
             if lost - ran:
                 moved = self._store.release_claims(lost - ran, now=self._clock.now())

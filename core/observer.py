@@ -9,6 +9,9 @@ series.
 
 from __future__ import annotations
 
+import contextlib
+import logging
+from collections.abc import Iterator
 from typing import Protocol
 
 from jobtable.core.jobs import Recovered
@@ -60,3 +63,40 @@ class NoObserver:
 
     def jobs_recovered(self, recovered: Recovered) -> None:
         pass
+
+
+class GuardedObserver:
+    """An observer whose every error is logged and swallowed: a failing metrics write never
+    changes a job's outcome. (What raises past ``Exception`` still ends the attempt as the
+    runner's own error, its attempt spent.)"""
+
+    def __init__(self, inner: RunnerObserver, log: logging.Logger) -> None:
+        self.inner = inner
+        self._log = log
+
+    def job_started(self, kind: str, *, waited: float | None) -> None:
+        with self._guarded("job_started"):
+            self.inner.job_started(kind, waited=waited)
+
+    def job_ended(self, kind: str, *, code: str, final: bool, seconds: float) -> None:
+        with self._guarded("job_ended"):
+            self.inner.job_ended(kind, code=code, final=final, seconds=seconds)
+
+    def claim_failed(self) -> None:
+        with self._guarded("claim_failed"):
+            self.inner.claim_failed()
+
+    def jobs_recovered(self, recovered: Recovered) -> None:
+        with self._guarded("jobs_recovered"):
+            self.inner.jobs_recovered(recovered)
+
+    @contextlib.contextmanager
+    def _guarded(self, event: str) -> Iterator[None]:
+        try:
+            yield
+        except Exception as error:
+            self._log.warning(
+                "observer failed; the job goes on event=%s category=unexpected %s",
+                event,
+                type(error).__name__,
+            )

@@ -87,6 +87,12 @@ def run_handler(spec: KindSpec, payload_text: str, ctx: JobContext, converter: A
         return Succeed(result=codec.encode_public(result))
     except codec.ResultEncodeError:
         return Fail(code=INTERNAL_ERROR, reason="result does not encode")
+    except BaseException as error:  # a public() raising past Exception: still the job's end
+        return Fail(
+            code=INTERNAL_ERROR,
+            reason="result does not encode",
+            exception_type=type(error).__name__,
+        )
 
 
 def _decide_failure(spec: KindSpec, error: BaseException) -> Fail:

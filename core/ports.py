@@ -12,7 +12,7 @@ import datetime
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Protocol
 
-from jobtable.core.idempotency import KeptAnswer
+from jobtable.core.idempotency import KeepAnswer, KeptAnswer
 from jobtable.core.jobs import (
     CancelOutcome,
     Claim,
@@ -39,10 +39,19 @@ from jobtable.core.liveness import (
 from jobtable.core.outcome import Requeue, Write
 
 
+class Watcher(Protocol):
+    """What ``watch`` returns: a thread telling of other connections' commits until stopped."""
+
+    def stop(self) -> None: ...
+
+
 class JobStore(Protocol):
-    def create(self, job: NewJob, *, now: datetime.datetime) -> Enqueued:
+    def create(
+        self, job: NewJob, *, now: datetime.datetime, keep: KeepAnswer | None = None
+    ) -> Enqueued:
         """Store ``job`` queued (scheduled when due later), durably: once this returns, the
-        job survives a crash.
+        job survives a crash. With ``keep``, its answer is kept for the idempotency key in
+        the same transaction.
 
         Its retry policy is stored with it, so any runner can settle it,
         whether or not it registered the job's kind. When another job of its
@@ -51,8 +60,15 @@ class JobStore(Protocol):
         """
         ...
 
-    def create_many(self, jobs: Collection[NewJob], *, now: datetime.datetime) -> list[Enqueued]:
-        """``create`` for each job, in one transaction: all are stored, or none."""
+    def create_many(
+        self,
+        jobs: Collection[NewJob],
+        *,
+        now: datetime.datetime,
+        keep: KeepAnswer | None = None,
+    ) -> list[Enqueued]:
+        """``create`` for each job, in one transaction: all are stored, or none (``keep``'s
+        answer with them)."""
         ...
 
     def create_in(self, connection: Any, job: NewJob, *, now: datetime.datetime) -> Enqueued:
@@ -266,7 +282,8 @@ class JobStore(Protocol):
         ...
 
     def drop_idempotent(self, key: str) -> None:
-        """Let ``key`` go (its request failed in a way a retry may fix)."""
+        """Let ``key`` go (its request failed in a way a retry may fix), unless an answer is
+        kept for it: then its jobs were stored after all (a reply lost after the commit)."""
         ...
 
     def record_schedule(self, name: str, *, now: datetime.datetime) -> datetime.datetime:

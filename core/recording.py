@@ -62,7 +62,7 @@ class OutcomeRecorder:
         self._exchange = exchange
         self._is_stopping = is_stopping
         self._pause = threading.Condition()  # only for timed waits between retries
-        self._left_running: set[Claim] = set()
+        self._left_running: dict[Claim, str] = {}  # claim -> the code to settle it with
         self._left_guard = threading.Lock()
 
     def record(
@@ -203,14 +203,24 @@ class OutcomeRecorder:
             attempt,
             extra=job_fields(claimed),
         )
-        with self._left_guard:
-            self._left_running.add(claimed.claim)
+        self.ran_unrecorded(claimed.claim, INTERRUPTED)
         return None
 
-    def left_running(self) -> set[Claim]:
-        """Claims whose handler ran but whose outcome never landed: to settle as interrupted."""
+    def ran_unrecorded(self, claim: Claim, code: str) -> None:
+        """``claim``'s handler ran and its outcome may never land: settle it with ``code``."""
         with self._left_guard:
-            return set(self._left_running)
+            self._left_running.setdefault(claim, code)
+
+    def recorded(self, claim: Claim) -> None:
+        """``claim``'s outcome landed after all: nothing for the sweep to settle."""
+        with self._left_guard:
+            self._left_running.pop(claim, None)
+
+    def left_running(self) -> dict[Claim, str]:
+        """Claims whose handler ran but whose outcome never landed, each with the code to
+        settle it with (by its policy: the attempt counts, never given back)."""
+        with self._left_guard:
+            return dict(self._left_running)
 
     def publish(self, claim: Claim, result: str) -> bool:
         """Store a partial result; False only when the job is no longer held.

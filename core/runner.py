@@ -31,7 +31,7 @@ from jobtable.core.backoff import CLAIM_RETRY_MAXIMUM, next_claim_retry_delay
 from jobtable.core.builtins import Builtins, register_builtins
 from jobtable.core.changes import JobChanges
 from jobtable.core.clock import Clock
-from jobtable.core.codes import CANCELLED, INTERRUPTED, TIMED_OUT, UNKNOWN_KIND
+from jobtable.core.codes import CANCELLED, INTERNAL_ERROR, INTERRUPTED, TIMED_OUT, UNKNOWN_KIND
 from jobtable.core.context import JobContext, JobNotHeldError
 from jobtable.core.enqueue_options import (
     WHILE_ACTIVE,
@@ -41,7 +41,7 @@ from jobtable.core.enqueue_options import (
 )
 from jobtable.core.errors import InvalidPayloadError, RunnerStateError, UnknownKindError
 from jobtable.core.exchange import JobExchange
-from jobtable.core.idempotency import Repeat, judge_repeat
+from jobtable.core.idempotency import KeepAnswer, Repeat, judge_repeat
 from jobtable.core.ids import JobIdGenerator
 from jobtable.core.jobs import (
     MAX_PAGE,
@@ -62,7 +62,8 @@ from jobtable.core.jobs import (
 from jobtable.core.keeper import LivenessKeeper
 from jobtable.core.kinds import EncodedJob, KindRegistry
 from jobtable.core.liveness import CHECK_INTERVAL, SWEEP_INTERVAL, RunnerInfo, RunnerRecord
-from jobtable.core.observer import SUCCEEDED, NoObserver, RunnerObserver
+from jobtable.core.looper import start_loop
+from jobtable.core.observer import SUCCEEDED, GuardedObserver, NoObserver, RunnerObserver
 from jobtable.core.outcome import (
     Decision,
     Fail,
@@ -73,7 +74,7 @@ from jobtable.core.outcome import (
     Write,
     run_handler,
 )
-from jobtable.core.ports import JobStore
+from jobtable.core.ports import JobStore, Watcher
 from jobtable.core.preemption import ABANDON, PREEMPT_GRACE, STOP, Deadlines
 from jobtable.core.recording import OutcomeRecorder, job_fields, loggable_category
 from jobtable.core.retention import PRUNE_EVERY, Pruner
@@ -81,6 +82,10 @@ from jobtable.core.retry import RetryAt, after_failure
 from jobtable.core.schedules import Schedule
 from jobtable.core.status import Status
 from jobtable.core.waiting import why_waiting
+
+LONGEST_WAIT = 3600.0
+"""Seconds the scheduler sleeps at most, however far off the next due time is: it then
+looks again (a job due in the year 2500 must not overflow a timeout)."""
 
 STOP_NOW_WAIT = 5.0
 """Seconds ``shutdown`` waits for handlers once they were told to stop."""
@@ -113,6 +118,7 @@ class Runner:
         retention: Retention | None = None,
         prunes: bool = True,
         changes: JobChanges | None = None,
+        watch: bool = True,
     ) -> None:
         """A runner over ``store``; nothing runs until ``start``.
 
@@ -133,7 +139,11 @@ class Runner:
         minute, one runner at a time, unless ``prunes`` is False (another
         runner of the process does it). ``changes`` is the hub readers wait on
         (default: a new one); runners of one process may share one, so a
-        reader hears of a job whichever of them runs it.
+        reader hears of a job whichever of them runs it. A runner with workers
+        ``watch``es its store, when the store can be watched, for jobs other
+        connections commit (other processes, or the application's own
+        transaction: ``enqueue(..., connection=)``); runners sharing one
+        watcher pass False.
         """
         if store is None:
             raise ValueError("Runner needs a store")
@@ -151,7 +161,10 @@ class Runner:
         self._jitter = jitter
         self._host = host or os.uname().nodename
         self._log = logger or logging.getLogger("jobtable.runner")
-        self._observer: RunnerObserver = observer or NoObserver()
+        self._given_observer: RunnerObserver = observer or NoObserver()
+        self._observer: RunnerObserver = (
+            self._given_observer if observer is None else GuardedObserver(observer, self._log)
+        )
         self._ids = JobIdGenerator()
         self.id = self._ids.next_id(_unix_ms(clock.now()))
         """This runner's id, recorded on every job it claims."""
@@ -192,9 +205,9 @@ class Runner:
         self._deadlines = Deadlines()
         self._pruning_stopped = threading.Event()
         self._prunes = prunes
-        self._prune_thread = threading.Thread(
-            target=self._prune_loop, name="jobtable-retention", daemon=True
-        )
+        self._watches = watch
+        self._watcher: Watcher | None = None
+        self._prune_thread: threading.Thread | None = None
         self._left_behind = 0  # handlers that ignored a stop, still running
         self._left_behind_cap = max(1, workers) if left_behind_cap is None else left_behind_cap
         self._empty_seats: list[int] = []  # workers not replaced while past the cap
@@ -245,8 +258,12 @@ class Runner:
         )
         try:
             self._record_schedules()  # first: a failure here leaves nothing registered
+            # Before the workers' first claims: a job committed between one of them and
+            # the watcher's first look cannot go unnoticed.
+            self._watcher = self._watch_store()
             self._keeper.register(info)
         except BaseException:
+            self._stop_watching()
             with self._wake:
                 self._started = False  # nothing ran: the caller may try again
             raise
@@ -255,15 +272,36 @@ class Runner:
         for number in range(self._workers):
             self._start_worker(number)
         self._keeper.start()
-        threading.Thread(target=self._schedule_loop, name="jobtable-scheduler", daemon=True).start()
+        start_loop(
+            "jobtable-scheduler",
+            self._schedule_loop,
+            clock=self._clock,
+            log=self._log,
+            ended=lambda: self._stopping and self._no_workers_left(),
+        )
         if self._prunes:
-            self._prune_thread.start()
+            self._prune_thread = start_loop(
+                "jobtable-retention",
+                self._prune_loop,
+                clock=self._clock,
+                log=self._log,
+                ended=self._pruning_stopped.is_set,
+            )
 
     def _close_registration(self) -> None:
         """No kind may be registered from now on; these are the kinds this runner claims."""
         self.kinds.freeze()
         self._kinds = frozenset(self.kinds.names())
         self._exchange.serve(self._kinds, self._queues)
+
+    def _watch_store(self) -> Watcher | None:
+        watch = getattr(self._store, "watch", None) if self._watches else None
+        return None if watch is None else cast(Watcher, watch(self.notice_jobs_from_elsewhere))
+
+    def _stop_watching(self) -> None:
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None:
+            watcher.stop()
 
     def _start_worker(self, number: int) -> None:
         threading.Thread(
@@ -316,8 +354,10 @@ class Runner:
             # Every call waits (what is left of its timeout) for the same deletion, so a
             # caller that joins in short slices does not give it up after the first.
             spent = self._clock.monotonic() - started
+            self._stop_watching()
             self._keeper.finish(None if timeout is None else max(0.0, timeout - spent))
-            if self._prune_thread.is_alive():  # a batch under way ends before the store closes
+            if self._prune_thread is not None and self._prune_thread.is_alive():
+                # A batch under way ends before the store closes.
                 self._prune_thread.join(None if timeout is None else max(0.0, timeout - spent))
         return finished
 
@@ -344,7 +384,7 @@ class Runner:
     @property
     def observer(self) -> RunnerObserver:
         """What this runner reports its events to (a no-op unless one was given)."""
-        return self._observer
+        return self._given_observer
 
     # -- jobs --------------------------------------------------------------
 
@@ -352,19 +392,30 @@ class Runner:
         """The job with ``job_id`` as shown to anyone, or None when there is none."""
         return self._store.get(job_id)
 
-    def enqueue(self, kind: str, payload: Any, options: EnqueueOptions | None = None) -> Enqueued:
+    def enqueue(
+        self,
+        kind: str,
+        payload: Any,
+        options: EnqueueOptions | None = None,
+        *,
+        keep: KeepAnswer | None = None,
+    ) -> Enqueued:
         """Enqueue a job by kind name with a decoded JSON payload, as a typed handle would.
 
         The payload is validated exactly as the kind's handle validates it,
         and stored as the handle would store it. Raises UnknownKindError,
-        InvalidPayloadError or InvalidOptionError, storing nothing.
+        InvalidPayloadError or InvalidOptionError, storing nothing. With
+        ``keep``, an idempotency key's answer is kept in the same transaction.
         """
-        (enqueued,) = self._store_jobs([self.encode(kind, payload, options)])
+        (enqueued,) = self._store_jobs([self.encode(kind, payload, options)], keep=keep)
         return enqueued
 
-    def enqueue_batch(self, jobs: Sequence[EncodedJob]) -> list[Enqueued]:
-        """Store jobs made by ``encode`` in one transaction: all of them, or none."""
-        return self._store_jobs(jobs)
+    def enqueue_batch(
+        self, jobs: Sequence[EncodedJob], *, keep: KeepAnswer | None = None
+    ) -> list[Enqueued]:
+        """Store jobs made by ``encode`` in one transaction: all of them, or none (with
+        ``keep``'s answer)."""
+        return self._store_jobs(jobs, keep=keep)
 
     def encode(self, kind: str, payload: Any, options: EnqueueOptions | None = None) -> EncodedJob:
         """Check and encode one job by kind name, storing nothing (for ``enqueue_batch``)."""
@@ -378,7 +429,11 @@ class Runner:
             raise InvalidPayloadError(kind, error.problems) from None
         except codec.NotStrictJsonError as error:
             raise InvalidPayloadError(kind, (error.problem,)) from None
-        return EncodedJob(spec=spec, payload=encoded, options=(options or EnqueueOptions()).check())
+        return EncodedJob(
+            spec=spec,
+            payload=encoded,
+            options=(options or EnqueueOptions()).check(now=self._clock.now()),
+        )
 
     def drain(self) -> list[Job]:
         """Run every due job to completion in the calling thread; return them as finished.
@@ -411,7 +466,11 @@ class Runner:
         )
 
     def _store_jobs(
-        self, requests: Sequence[EncodedJob], *, connection: Any = None
+        self,
+        requests: Sequence[EncodedJob],
+        *,
+        connection: Any = None,
+        keep: KeepAnswer | None = None,
     ) -> list[Enqueued]:
         """Store checked jobs (one, many in one transaction, or one on the caller's connection)."""
         now = self._clock.now()  # one reading: the ids' time and the stored time agree
@@ -421,9 +480,9 @@ class Runner:
                 raise ValueError("enqueue on a connection takes one job at a time")
             enqueued = [self._store.create_in(connection, jobs[0], now=now)]
         elif len(jobs) == 1:
-            enqueued = [self._store.create(jobs[0], now=now)]
+            enqueued = [self._store.create(jobs[0], now=now, keep=keep)]
         else:
-            enqueued = self._store.create_many(jobs, now=now) if jobs else []
+            enqueued = self._store.create_many(jobs, now=now, keep=keep) if jobs else []
         due_now = sum(
             1
             for job, stored in zip(jobs, enqueued, strict=True)
@@ -505,7 +564,8 @@ class Runner:
         self._store.finish_idempotent(key, status=status, body=body)
 
     def forget_key(self, key: str) -> None:
-        """Let ``key`` go: its request failed in a way a retry may fix (the database)."""
+        """Let ``key`` go: its request failed in a way a retry may fix (the database). A key
+        whose answer was kept stays: its jobs were stored (the reply was lost after)."""
         self._store.drop_idempotent(key)
 
     def queues(self) -> list[QueueState]:
@@ -774,8 +834,9 @@ class Runner:
         then leaves the pool (a new one has its place).
         """
         attempt = self._attempts.begin(number, claimed.claim, claimed)
-        self._job_started(attempt, claimed)
+        recorded = False
         try:
+            self._job_started(attempt, claimed)
             if claimed.timeout is not None and self._started:
                 self._add_deadline(claimed.timeout, STOP, TIMED_OUT, attempt)
             spec = self.kinds.get(claimed.kind)
@@ -792,13 +853,44 @@ class Runner:
             write = self._write_for(claimed, decision, attempt)
             self._job_ended(attempt, claimed.kind, write)
             following = self._recorder.record(claimed, write, claim_next=claim_next)
+            recorded = True
             if isinstance(write, Requeue) and self._started:
                 self._reread_schedule_soon()  # it is due later: the scheduler must know
             return following
+        except BaseException:
+            if not recorded and attempt.settled_by != "runner":
+                self._record_after_crash(claimed, attempt)
+            raise
         finally:
             self._exchange.put_down(claimed.claim)
             if attempt.settled_by != "runner":
                 self._attempts.end(number)
+
+    def _record_after_crash(self, claimed: ClaimedJob, attempt: Attempt) -> None:
+        """Spend the attempt of a job whose worker crashed once its handler had started.
+
+        Something raised past the handler (a result's ``public()`` raising a
+        BaseException, an observer's metrics write): the job ends
+        ``internal_error`` by its policy, never given back as if unrun. Should
+        even that not land, the sweep settles it so (OutcomeRecorder.left_running).
+        """
+        self._recorder.ran_unrecorded(claimed.claim, INTERNAL_ERROR)
+        self._log.error(
+            "worker crashed after a job's handler started; its job is recorded %s "
+            "job_id=%s kind=%s",
+            INTERNAL_ERROR,
+            claimed.id,
+            claimed.kind,
+            extra=job_fields(claimed, INTERNAL_ERROR),
+        )
+        try:
+            write = self._write_for(
+                claimed, Fail(code=INTERNAL_ERROR, reason="runner error after the handler"), attempt
+            )
+            self._recorder.record(claimed, write, claim_next=False)
+        except BaseException:  # the sweep settles it: the claim is marked as run above
+            return
+        self._recorder.recorded(claimed.claim)
 
     def _job_started(self, attempt: Attempt, claimed: ClaimedJob) -> None:
         attempt.started = self._clock.monotonic()
@@ -966,7 +1058,10 @@ class Runner:
             latest = schedule.latest_tick(now)
             pending = latest if latest >= first_seen else None
             self._ticks[schedule.name] = _Ticks(
-                schedule=schedule, pending=pending, next=schedule.next_tick(now)
+                schedule=schedule,
+                first_seen=first_seen,
+                pending=pending,
+                next=schedule.next_tick(now),
             )
 
     def _run_schedules(self) -> float | None:
@@ -980,8 +1075,12 @@ class Runner:
         for ticks in self._ticks.values():
             schedule = ticks.schedule
             if now >= ticks.next:
-                ticks.pending = schedule.latest_tick(now)  # only the latest one missed
-                ticks.next = schedule.next_tick(now)
+                latest = schedule.latest_tick(now)  # only the latest one missed
+                # Never one from before the schedule was first seen (a first deploy runs
+                # nothing from the past) nor one already handled.
+                if latest >= max(ticks.first_seen, ticks.next):
+                    ticks.pending = latest
+                ticks.next = schedule.next_tick(now)  # always after now: the wait is never 0
             if ticks.pending is not None:
                 try:
                     self._enqueue_tick(schedule, ticks.pending, now)
@@ -1097,7 +1196,7 @@ class Runner:
         times = [t for t in (due_at, tick_at, self._deadlines.next_at()) if t is not None]
         if not times:
             return None
-        return max(0.0, min(times) - self._clock.monotonic())
+        return min(LONGEST_WAIT, max(0.0, min(times) - self._clock.monotonic()))
 
     def _promote_due(self) -> float | None:
         """Promote what is due, wake workers for it, and say when the next job falls due, on
@@ -1122,6 +1221,7 @@ class _Ticks:
     """A schedule's tick still to enqueue (after a store error, or missed) and its next one."""
 
     schedule: Schedule
+    first_seen: datetime.datetime
     pending: datetime.datetime | None
     next: datetime.datetime
 

@@ -16,11 +16,14 @@ from __future__ import annotations
 import datetime
 import math
 import zoneinfo
+from collections.abc import Iterator
 
 import attrs
 from cronsim import CronSim, CronSimError
 
 _SECOND = datetime.timedelta(seconds=1)
+_DST_MARGIN = datetime.timedelta(hours=3)
+"""Longer than any clock change: where to start stepping so no tick near ``now`` is missed."""
 
 
 @attrs.frozen(kw_only=True)
@@ -40,14 +43,17 @@ class Schedule:
         if self.every is not None:
             period = _microseconds(self.every)
             return _EPOCH + datetime.timedelta(microseconds=_since_epoch(now) // period * period)
-        assert self.cron is not None
-        # cronsim counts in whole seconds, and reverse iteration starts strictly before.
-        # The step is taken in UTC, then converted: local arithmetic would lose which pass
-        # of a repeated hour (a DST fall-back) it is in.
-        start = (now.astimezone(datetime.UTC).replace(microsecond=0) + _SECOND).astimezone(
-            self.timezone
-        )
-        return next(CronSim(self.cron, start, reverse=True)).astimezone(datetime.UTC)
+        # Reverse iteration finds some tick at or before now, not always the last one: on
+        # the repeated hour of a DST fall-back it can skip the first pass. Walking forward
+        # from that tick finds the last.
+        start = now + _DST_MARGIN if self._clock_changes_near(now) else now
+        candidate = next(tick for tick in self._cron_ticks(start, reverse=True) if tick <= now)
+        latest = candidate
+        for tick in self._ticks_after(candidate):
+            if tick > now:
+                return latest
+            latest = tick
+        raise AssertionError("a cron expression always ticks again")  # pragma: no cover
 
     def next_tick(self, now: datetime.datetime) -> datetime.datetime:
         """The first tick after ``now`` (always after ``latest_tick(now)``)."""
@@ -55,9 +61,40 @@ class Schedule:
             period = _microseconds(self.every)
             ticks = _since_epoch(now) // period + 1
             return _EPOCH + datetime.timedelta(microseconds=ticks * period)
+        return next(self._ticks_after(now))
+
+    def _ticks_after(self, moment: datetime.datetime) -> Iterator[datetime.datetime]:
+        """The cron ticks after ``moment``, in UTC, strictly increasing.
+
+        cronsim steps in local wall time: started inside a repeated hour it can
+        yield a tick of the hour's first pass, already past. So it starts a
+        margin earlier and every tick not after ``moment`` is passed over.
+        """
+        last = moment
+        start = moment - _DST_MARGIN if self._clock_changes_near(moment) else moment
+        for tick in self._cron_ticks(start, reverse=False):
+            if tick > last:
+                last = tick
+                yield tick
+
+    def _clock_changes_near(self, moment: datetime.datetime) -> bool:
+        """Whether the zone's offset from UTC changes within ``_DST_MARGIN`` of ``moment``."""
+        offsets = {
+            (moment + shift).astimezone(self.timezone).utcoffset()
+            for shift in (-_DST_MARGIN, datetime.timedelta(0), _DST_MARGIN)
+        }
+        return len(offsets) > 1
+
+    def _cron_ticks(
+        self, start: datetime.datetime, *, reverse: bool
+    ) -> Iterator[datetime.datetime]:
         assert self.cron is not None
-        local = now.astimezone(self.timezone)
-        return next(CronSim(self.cron, local)).astimezone(datetime.UTC)
+        # cronsim counts in whole seconds, and reverse iteration starts strictly before.
+        begin = start.astimezone(datetime.UTC).replace(microsecond=0)
+        if reverse:
+            begin += _SECOND
+        for tick in CronSim(self.cron, begin.astimezone(self.timezone), reverse=reverse):
+            yield tick.astimezone(datetime.UTC)
 
     def unique_key(self, tick: datetime.datetime) -> str:
         """The key that lets one job per tick in, across every process."""

@@ -7,6 +7,7 @@ one thing and exits; a job is printed as the JSON the HTTP API serves.
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import sys
 from typing import Any
@@ -157,7 +158,7 @@ def options_from_args(args: argparse.Namespace) -> EnqueueOptions:
             priority=_read("priority", given["priority"], _whole_number),
             timeout=_read("timeout", given["timeout"], parse_duration),
             unique_key=given["unique_key"],
-        ).check()
+        ).check(now=datetime.datetime.now(datetime.UTC))
     except InvalidOptionError as error:
         setting = SETTINGS[_SETTING_OF_FIELD[error.field]]
         raise ConfigError(f"{setting.flag}: {error.problem} (or set {setting.env})") from None

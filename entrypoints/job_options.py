@@ -9,6 +9,7 @@ RFC 3339.
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 from jobtable.core.enqueue_options import MAX_SECONDS, EnqueueOptions, InvalidOptionError
@@ -34,7 +35,7 @@ def options_from_json(fields: dict[str, Any]) -> EnqueueOptions:
         delay=fields.get("delay"),
         timeout=fields.get("timeout"),
         unique_key=fields.get("unique_key"),
-    ).check()
+    ).check(now=datetime.datetime.now(datetime.UTC))
 
 
 def _run_at(value: Any) -> Any:

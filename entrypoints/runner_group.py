@@ -102,6 +102,7 @@ class RunnerGroup:
                     changes=self.changes,
                     retention=retention,
                     prunes=index == pruner,
+                    watch=False,  # one watcher for the group: notice_jobs_from_elsewhere
                 )
             )
 
@@ -184,13 +185,13 @@ class _SiblingWakes:
         self._store = store
         self._wake_others = wake_others
 
-    def create(self, job: Any, *, now: Any) -> Any:
-        enqueued = self._store.create(job, now=now)
+    def create(self, job: Any, *, now: Any, keep: Any = None) -> Any:
+        enqueued = self._store.create(job, now=now, keep=keep)
         self._wake_others(job.queue)
         return enqueued
 
-    def create_many(self, jobs: Any, *, now: Any) -> Any:
-        enqueued = self._store.create_many(jobs, now=now)
+    def create_many(self, jobs: Any, *, now: Any, keep: Any = None) -> Any:
+        enqueued = self._store.create_many(jobs, now=now, keep=keep)
         for queue in {job.queue for job in jobs}:
             self._wake_others(queue)
         return enqueued

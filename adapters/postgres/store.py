@@ -59,7 +59,7 @@ from jobtable.adapters.sql_rows import (
     settle_by_policy,
 )
 from jobtable.core.errors import StoreError
-from jobtable.core.idempotency import KeptAnswer, stale_before
+from jobtable.core.idempotency import KeepAnswer, KeptAnswer, stale_before
 from jobtable.core.jobs import (
     CancelOutcome,
     Claim,
@@ -370,9 +370,14 @@ class PostgresStore:
         self.events_channel = f"jobtable_events_{schema}"[:63]  # as the jobs_changed trigger
         return applied
 
-    def create(self, job: NewJob, *, now: datetime.datetime) -> Enqueued:
+    def create(
+        self, job: NewJob, *, now: datetime.datetime, keep: KeepAnswer | None = None
+    ) -> Enqueued:
         """One round trip when the job has no unique key (the insert and its wake, one
         transaction); with one, the holder is read when the key is taken."""
+        if keep is not None:
+            (enqueued,) = self._create_kept([job], now, keep)
+            return enqueued
         with translated(), self._pool.connection() as conn:
             if job.unique_key is None:
                 with _one_round_trip(conn):
@@ -381,8 +386,12 @@ class PostgresStore:
                 return Enqueued(job.id)
             return self._insert(conn, job, now)
 
-    def create_many(self, jobs: Collection[NewJob], *, now: datetime.datetime) -> list[Enqueued]:
+    def create_many(
+        self, jobs: Collection[NewJob], *, now: datetime.datetime, keep: KeepAnswer | None = None
+    ) -> list[Enqueued]:
         """Store every job in one transaction: all of them, or (on an error) none."""
+        if keep is not None:
+            return self._create_kept(jobs, now, keep)
         if not any(job.unique_key for job in jobs):  # none can conflict: one round trip
             params = [new_job_parameters(job, now, stamp=_same) for job in jobs]
             with (
@@ -397,6 +406,17 @@ class PostgresStore:
         with translated(), self._pool.connection() as conn, conn.transaction():
             enqueued = [self._insert(conn, job, now, notify=False) for job in jobs]
             self._notify(conn)
+            return enqueued
+
+    def _create_kept(
+        self, jobs: Collection[NewJob], now: datetime.datetime, keep: KeepAnswer
+    ) -> list[Enqueued]:
+        """The jobs and the idempotency key's answer, in one transaction."""
+        with translated(), self._pool.connection() as conn, conn.transaction():
+            enqueued = [self._insert(conn, job, now, notify=False) for job in jobs]
+            self._notify(conn)
+            status, body = keep.answer(enqueued)
+            conn.execute(_ANSWER_KEY, {"key": keep.key, "status": status, "body": body})
             return enqueued
 
     def create_in(
@@ -795,7 +815,9 @@ class PostgresStore:
 
     def drop_idempotent(self, key: str) -> None:
         with translated(), self._pool.connection() as conn:
-            conn.execute("DELETE FROM jobtable_idempotency WHERE key = %s", (key,))
+            conn.execute(
+                "DELETE FROM jobtable_idempotency WHERE key = %s AND status IS NULL", (key,)
+            )
 
     def record_schedule(self, name: str, *, now: datetime.datetime) -> datetime.datetime:
         params = {"name": name, "now": now}

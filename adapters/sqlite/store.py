@@ -41,7 +41,7 @@ from jobtable.adapters.sqlite.liveness import LivenessLocks
 from jobtable.adapters.sqlite.migrate import migrate
 from jobtable.adapters.sqlite.watcher import DataVersionWatcher
 from jobtable.core.errors import LivenessLockLostError, StoreUnavailableError
-from jobtable.core.idempotency import KeptAnswer, stale_before
+from jobtable.core.idempotency import KeepAnswer, KeptAnswer, stale_before
 from jobtable.core.jobs import (
     CancelOutcome,
     Claim,
@@ -121,6 +121,7 @@ _KEPT_ANSWER = (
     "SELECT request_hash, status, body, created_at FROM jobtable_idempotency WHERE key = :key"
 )
 _ANSWER_KEY = "UPDATE jobtable_idempotency SET status = :status, body = :body WHERE key = :key"
+_DROP_UNANSWERED_KEY = "DELETE FROM jobtable_idempotency WHERE key = ? AND status IS NULL"
 PROMOTE_BATCH = 1000
 """Scheduled jobs made due per statement: a backlog is promoted in bounded steps."""
 _JOB_EVENTS = _query("job_events")
@@ -237,22 +238,38 @@ class SqliteStore:
         with translated(), self._db.writer() as conn:
             return migrate(conn, now=now)
 
-    def create(self, job: NewJob, *, now: datetime.datetime) -> Enqueued:
-        with translated():
-            return self._db.write(lambda conn: _insert(conn, job, now))
+    def create(
+        self, job: NewJob, *, now: datetime.datetime, keep: KeepAnswer | None = None
+    ) -> Enqueued:
+        def work(conn: sqlite3.Connection) -> Enqueued:
+            enqueued = _insert(conn, job, now)
+            _keep(conn, keep, [enqueued])
+            return enqueued
 
-    def create_many(self, jobs: Collection[NewJob], *, now: datetime.datetime) -> list[Enqueued]:
+        with translated():
+            return self._db.write(work)
+
+    def create_many(
+        self, jobs: Collection[NewJob], *, now: datetime.datetime, keep: KeepAnswer | None = None
+    ) -> list[Enqueued]:
         """Store every job in one transaction: all of them, or (on an error) none.
 
         Jobs without a unique key (nothing to look up on a conflict) go in as one
         statement run over every row.
         """
-        with translated():
+
+        def work(conn: sqlite3.Connection) -> list[Enqueued]:
             if any(job.unique_key for job in jobs):
-                return self._db.write(lambda conn: [_insert(conn, job, now) for job in jobs])
-            params = [new_job_parameters(job, now, stamp=_stamp) for job in jobs]
-            self._db.write(lambda conn: conn.executemany(_CREATE, params))
-            return [Enqueued(job.id) for job in jobs]
+                enqueued = [_insert(conn, job, now) for job in jobs]
+            else:
+                params = [new_job_parameters(job, now, stamp=_stamp) for job in jobs]
+                conn.executemany(_CREATE, params)
+                enqueued = [Enqueued(job.id) for job in jobs]
+            _keep(conn, keep, enqueued)
+            return enqueued
+
+        with translated():
+            return self._db.write(work)
 
     def create_in(
         self, connection: sqlite3.Connection, job: NewJob, *, now: datetime.datetime
@@ -550,9 +567,7 @@ class SqliteStore:
 
     def drop_idempotent(self, key: str) -> None:
         with translated():
-            self._db.write(
-                lambda conn: conn.execute("DELETE FROM jobtable_idempotency WHERE key = ?", (key,))
-            )
+            self._db.write(lambda conn: conn.execute(_DROP_UNANSWERED_KEY, (key,)))
 
     def record_schedule(self, name: str, *, now: datetime.datetime) -> datetime.datetime:
         params = {"name": name, "now": _stamp(now)}
@@ -697,6 +712,13 @@ def _insert(conn: sqlite3.Connection, job: NewJob, now: datetime.datetime) -> En
         return Enqueued(job.id)
     row = conn.execute(_FIND_UNIQUE, params).fetchone()
     return Enqueued(row[0], duplicate=True)
+
+
+def _keep(conn: sqlite3.Connection, keep: KeepAnswer | None, enqueued: list[Enqueued]) -> None:
+    """Keep the idempotency key's answer in the enqueue's transaction."""
+    if keep is not None:
+        status, body = keep.answer(enqueued)
+        conn.execute(_ANSWER_KEY, {"key": keep.key, "status": status, "body": body})
 
 
 def _apply(

@@ -1,6 +1,8 @@
 """The ``Idempotency-Key`` header on enqueues (the IETF httpapi draft, as Stripe does it).
 
-The first request with a key is answered as usual and its answer kept 24 h;
+The first request with a key is answered as usual and its answer kept 24 h
+(an enqueue's answer in the enqueue's own transaction, so a job never exists
+without it);
 a repeat of the same parsed request gets that answer again with
 ``Idempotent-Replayed: true``; the same key on a different request is
 refused 422 ``idempotency_key_reused``; a repeat while the first is still
@@ -13,13 +15,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import falcon
 
 from jobtable.core import Runner
-from jobtable.core.idempotency import InFlight, Replay, Reused, check_key
+from jobtable.core.idempotency import InFlight, KeepAnswer, Replay, Reused, check_key
+from jobtable.core.jobs import Enqueued
 from jobtable.entrypoints.http.errors import api_error, envelope
 
 HEADER = "Idempotency-Key"
@@ -41,12 +44,16 @@ def answer_once(
     *,
     route: str,
     body: bytes,
-    answer: Callable[[], None],
+    answer: Callable[[str | None], None],
 ) -> None:
-    """Run ``answer`` (which sets ``resp``) unless the request's key says to replay or refuse."""
+    """Run ``answer`` (which sets ``resp``) unless the request's key says to replay or refuse.
+
+    ``answer`` gets the key (None without one) to keep its answer with the
+    jobs it stores (``kept``); a refusal before anything is stored is kept here.
+    """
     key = req.get_header(HEADER)
     if key is None:
-        answer()
+        answer(None)
         return
     try:
         check_key(key)
@@ -65,18 +72,31 @@ def answer_once(
             422, "idempotency_key_reused", "this Idempotency-Key was sent with another request"
         )
     try:
-        answer()
+        answer(key)
     except falcon.HTTPError as error:
         status = falcon.http_status_to_code(error.status)
         if status >= 500:
-            runner.forget_key(key)
+            runner.forget_key(key)  # unless the jobs were stored with their answer after all
         else:  # the same request gets the same refusal
             runner.keep_answer(key, status, json.dumps(envelope(status, error)))
         raise
     except BaseException:
         runner.forget_key(key)
         raise
-    runner.keep_answer(key, falcon.http_status_to_code(resp.status), _text(resp.media))
+
+
+def kept(
+    key: str | None, answer: Callable[[Sequence[Enqueued]], tuple[int, Any]]
+) -> KeepAnswer | None:
+    """What an enqueue keeps for ``key``: ``answer``'s status and JSON body, as served."""
+    if key is None:
+        return None
+
+    def as_kept(enqueued: Sequence[Enqueued]) -> tuple[int, str]:
+        status, media = answer(enqueued)
+        return status, _text(media)
+
+    return KeepAnswer(key=key, answer=as_kept)
 
 
 def _replay(resp: falcon.Response, kept: Replay) -> None:

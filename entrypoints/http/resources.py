@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import falcon
 from prometheus_client import CollectorRegistry
 
 from jobtable.core import InvalidOptionError, Runner
+from jobtable.core.jobs import Enqueued
 from jobtable.entrypoints.http.body import read_body
 from jobtable.entrypoints.http.errors import api_error
-from jobtable.entrypoints.http.idempotency import answer_once
+from jobtable.entrypoints.http.idempotency import answer_once, kept
 from jobtable.entrypoints.http.job_requests import encode_batch, parse_job_request, refusals
 from jobtable.entrypoints.http.pages import encode_cursor, list_query
 from jobtable.entrypoints.metrics import exposition
@@ -71,17 +75,14 @@ class JobsResource:
         body = read_body(req)
         request = parse_job_request(body)
 
-        def enqueue() -> None:
+        def enqueue(key: str | None) -> None:
             with refusals():
-                job_id = self._runner.enqueue(request.kind, request.payload, request.options)
+                job_id = self._runner.enqueue(
+                    request.kind, request.payload, request.options, keep=kept(key, _one_answer)
+                )
             resp.location = f"/api/v1/jobs/{job_id}"
-            if job_id.duplicate:
-                # Nothing was stored: the job that already holds the unique key answers.
-                resp.status = falcon.HTTP_200
-                resp.media = {"id": str(job_id), "duplicate": True}
-                return
-            resp.status = falcon.HTTP_202
-            resp.media = {"id": str(job_id)}
+            status, resp.media = _one_answer([job_id])
+            resp.status = falcon.code_to_http_status(status)
 
         answer_once(req, resp, self._runner, route="POST /api/v1/jobs", body=body, answer=enqueue)
 
@@ -96,11 +97,24 @@ class BatchResource:
         body = read_body(req)
         encoded = encode_batch(self._runner, body)
 
-        def enqueue() -> None:
-            ids = self._runner.enqueue_batch(encoded)
-            resp.status = falcon.HTTP_202
-            resp.media = {"ids": [str(job_id) for job_id in ids]}
+        def enqueue(key: str | None) -> None:
+            ids = self._runner.enqueue_batch(encoded, keep=kept(key, _batch_answer))
+            status, resp.media = _batch_answer(ids)
+            resp.status = falcon.code_to_http_status(status)
 
         answer_once(
             req, resp, self._runner, route="POST /api/v1/jobs/batch", body=body, answer=enqueue
         )
+
+
+def _one_answer(enqueued: Sequence[Enqueued]) -> tuple[int, dict[str, Any]]:
+    """202 with the new job's id; for a unique-key duplicate (nothing stored), 200 with the
+    id of the job that holds the key."""
+    (job_id,) = enqueued
+    if job_id.duplicate:
+        return 200, {"id": str(job_id), "duplicate": True}
+    return 202, {"id": str(job_id)}
+
+
+def _batch_answer(enqueued: Sequence[Enqueued]) -> tuple[int, dict[str, Any]]:
+    return 202, {"ids": [str(job_id) for job_id in enqueued]}

@@ -97,6 +97,7 @@ def test_a_unique_key_duplicate_answers_200_with_the_existing_jobs_id(system, cl
         ({"run_at": 1767225600}, "run_at: must be an RFC 3339 time with an offset"),
         ({"run_at": "2026-02-30T00:00:00Z"}, "run_at: is not a valid date and time"),
         ({"run_at": "9999-12-31T23:00:00-05:00"}, "run_at: is outside the years 1 to 9999"),
+        ({"run_at": "2200-01-01T00:00:00Z"}, "run_at: must be at most a century from now"),
         ({"run_at": "2026-03-04T05:06:07Z", "delay": 5}, "run_at: give run_at or delay, not both"),
         ({"delay": -1}, "delay: must be a number of seconds >= 0 and at most 3153600000 (a century)"),
         ({"delay": "30s"}, "delay: must be a number of seconds >= 0 and at most 3153600000 (a century)"),

@@ -76,16 +76,73 @@ def test_an_answer_the_database_could_not_give_is_not_kept(system, client):
     real = system.store.inner.create
     calls = []
 
-    def down_once(job, *, now):
+    def down_once(job, *, now, keep=None):
         calls.append(job.id)
         if len(calls) == 1:
             raise StoreUnavailableError("database unavailable")
-        return real(job, now=now)
+        return real(job, now=now, keep=keep)
 
     system.store.inner.create = down_once
     assert post(client, {"kind": "noop", "payload": {}}, "k-3").status_code == 503
     retry = post(client, {"kind": "noop", "payload": {}}, "k-3")
     assert retry.status_code == 202 and "Idempotent-Replayed" not in retry.headers
+
+
+@pytest.fixture(params=ENGINES)
+def engine_client(request, tmp_path):
+    """A client and its system over a fresh store of each engine."""
+    with ExitStack() as stack:
+        store = open_store(request.param, tmp_path, stack)
+        stack.callback(store.close)
+        system = JobSystem(store, workers=0)
+        app = create_app(system.runner, api_token=TOKEN, version="9", logger=system.logs.logger)
+        yield system, falcon.testing.TestClient(app)
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/api/v1/jobs", {"kind": "noop", "payload": {}}),
+        ("/api/v1/jobs/batch", {"jobs": [{"kind": "noop", "payload": {}}] * 2}),
+    ],
+)
+def test_a_stored_job_always_has_its_kept_answer(engine_client, path, body):
+    """The answer is kept in the enqueue's own transaction: no later write can fail apart
+    from it, leaving the job without its answer (a 503, then a second job on a retry)."""
+    from jobtable.core import StoreUnavailableError
+
+    system, client = engine_client
+
+    def down(key, **arguments):
+        raise StoreUnavailableError("database unavailable")
+
+    system.store.inner.finish_idempotent = down  # a separate write of the answer would fail
+    first = post(client, body, "order-18", path)
+    assert first.status_code == 202
+    again = post(client, body, "order-18", path)
+    assert (again.status_code, again.json) == (202, first.json)
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert stored_jobs(system) == len(body.get("jobs", [body]))
+
+
+def test_a_reply_lost_after_the_commit_replays_the_stored_job(engine_client):
+    from jobtable.core import StoreUnavailableError
+
+    system, client = engine_client
+    real = system.store.inner.create
+
+    def reply_lost(job, **arguments):
+        real(job, **arguments)
+        raise StoreUnavailableError("database unavailable")  # committed, then the reply lost
+
+    system.store.inner.create = reply_lost
+    body = {"kind": "noop", "payload": {}}
+    assert post(client, body, "order-19").status_code == 503
+    system.store.inner.create = real
+    again = post(client, body, "order-19")
+    assert again.status_code == 202
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert stored_jobs(system) == 1
 
 
 @pytest.mark.parametrize("engine", ENGINES)

@@ -183,6 +183,8 @@ def test_a_unique_key_duplicate_prints_the_existing_id_and_says_so(capsys, datab
         (["--at", "2030-01-02T03:04:05"], "--at '2030-01-02T03:04:05' has no offset; say which "
                                           "zone, e.g. 2030-01-02T03:04:05Z"),
         (["--at", "next week"], "--at 'next week' must be an RFC 3339 time with an offset"),
+        (["--at", "2200-01-01T00:00:00Z"], "--at: must be at most a century from now "
+                                           "(or set JOBTABLE_AT)"),
         (["--in", "5 minutes"], "--in '5 minutes' must be a duration: 30s, 5m, 2h, 1d or plain "
                                 "seconds (or set JOBTABLE_IN)"),
         (["--in", "-5"], "--in '-5' must be a duration"),

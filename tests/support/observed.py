@@ -37,11 +37,11 @@ class ObservedStore:
         finally:
             self._notify()
 
-    def create(self, job: NewJob, *, now: datetime.datetime):
-        return self._after(lambda: self.inner.create(job, now=now))
+    def create(self, job: NewJob, *, now: datetime.datetime, keep=None):
+        return self._after(lambda: self.inner.create(job, now=now, keep=keep))
 
-    def create_many(self, jobs, *, now: datetime.datetime):
-        return self._after(lambda: self.inner.create_many(jobs, now=now))
+    def create_many(self, jobs, *, now: datetime.datetime, keep=None):
+        return self._after(lambda: self.inner.create_many(jobs, now=now, keep=keep))
 
     def claim_next(
         self, *, runner_id: str, now: datetime.datetime, kinds=None, queues=None

@@ -339,7 +339,15 @@ def test_past_the_cap_of_handlers_left_behind_the_runner_claims_with_fewer_worke
     assert {system.store.get(first).error, system.store.get(second).error} == {TIMED_OUT}
 
 
-@pytest.mark.parametrize("bad", [{"priority": 10}, {"queue": "no spaces"}, {"delay": -1}])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"priority": 10},
+        {"queue": "no spaces"},
+        {"delay": -1},
+        {"run_at": datetime.datetime(2127, 1, 1, tzinfo=datetime.UTC)},  # over a century ahead
+    ],
+)
 def test_bad_enqueue_options_store_nothing(make_system, bad):
     from jobtable.core.enqueue_options import InvalidOptionError
 

@@ -366,7 +366,7 @@ def test_a_claim_whose_handler_ran_but_whose_outcome_never_landed_is_interrupted
     store.create(NewJob(id="ran", kind="noop", payload="{}"), now=system.clock.now())
     claim = store.claim_next(runner_id=system.runner.id, now=system.clock.now()).claim
     # As a worker whose handler ran, then gave up recording the outcome (database down):
-    system.runner._recorder._left_running.add(claim)
+    system.runner._recorder.ran_unrecorded(claim, INTERRUPTED)
     sweep(system)  # suspected: held here, run by no worker
     sweep(system)
     job = system.wait_for("ran")

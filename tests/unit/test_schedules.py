@@ -9,6 +9,7 @@ import pytest
 
 from jobtable.adapters.fake_clock import FakeClock
 from jobtable.core import RegistrationError, Status
+from jobtable.core.runner import LONGEST_WAIT
 from jobtable.core.schedules import Schedule, resolve_timezone
 from tests.unit.kinds_for_tests import CountPayload, count
 
@@ -143,3 +144,119 @@ def test_an_interval_tick_never_falls_on_itself(every):
         assert latest <= moment < following
         assert schedule.latest_tick(following) == following
         moment = following
+
+
+ZONES_WITH_CLOCK_CHANGES = [
+    "Europe/Berlin",
+    "America/New_York",
+    "Australia/Sydney",
+    "Australia/Lord_Howe",
+]
+CRONS = ["30 2 * * *", "*/15 * * * *", "0 * * * *", "45 1,2,3 * * 0"]
+
+
+def clock_changes(zone: datetime.tzinfo, year: int) -> list[datetime.datetime]:
+    """The moments (to the half hour, in UTC) the zone's offset changes in ``year``."""
+    moment = datetime.datetime(year, 1, 1, tzinfo=UTC)
+    offset, changes = moment.astimezone(zone).utcoffset(), []
+    while moment.year == year:
+        moment += datetime.timedelta(minutes=30)
+        if moment.astimezone(zone).utcoffset() != offset:
+            offset = moment.astimezone(zone).utcoffset()
+            changes.append(moment)
+    return changes
+
+
+@pytest.mark.parametrize("zone_name", ZONES_WITH_CLOCK_CHANGES)
+def test_cron_ticks_bracket_now_through_both_clock_changes(zone_name):
+    """At any moment the latest tick is at or before now and the next one after it, the
+    next one follows the latest, and each is a tick: through both changes of the year."""
+    zone = resolve_timezone(zone_name)
+    changes = clock_changes(zone, 2025)
+    assert len(changes) == 2
+    for expression in CRONS:
+        schedule = Schedule(name="s", kind="k", payload="{}", cron=expression, timezone=zone)
+        for change in changes:
+            moment = change - datetime.timedelta(hours=4)
+            while moment < change + datetime.timedelta(hours=4):
+                latest, following = schedule.latest_tick(moment), schedule.next_tick(moment)
+                where = (zone_name, expression, moment)
+                assert latest <= moment < following, where
+                assert schedule.next_tick(latest) == following, where
+                assert schedule.latest_tick(following) == following, where
+                moment += datetime.timedelta(minutes=13)
+
+
+def test_a_tick_in_the_repeated_hour_is_found_on_its_first_pass():
+    """02:30 in Berlin on 2025-10-26 ticks once, at 00:30 UTC (summer time): at 01:05 UTC,
+    in the hour's second pass, that was the latest tick and the next is the day after."""
+    berlin = Schedule(
+        name="s", kind="k", payload="{}", cron="30 2 * * *",
+        timezone=resolve_timezone("Europe/Berlin"),
+    )  # fmt: skip
+    now = at("2025-10-26T01:05:00+00:00")
+    assert berlin.latest_tick(now) == at("2025-10-26T00:30:00+00:00")
+    assert berlin.next_tick(now) == at("2025-10-27T01:30:00+00:00")
+
+
+def berlin_at_half_past_two(system):
+    kind = system.kinds.register("count", count, payload=CountPayload)
+    system.kinds.cron("30 2 * * *", kind, CountPayload(), timezone="Europe/Berlin", name="nightly")
+
+
+def test_a_first_deploy_in_the_repeated_hour_waits_for_the_next_tick(make_system):
+    clock = FakeClock(at("2025-10-26T01:05:00+00:00"))
+    system = make_system(clock=clock)
+    berlin_at_half_past_two(system)
+    calls = count_creates(system.store)
+    system.start()
+    until_tomorrow = (at("2025-10-27T01:30:00+00:00") - clock.now()).total_seconds()
+    assert clock.wait_for_sleepers(1) == [LONGEST_WAIT]  # one look, then a wait (bounded)
+    clock.advance(LONGEST_WAIT)  # it looks again, and waits on for the rest of the way
+    assert clock.wait_for_sleepers(1) == [min(LONGEST_WAIT, until_tomorrow - LONGEST_WAIT)]
+    assert jobs_of(system.store, "count") == []
+    assert calls == []
+
+
+def count_creates(store) -> list[object]:
+    """Every ``create`` the store is asked for, in order (the scheduler enqueues ticks so)."""
+    calls: list[object] = []
+    real_create = store.create
+
+    def create(job, **arguments):
+        calls.append(job.run_at)
+        return real_create(job, **arguments)
+
+    store.create = create
+    return calls
+
+
+def test_a_restart_in_the_repeated_hour_runs_no_tick_twice_even_once_pruned(make_system):
+    clock = FakeClock(at("2025-10-24T12:00:00+00:00"))
+    first = make_system(clock=clock)
+    berlin_at_half_past_two(first)
+    first.start()
+    for tick in ("2025-10-25T00:30:00+00:00", "2025-10-26T00:30:00+00:00"):
+        clock.wait_for_sleepers(1)
+        clock.advance((at(tick) - clock.now()).total_seconds())
+        first.store.wait_until(
+            lambda tick=tick: any(
+                row.run_at.startswith(tick[:16]) for row in jobs_of(first.store, "count")
+            )
+        )
+    for row in jobs_of(first.store, "count"):
+        first.wait_for(row.id)
+    first.stop()
+    clock.advance((at("2025-10-26T01:05:00+00:00") - clock.now()).total_seconds())
+    yesterday = min(jobs_of(first.store, "count"), key=lambda row: row.run_at)
+    del first.store.inner._rows[yesterday.id]  # pruned: its key was kept only until today's tick
+
+    second = make_system(clock=clock)
+    berlin_at_half_past_two(second)
+    calls = count_creates(second.store)
+    second.start()
+    assert clock.wait_for_sleepers(1) == [LONGEST_WAIT]
+    clock.advance(LONGEST_WAIT)
+    assert clock.wait_for_sleepers(1) == [LONGEST_WAIT]
+    assert [str(run_at) for run_at in calls] == ["2025-10-26 00:30:00+00:00"]  # a duplicate
+    assert len(jobs_of(second.store, "count")) == 1
