@@ -140,7 +140,6 @@ class MemoryStore:
         self._paused: set[str] = set()
         self._schedules: dict[str, datetime.datetime] = {}
         self._idempotency: dict[str, KeptAnswer] = {}
-        self._known_queues: set[str] = set()
         self._leases: dict[str, tuple[str, datetime.datetime]] = {}
         self._locks: set[str] = set()  # runner ids holding their liveness lock
         self._runners: dict[str, _RunnerRow] = {}
@@ -201,7 +200,6 @@ class MemoryStore:
             key_until=None if job.key_until is None else _stamp(job.key_until),
         )
         self._rows[job.id] = row
-        self._known_queues.add(job.queue)
         self._file(row)
         return Enqueued(job.id)
 
@@ -487,7 +485,6 @@ class MemoryStore:
 
     def set_queue_paused(self, name: str, *, paused: bool, now: datetime.datetime) -> None:
         with self._lock:
-            self._known_queues.add(name)
             if paused:
                 self._paused.add(name)
             else:
@@ -495,9 +492,9 @@ class MemoryStore:
 
     def queues(self) -> list[QueueState]:
         with self._lock:
-            counts: dict[str, dict[str, int]] = {
-                name: {status.value: 0 for status in Status} for name in self._known_queues
-            }
+            counts: dict[str, dict[str, int]] = {}  # queues that hold a job or a pause
+            for name in self._paused | {row.queue for row in self._rows.values()}:
+                counts[name] = {status.value: 0 for status in Status}
             for row in self._rows.values():
                 counts[row.queue][row.shown_status().value] += 1
             return [

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime
 import json
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from jobtable.core.idempotency import KeptAnswer, stale_before
@@ -264,18 +264,18 @@ def list_statement(
     return " UNION ALL ".join(branches) + tail, params
 
 
-def queue_states(counted: Any, paused: Any) -> list[QueueState]:
-    """Every queue that holds jobs or a pause row, by name, with its jobs by public status.
+def queue_states(counted: Any, paused: Collection[str]) -> list[QueueState]:
+    """Every queue that holds jobs or is paused, by name, with its jobs by public status.
 
-    ``counted``: ``queue, stored status, count`` rows; ``paused``: ``name, paused`` rows.
+    ``counted``: ``queue, stored status, count`` rows; ``paused``: the paused queues' names.
     """
-    pauses = {name: bool(flag) for name, flag in paused}
+    pauses = frozenset(paused)
     states: dict[str, QueueState] = {}
 
     def state(name: str) -> QueueState:
         if name not in states:
             counts = {status.value: 0 for status in Status}
-            states[name] = QueueState(name=name, paused=pauses.get(name, False), counts=counts)
+            states[name] = QueueState(name=name, paused=name in pauses, counts=counts)
         return states[name]
 
     for name in pauses:

@@ -261,7 +261,8 @@ class JobStore(Protocol):
         ...
 
     def queues(self) -> list[QueueState]:
-        """Every queue that holds jobs or was ever paused, with counts by public status."""
+        """Every queue that holds jobs or is paused, with counts by public status (a queue
+        without either is not listed: resuming one forgets it)."""
         ...
 
     def paused_queues(self) -> frozenset[str]: ...

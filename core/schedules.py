@@ -101,16 +101,44 @@ class Schedule:
         return f"schedule:{self.name}@{tick.astimezone(datetime.UTC).isoformat()}"
 
 
+CRON_FIELDS = "minute hour day-of-month month day-of-week"
+"""The five fields a cron expression has: cronsim's optional seconds field is refused."""
+
+_NICKNAMES = {
+    "@yearly": "0 0 1 1 *",
+    "@annually": "0 0 1 1 *",
+    "@monthly": "0 0 1 * *",
+    "@weekly": "0 0 * * 0",
+    "@daily": "0 0 * * *",
+    "@midnight": "0 0 * * *",
+    "@hourly": "0 * * * *",
+}
+
+
 def check_cron(expr: object, timezone: object) -> tuple[str, datetime.tzinfo]:
     """A usable cron expression and time zone, or ValueError saying what is wrong."""
     zone = resolve_timezone(timezone)
     if not isinstance(expr, str):
         raise ValueError("a cron expression must be a string such as '*/5 * * * *'")
+    fields = len(expr.split())
+    if fields != 5:
+        raise ValueError(f"cron expression {expr!r} is not valid: {_not_five(expr, fields)}")
     try:
         CronSim(expr, datetime.datetime(2026, 1, 1, tzinfo=zone))
     except CronSimError as error:
         raise ValueError(f"cron expression {expr!r} is not valid: {error}") from None
     return expr, zone
+
+
+def _not_five(expr: str, fields: int) -> str:
+    """What to write instead of an expression without five fields."""
+    nickname = expr.strip().lower()
+    if nickname in _NICKNAMES:
+        return f"write the five fields {CRON_FIELDS}; {nickname!r} is {_NICKNAMES[nickname]!r}"
+    counted = f"it has {fields} field{'' if fields == 1 else 's'}"
+    if fields == 6:
+        counted += ", and a seconds field is not supported"
+    return f"{counted}; write the five fields {CRON_FIELDS}, such as '*/5 * * * *'"
 
 
 def check_every(seconds: object) -> float:

@@ -37,6 +37,8 @@ from prometheus_client.registry import Collector
 
 from jobtable.core import Runner, StoreError
 from jobtable.core.jobs import JobCount, Recovered
+from jobtable.core.liveness import RunnerRecord
+from jobtable.core.metric_labels import LABEL_VALUES, OTHER, choose_labels
 from jobtable.entrypoints.metrics_counts import CountsReader
 
 MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
@@ -180,7 +182,7 @@ class StoreCollector(Collector):
             return
         up.add_metric([], 1)
         yield up
-        yield self._jobs(counts)
+        yield self._jobs(counts, runners)
         yield GaugeMetricFamily(
             "jobtable_jobs_age_seconds",
             "Seconds since jobtable_jobs was counted: 0 when this scrape counted it; more while "
@@ -191,25 +193,41 @@ class StoreCollector(Collector):
             "jobtable_runners", "Runners registered and alive on the database.", len(runners)
         )
 
-    def _jobs(self, counts: Iterable[JobCount]) -> GaugeMetricFamily:
+    def _jobs(self, counts: list[JobCount], runners: Iterable[RunnerRecord]) -> GaugeMetricFamily:
         # Every status of every queue and kind seen (and every kind registered here, in
-        # its queue) is written, zeros too: a drained queue reads 0, not a gap.
-        found = {(count.queue, count.kind, count.status): count.count for count in counts}
+        # its queue) is written, zeros too: a drained queue reads 0, not a gap. Queue names
+        # are the clients': a bounded few of them (and of kinds) label a series, the rest are
+        # summed under "other" (core/metric_labels.py).
+        registered = self._registered()
+        queues = {queue for queue, _ in registered}
+        kinds = {kind for _, kind in registered}
+        for record in runners:  # what the operators run: kept before any client's name
+            queues.update(record.info.queues or ())
+            kinds.update(record.info.kinds)
+        labels = choose_labels(counts, queues=queues, kinds=kinds)
+        found = labels.counts(counts)
         pairs = {(queue, kind) for queue, kind, _ in found}
-        kinds = self._runner.kinds
-        for name in kinds.names():
-            spec = kinds.get(name)
-            if spec is not None:
-                pairs.add((spec.queue, name))
+        pairs.update((labels.queue(queue), labels.kind(kind)) for queue, kind in registered)
         family = GaugeMetricFamily(
             "jobtable_jobs",
-            "Unfinished jobs by queue, kind and status (queued, scheduled or running).",
+            "Unfinished jobs by queue, kind and status (queued, scheduled or running); at most "
+            f"{LABEL_VALUES} queue and {LABEL_VALUES} kind values, the rest summed as {OTHER}.",
             labels=["queue", "kind", "status"],
         )
         for queue, kind in sorted(pairs):
             for status in SCRAPED_STATUSES:
                 family.add_metric([queue, kind, status], found.get((queue, kind, status), 0))
         return family
+
+    def _registered(self) -> list[tuple[str, str]]:
+        """(queue, kind) of every kind registered here."""
+        kinds = self._runner.kinds
+        registered = []
+        for name in kinds.names():
+            spec = kinds.get(name)
+            if spec is not None:
+                registered.append((spec.queue, name))
+        return registered
 
 
 def metrics_registry(runner: Runner) -> CollectorRegistry:

@@ -130,6 +130,8 @@ _CANCEL_RUNNING = _query("cancel_running")
 _CANCEL_REQUESTS = _query("cancel_requests")
 _QUEUES = _query("queues")
 _SET_PAUSED = _query("set_queue_paused")
+_RESUME = _query("resume_queue")
+_PAUSED = "SELECT name FROM jobtable_queues WHERE paused"
 _FIND_UNIQUE = "SELECT id FROM jobs WHERE kind = %(kind)s AND unique_key = %(unique_key)s"
 _HOLDER_POLICY = (
     "SELECT id, attempt, max_attempts, retry FROM jobs WHERE id = %(id)s AND status = 'running'"
@@ -777,20 +779,21 @@ class PostgresStore:
     def set_queue_paused(self, name: str, *, paused: bool, now: datetime.datetime) -> None:
         """Pause or resume a queue for every process: claims pass a paused queue's jobs by."""
         with translated(), self._pool.connection() as conn:
-            conn.execute(_SET_PAUSED, {"name": name, "paused": paused, "now": now})
+            sql = _SET_PAUSED if paused else _RESUME  # a resumed queue keeps no row
+            conn.execute(sql, {"name": name, "paused": paused, "now": now})
             if not paused:
                 self._notify(conn)  # its jobs may run now
 
     def queues(self) -> list[QueueState]:
-        """Every queue that holds jobs or was paused, with its jobs counted by status."""
+        """Every queue that holds jobs or is paused, with its jobs counted by status."""
         with translated(), self._pool.connection() as conn:
             counted = conn.execute(_QUEUES).fetchall()
-            paused = conn.execute("SELECT name, paused FROM jobtable_queues").fetchall()
-        return queue_states(counted, paused)
+            paused = conn.execute(_PAUSED).fetchall()
+        return queue_states(counted, [name for (name,) in paused])
 
     def paused_queues(self) -> frozenset[str]:
         with translated(), self._pool.connection() as conn:
-            rows = conn.execute("SELECT name FROM jobtable_queues WHERE paused").fetchall()
+            rows = conn.execute(_PAUSED).fetchall()
         return frozenset(name for (name,) in rows)
 
     def begin_idempotent(

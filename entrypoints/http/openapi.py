@@ -171,7 +171,7 @@ def _operating_paths() -> dict[str, Any]:
     return {
         "/api/v1/queues": {
             "get": {
-                "summary": "every queue that holds jobs or was paused, with counts",
+                "summary": "every queue that holds jobs or is paused, with counts",
                 "responses": {
                     "200": _json("the queues, by name", _listing("queues", "Queue")),
                     "401": _UNAUTHENTICATED,

@@ -314,6 +314,26 @@ def test_queues_count_jobs_by_public_status_and_say_which_are_paused(store):
     assert not states["mail"].paused
 
 
+def test_a_queue_with_no_jobs_and_no_pause_drops_out_of_the_list(store):
+    """Names clients choose never pile up: a queue is listed while it holds a job or a pause."""
+    store.set_queue_paused("idle", paused=True, now=T0)
+    store.set_queue_paused("idle", paused=False, now=T0)  # resumed, and never held a job
+    store.set_queue_paused("held", paused=True, now=T0)  # a pause is kept: a setting
+    store.set_queue_paused("busy", paused=True, now=T0)
+    store.set_queue_paused("busy", paused=False, now=T0)
+    busy = add(store, queue="busy")
+    pruned = claim(store, queues={"busy"})
+    assert pruned.id == busy
+    store.succeed(pruned.claim, result="{}", now=T0)
+    assert [state.name for state in store.queues()] == ["busy", "held"]
+
+    assert store.prune({"succeeded": later(1)}, now=later(2), limit=10).jobs == 1
+    assert [(state.name, state.paused) for state in store.queues()] == [("held", True)]
+    store.set_queue_paused("held", paused=False, now=T0)
+    assert store.queues() == []
+    assert store.paused_queues() == frozenset()
+
+
 def test_record_and_claim_records_a_requeue_too(store):
     first, second = add(store, max_attempts=2), add(store)
     running = claim(store)

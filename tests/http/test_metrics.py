@@ -7,12 +7,14 @@ own parser and its values compared with what ran.
 
 from __future__ import annotations
 
+import json
+
 import falcon.testing
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from jobtable.adapters.memory import MemoryStore
-from jobtable.core import JobContext
+from jobtable.core import JobContext, NewJob
 from jobtable.core.errors import StoreError, StoreUnavailableError
 from jobtable.core.jobs import Recovered
 from jobtable.entrypoints.http.app import create_app
@@ -159,6 +161,62 @@ def test_jobs_are_counted_by_queue_kind_and_status_with_zeros_for_registered_kin
     samples = scrape(client)
     assert value(samples, "jobtable_jobs", queue="default", kind="count", status="queued") == 0
     assert value(samples, "jobtable_jobs", queue="default", kind="count", status="scheduled") == 1
+
+
+def post_jobs_in_queues(client, kind: str, queues: list[str]) -> None:
+    """What clients do: enqueue over HTTP, each job in a queue name of their choosing."""
+    for start in range(0, len(queues), 500):
+        jobs = [{"kind": kind, "payload": {}, "queue": q} for q in queues[start : start + 500]]
+        answer = client.simulate_post(
+            "/api/v1/jobs/batch",
+            body=json.dumps({"jobs": jobs}),
+            headers={**AUTH, "Content-Type": "application/json"},
+        )
+        assert answer.status_code == 202, answer.text
+
+
+def jobs_series(samples) -> dict[tuple, float]:
+    return {labels: n for (name, labels), n in samples.items() if name == "jobtable_jobs"}
+
+
+def test_queue_names_clients_choose_label_at_most_100_values_and_the_rest_show_as_other(
+    system, client
+):
+    system.kinds.register("count", count, payload=CountPayload)  # its queue: default
+    system.kinds.register("report", count, payload=CountPayload, queue="reports")
+    post_jobs_in_queues(client, "count", [f"client-{n:04d}" for n in range(2000)])
+    post_jobs_in_queues(client, "count", ["unserved"] * 5)  # a backlog nobody serves
+
+    samples = scrape(client)
+    jobs = jobs_series(samples)
+    queues = {dict(labels)["queue"] for labels in jobs}
+    assert len(queues) == 100
+    assert {"other", "unserved", "reports", "default"} <= queues
+    assert len(jobs) <= 100 * 3 + 3  # each queue label with its kinds' three statuses
+    assert sum(jobs.values()) == 2005  # every job counted: under its queue's name, or other
+    assert value(samples, "jobtable_jobs", queue="unserved", kind="count", status="queued") == 5
+    # The operators' queues keep their names and their zeros.
+    assert value(samples, "jobtable_jobs", queue="reports", kind="report", status="queued") == 0
+    assert value(samples, "jobtable_jobs", queue="default", kind="count", status="queued") == 0
+    folded = value(samples, "jobtable_jobs", queue="other", kind="count", status="queued")
+    assert folded == 2000 - (100 - 4)  # 96 client queues kept by name, by name order
+    assert jobs_series(scrape(client)) == jobs  # the same counts choose the same names
+
+
+def test_kinds_in_the_database_that_no_process_here_registered_label_at_most_100_values(
+    system, client
+):
+    system.kinds.register("count", count, payload=CountPayload)
+    for n in range(150):  # stored by another application, or by an older version
+        system.store.create(
+            NewJob(id=f"legacy-{n:03d}", kind=f"legacy_{n:03d}", payload="{}"),
+            now=system.clock.now(),
+        )
+    jobs = jobs_series(scrape(client))
+    kinds = {dict(labels)["kind"] for labels in jobs}
+    assert len(kinds) == 100
+    assert {"count", "other"} <= kinds
+    assert sum(jobs.values()) == 150
 
 
 def test_a_running_job_shows_as_running_and_as_a_busy_worker(system, client):

@@ -1,15 +1,25 @@
 """A scrape never waits on a slow count: while counts are quick each scrape reads them; once one
-was slow, scrapes answer with the latest (and its age) while one read runs in the background."""
+was slow, scrapes answer with the latest (and its age) while one read runs in the background.
+And whatever queue names clients choose, a scrape of a real database stays bounded."""
 
 from __future__ import annotations
 
 import threading
+from contextlib import ExitStack
 
+import falcon.testing
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
+from jobtable.adapters.fake_clock import FakeClock
+from jobtable.core import Runner, RunnerInfo
+from jobtable.core.enqueue_options import EnqueueOptions
 from jobtable.core.errors import StoreUnavailableError
 from jobtable.core.jobs import JobCount
+from jobtable.entrypoints.http.app import create_app
+from jobtable.entrypoints.metrics import JobMetrics
 from jobtable.entrypoints.metrics_counts import CountsReader
+from tests.support.stores import open_store
 
 
 class FakeCounts:
@@ -98,3 +108,41 @@ def wait_until_idle() -> None:
         if thread.name == "jobtable-metrics-counts":
             thread.join(10)
             assert not thread.is_alive()
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "postgres"])
+def test_jobs_in_2000_client_chosen_queues_scrape_as_at_most_100_queue_labels(engine, tmp_path):
+    with ExitStack() as stack:
+        store = open_store(engine, tmp_path, stack)
+        stack.callback(store.close)
+        clock = FakeClock()
+        runner = Runner(store, clock, observer=JobMetrics())
+        # Another process serves "mail" alone: its queue keeps its name however many others.
+        mail_worker = RunnerInfo(
+            id="mail-worker", host="h", pid=1, started_at=clock.now(), kinds=("noop",),
+            queues=("mail",), workers=1,
+        )  # fmt: skip
+        store.register_runner(mail_worker, now=clock.now())
+        stack.callback(store.unregister_runner, "mail-worker")
+        chosen = [f"client-{n:04d}" for n in range(2000) for _ in range(2)] + ["mail"]
+        runner.enqueue_batch(
+            [runner.encode("noop", {}, EnqueueOptions(queue=queue)) for queue in chosen]
+        )
+        token = "metrics-token"
+        client = falcon.testing.TestClient(create_app(runner, api_token=token))
+        answer = client.simulate_get("/metrics", headers={"Authorization": f"Bearer {token}"})
+        assert answer.status_code == 200, answer.text
+
+    jobs = {
+        (sample.labels["queue"], sample.labels["status"]): sample.value
+        for family in text_string_to_metric_families(answer.text)
+        for sample in family.samples
+        if sample.name == "jobtable_jobs"
+    }
+    assert len({queue for queue, _ in jobs}) == 100
+    assert len(jobs) == 300
+    assert jobs[("mail", "queued")] == 1  # shallower than every client queue, and served
+    assert jobs[("default", "queued")] == 0  # the queue of the kind registered here
+    assert jobs[("other", "queued")] == 2 * (2000 - 97)  # 97 client queues keep their names
+    assert sum(jobs.values()) == len(chosen)
+    assert len(answer.content) < 40_000  # 418,883 bytes before the bound

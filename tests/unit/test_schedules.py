@@ -63,6 +63,54 @@ def test_bad_schedules_are_refused_at_registration(make_system):
         other.kinds.every(5, kind, CountPayload())
 
 
+FIVE_FIELDS = "write the five fields minute hour day-of-month month day-of-week"
+
+
+@pytest.mark.parametrize(
+    ("expr", "says"),
+    [
+        ("* * * * * *", "it has 6 fields, and a seconds field is not supported"),
+        ("0 0 9 * * mon", "it has 6 fields"),
+        ("*/5 * * *", "it has 4 fields"),
+        ("", "it has 0 fields"),
+        ("@daily", "'@daily' is '0 0 * * *'"),
+        ("@HOURLY", "'@hourly' is '0 * * * *'"),
+        ("@reboot", "it has 1 field;"),
+    ],
+)
+def test_a_cron_expression_without_the_five_documented_fields_is_refused(make_system, expr, says):
+    system = make_system()
+    kind = system.kinds.register("count", count, payload=CountPayload)
+    with pytest.raises(RegistrationError) as refused:
+        system.kinds.cron(expr, kind, CountPayload())
+    message = str(refused.value)
+    assert f"cron expression {expr!r} is not valid" in message
+    assert says in message and FIVE_FIELDS in message
+    assert system.kinds.schedules() == []
+
+
+@pytest.mark.parametrize(
+    ("expr", "now", "next_tick"),
+    [
+        # Names for months and days, any case, as Debian cron takes them.
+        ("0 9 * jan,jul MON", "2026-01-01T00:00:00+00:00", "2026-01-05T09:00:00+00:00"),
+        # cronsim's extensions, kept and documented: the last day of the month (L), the last
+        # weekday of it (LW), a month's last Friday (5L), its second Monday (MON#2).
+        ("0 9 L * *", "2026-02-01T00:00:00+00:00", "2026-02-28T09:00:00+00:00"),
+        ("0 9 LW * *", "2026-05-01T00:00:00+00:00", "2026-05-29T09:00:00+00:00"),
+        ("0 9 * * 5L", "2026-01-01T00:00:00+00:00", "2026-01-30T09:00:00+00:00"),
+        ("0 9 * * MON#2", "2026-01-01T00:00:00+00:00", "2026-01-12T09:00:00+00:00"),
+    ],
+)
+def test_the_documented_cron_forms_are_accepted_and_tick_as_the_readme_says(
+    make_system, expr, now, next_tick
+):
+    system = make_system()
+    kind = system.kinds.register("count", count, payload=CountPayload)
+    schedule = system.kinds.cron(expr, kind, CountPayload())
+    assert schedule.next_tick(at(now)) == at(next_tick)
+
+
 def jobs_of(store, kind: str) -> list:
     inner = getattr(store, "inner", store)
     return [row for row in inner._rows.values() if row.kind == kind]
