@@ -8,7 +8,7 @@ from contextlib import ExitStack
 import pytest
 
 from jobtable.adapters.fake_clock import FakeClock
-from jobtable.core import Status, StoreError
+from jobtable.core import NewJob, Status, StoreError
 from tests.support.postgres import fresh_schema, postgres_url
 
 NOW = FakeClock().now()
@@ -198,28 +198,76 @@ def test_stores_opened_with_the_schema_in_the_url_or_as_an_argument_share_one_ch
             by_url.close()
 
 
-def test_a_claim_passes_by_a_job_another_transaction_holds_locked():
-    """SKIP LOCKED: a claimer never waits behind another's lock; it takes the next job."""
+def claim_one_of_any_kind(store) -> list:
+    return [store.claim_next(runner_id="r", now=NOW)]
+
+
+def claim_one_of_its_kinds(store) -> list:
+    return [store.claim_next(runner_id="r", now=NOW, kinds={"noop"})]
+
+
+def claim_a_batch_of_any_kind(store) -> list:
+    return store.record_and_claim([], limit=2, runner_id="r", now=NOW)[1]
+
+
+def claim_a_batch_of_its_kinds(store) -> list:
+    return store.record_and_claim([], limit=2, runner_id="r", now=NOW, kinds={"noop"})[1]
+
+
+CLAIMS = [
+    claim_one_of_any_kind,
+    claim_one_of_its_kinds,
+    claim_a_batch_of_any_kind,
+    claim_a_batch_of_its_kinds,
+]
+
+
+@pytest.mark.parametrize("claim", CLAIMS, ids=lambda claim: claim.__name__)
+def test_a_claim_passes_by_a_job_another_transaction_holds_locked(claim):
+    """SKIP LOCKED: a claimer never waits behind another's lock; it takes the next job.
+
+    The claim runs in a thread while the test watches the server: a session that
+    the lock holder blocks means the claim waited, and the lock is let go at once.
+    """
     import psycopg
 
-    from jobtable.core import NewJob
     from tests.support.threads import run_in_threads
 
-    with fresh_schema() as (url, schema):
+    with ExitStack() as stack:
+        url, schema = stack.enter_context(fresh_schema())
         store = open_store(url, schema)
-        try:
-            for job_id in ("job-1", "job-2"):
-                store.create(NewJob(id=job_id, kind="noop", payload="{}"), now=NOW)
-            with psycopg.connect(url, options=f"-c search_path={schema}") as holder:
-                holder.execute("SELECT id FROM jobs WHERE id = 'job-1' FOR UPDATE")  # held open
-                claimed = []
-                run_in_threads(
-                    [lambda: claimed.append(store.claim_next(runner_id="r", now=NOW))], within=10
-                )
-                holder.rollback()
-            assert [job.id for job in claimed] == ["job-2"]
-        finally:
-            store.close()
+        stack.callback(store.close)
+        for job_id in ("job-1", "job-2"):
+            store.create(NewJob(id=job_id, kind="noop", payload="{}"), now=NOW)
+        holder = stack.enter_context(psycopg.connect(url, options=f"-c search_path={schema}"))
+        watching = stack.enter_context(psycopg.connect(url, autocommit=True))
+        holder.execute("SELECT id FROM jobs WHERE id = 'job-1' FOR UPDATE")  # held open
+        blocked_by_holder = (
+            "SELECT count(*) FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))"
+        )
+        claimed, waited, done = [], [], threading.Event()
+
+        def claimer() -> None:
+            try:
+                claimed.extend(claim(store))
+            finally:
+                done.set()
+
+        def watcher() -> None:
+            try:
+                while not done.wait(0.01):
+                    (blocked,) = watching.execute(
+                        blocked_by_holder, (holder.info.backend_pid,)
+                    ).fetchone()
+                    if blocked:
+                        waited.append(claim.__name__)
+                        return
+            finally:
+                holder.rollback()  # the lock goes: a claim that waited goes on
+
+        run_in_threads([claimer, watcher], within=60)
+        assert waited == [], "the claim waited behind the lock instead of passing by"
+        assert [job.id for job in claimed] == ["job-2"]
 
 
 def test_a_prune_passes_over_a_failed_job_an_operator_is_retrying_right_now():
