@@ -99,42 +99,110 @@ def test_an_unreachable_server_is_unavailable_and_its_password_never_shown():
     assert raised.value.__cause__ is None or "hunter2" not in str(raised.value.__cause__)
 
 
-def test_an_enqueue_anywhere_wakes_the_listener_and_it_reconnects_after_a_drop():
+def enqueue_one(store, app, name: str) -> None:
+    store.create(NewJob(id=name, kind="noop", payload="{}"), now=NOW)
+
+
+def enqueue_one_with_a_unique_key(store, app, name: str) -> None:
+    store.create(NewJob(id=name, kind="noop", payload="{}", unique_key=name), now=NOW)
+
+
+def enqueue_a_batch(store, app, name: str) -> None:
+    jobs = [NewJob(id=f"{name}-{n}", kind="noop", payload="{}") for n in (1, 2)]
+    store.create_many(jobs, now=NOW)
+
+
+def enqueue_a_batch_with_unique_keys(store, app, name: str) -> None:
+    jobs = [
+        NewJob(id=f"{name}-{n}", kind="noop", payload="{}", unique_key=f"{name}-{n}")
+        for n in (1, 2)
+    ]
+    store.create_many(jobs, now=NOW)
+
+
+def enqueue_in_the_applications_transaction(store, app, name: str) -> None:
+    with app.transaction():
+        store.create_in(app, NewJob(id=name, kind="noop", payload="{}"), now=NOW)
+
+
+ENQUEUES = [
+    enqueue_one,
+    enqueue_one_with_a_unique_key,
+    enqueue_a_batch,
+    enqueue_a_batch_with_unique_keys,
+    enqueue_in_the_applications_transaction,
+]
+
+
+@pytest.mark.parametrize("enqueue", ENQUEUES, ids=lambda enqueue: enqueue.__name__)
+def test_an_enqueue_anywhere_wakes_the_listener_and_it_reconnects_after_a_drop(enqueue):
+    """Every way to enqueue sends the NOTIFY that wakes another process's idle workers."""
     import psycopg
 
-    from jobtable.core import NewJob
-
-    with fresh_schema() as (url, schema):
+    with ExitStack() as stack:
+        url, schema = stack.enter_context(fresh_schema())
         store = open_store(url, schema)
+        stack.callback(store.close)
         other = open_store(url, schema)
+        stack.callback(other.close)
+        app = stack.enter_context(psycopg.connect(url, options=f"-c search_path={schema}"))
         woken = threading.Event()
         # No fallback look within the test: only a NOTIFY from the enqueue can wake it.
         listener = store.watch(woken.set, fallback_interval=3600)
-        try:
-            other.create(NewJob(id="first", kind="noop", payload="{}"), now=NOW)
-            assert woken.wait(10)
+        stack.callback(listener.stop)
+        enqueue(other, app, "first")
+        assert woken.wait(10)
 
-            with psycopg.connect(url, autocommit=True) as admin:
-                # This store's listener only: the server is shared with other work.
-                listening = (
-                    "SELECT pid FROM pg_stat_activity"
-                    f" WHERE query = 'LISTEN \"{store.channel}\"' AND pid <> pg_backend_pid()"
-                )
-                (dropped,) = admin.execute(listening).fetchone()
-                admin.execute("SELECT pg_terminate_backend(%s)", (dropped,))
-                for _ in range(200):  # until a new session listens again (backoff 50 ms)
-                    again = admin.execute(listening).fetchone()
-                    if again is not None and again[0] != dropped:
-                        break
-                    threading.Event().wait(0.05)
-                assert again is not None and again[0] != dropped
-            woken.clear()
-            other.create(NewJob(id="after", kind="noop", payload="{}"), now=NOW)
-            assert woken.wait(10)
-        finally:
-            listener.stop()
-            store.close()
-            other.close()
+        with psycopg.connect(url, autocommit=True) as admin:
+            # This store's listener only: the server is shared with other work.
+            listening = (
+                "SELECT pid FROM pg_stat_activity"
+                f" WHERE query = 'LISTEN \"{store.channel}\"' AND pid <> pg_backend_pid()"
+            )
+            (dropped,) = admin.execute(listening).fetchone()
+            admin.execute("SELECT pg_terminate_backend(%s)", (dropped,))
+            for _ in range(200):  # until a new session listens again (backoff 50 ms)
+                again = admin.execute(listening).fetchone()
+                if again is not None and again[0] != dropped:
+                    break
+                threading.Event().wait(0.05)
+            assert again is not None and again[0] != dropped
+        woken.clear()
+        enqueue(other, app, "after")
+        assert woken.wait(10)
+
+
+def test_a_transactional_enqueue_notifies_when_the_application_commits_and_never_on_rollback():
+    """What listeners hear is read up to a marker NOTIFY sent after each step: the server
+    delivers notifications in commit order, so one the step sent is heard before it."""
+    import psycopg
+
+    with ExitStack() as stack:
+        url, schema = stack.enter_context(fresh_schema())
+        store = open_store(url, schema)
+        stack.callback(store.close)
+        app = stack.enter_context(psycopg.connect(url, options=f"-c search_path={schema}"))
+        listening = stack.enter_context(psycopg.connect(url, autocommit=True))
+        listening.execute(f'LISTEN "{store.channel}"')
+        marking = stack.enter_context(psycopg.connect(url, autocommit=True))
+
+        def heard_until(marker: str) -> list[str]:
+            marking.execute("SELECT pg_notify(%s, %s)", (store.channel, marker))
+            heard = []
+            for notice in listening.notifies(timeout=10):
+                if notice.payload == marker:
+                    return heard
+                heard.append(notice.payload)
+            raise AssertionError(f"the marker {marker!r} never came; heard {heard}")
+
+        with app.transaction(force_rollback=True):
+            store.create_in(app, NewJob(id="rolled-back", kind="noop", payload="{}"), now=NOW)
+            assert heard_until("open, then rolled back") == []
+        assert heard_until("rolled back") == []
+        with app.transaction():
+            store.create_in(app, NewJob(id="committed", kind="noop", payload="{}"), now=NOW)
+            assert heard_until("open, then committed") == []
+        assert heard_until("committed") == [""]  # one wake, at the commit
 
 
 def test_a_runner_whose_lock_session_was_terminated_takes_its_lock_again_on_a_new_one():
