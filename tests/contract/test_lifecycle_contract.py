@@ -229,14 +229,7 @@ def test_a_unique_key_held_returns_the_holder_and_is_let_go_when_it_finishes(sto
     assert after != first
 
 
-def test_a_unique_key_for_good_outlives_its_job(store):
-    first = add(store, unique_key="tick@1", unique_while_active=False)
-    running = claim(store)
-    store.fail(running.claim, code="internal_error", now=T0)
-    again = store.create(
-        NewJob(id=_ids.next_id(2), kind="count", payload="{}", unique_key="tick@1"), now=T0
-    )
-    assert (again, again.duplicate) == (first, True)
+# Every other ending, and a key kept for good: test_unique_keys_contract.py.
 
 
 def test_concurrent_enqueues_with_one_key_store_one_job(store):

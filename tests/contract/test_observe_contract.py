@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import datetime
 
+import pytest
+
 from jobtable.core import NewJob, Status
 from jobtable.core.codes import CANCELLED
 from jobtable.core.jobs import EVENTS_KEPT, JobFilter, RetryOutcome
@@ -197,12 +199,14 @@ def test_prune_keeps_a_status_without_a_cutoff(store):
     assert store.get(failed).status is Status.FAILED
 
 
-def test_prune_keeps_a_row_whose_unique_key_an_enqueue_could_make_again(store):
+@pytest.mark.parametrize("ending", ["succeeded", "failed"])
+def test_prune_keeps_a_row_whose_unique_key_an_enqueue_could_make_again(store, ending):
     tick = add(store, unique_key="schedule:x@1", unique_while_active=False, key_until=later(60))
     forever = add(store, unique_key="old-tick", unique_while_active=False)
-    finish(store, tick, at=later(1))
-    finish(store, forever, at=later(2))
-    cutoffs = {"succeeded": later(30)}
+    finish(store, tick, at=later(1), fail=ending == "failed")
+    finish(store, forever, at=later(2), fail=ending == "failed")
+    assert store.get(tick).status is Status(ending)
+    cutoffs = {ending: later(30)}
     assert store.prune(cutoffs, now=later(40), limit=10).jobs == 0  # the tick's key still counts
     again = store.create(
         NewJob(id="dup", kind="count", payload="{}", unique_key="schedule:x@1"), now=later(41)

@@ -8,7 +8,7 @@ from contextlib import ExitStack
 import pytest
 
 from jobtable.adapters.fake_clock import FakeClock
-from jobtable.core import Status, StoreError
+from jobtable.core import NewJob, Status, StoreError
 from tests.support.postgres import fresh_schema, postgres_url
 
 NOW = FakeClock().now()
@@ -99,42 +99,110 @@ def test_an_unreachable_server_is_unavailable_and_its_password_never_shown():
     assert raised.value.__cause__ is None or "hunter2" not in str(raised.value.__cause__)
 
 
-def test_an_enqueue_anywhere_wakes_the_listener_and_it_reconnects_after_a_drop():
+def enqueue_one(store, app, name: str) -> None:
+    store.create(NewJob(id=name, kind="noop", payload="{}"), now=NOW)
+
+
+def enqueue_one_with_a_unique_key(store, app, name: str) -> None:
+    store.create(NewJob(id=name, kind="noop", payload="{}", unique_key=name), now=NOW)
+
+
+def enqueue_a_batch(store, app, name: str) -> None:
+    jobs = [NewJob(id=f"{name}-{n}", kind="noop", payload="{}") for n in (1, 2)]
+    store.create_many(jobs, now=NOW)
+
+
+def enqueue_a_batch_with_unique_keys(store, app, name: str) -> None:
+    jobs = [
+        NewJob(id=f"{name}-{n}", kind="noop", payload="{}", unique_key=f"{name}-{n}")
+        for n in (1, 2)
+    ]
+    store.create_many(jobs, now=NOW)
+
+
+def enqueue_in_the_applications_transaction(store, app, name: str) -> None:
+    with app.transaction():
+        store.create_in(app, NewJob(id=name, kind="noop", payload="{}"), now=NOW)
+
+
+ENQUEUES = [
+    enqueue_one,
+    enqueue_one_with_a_unique_key,
+    enqueue_a_batch,
+    enqueue_a_batch_with_unique_keys,
+    enqueue_in_the_applications_transaction,
+]
+
+
+@pytest.mark.parametrize("enqueue", ENQUEUES, ids=lambda enqueue: enqueue.__name__)
+def test_an_enqueue_anywhere_wakes_the_listener_and_it_reconnects_after_a_drop(enqueue):
+    """Every way to enqueue sends the NOTIFY that wakes another process's idle workers."""
     import psycopg
 
-    from jobtable.core import NewJob
-
-    with fresh_schema() as (url, schema):
+    with ExitStack() as stack:
+        url, schema = stack.enter_context(fresh_schema())
         store = open_store(url, schema)
+        stack.callback(store.close)
         other = open_store(url, schema)
+        stack.callback(other.close)
+        app = stack.enter_context(psycopg.connect(url, options=f"-c search_path={schema}"))
         woken = threading.Event()
         # No fallback look within the test: only a NOTIFY from the enqueue can wake it.
         listener = store.watch(woken.set, fallback_interval=3600)
-        try:
-            other.create(NewJob(id="first", kind="noop", payload="{}"), now=NOW)
-            assert woken.wait(10)
+        stack.callback(listener.stop)
+        enqueue(other, app, "first")
+        assert woken.wait(10)
 
-            with psycopg.connect(url, autocommit=True) as admin:
-                # This store's listener only: the server is shared with other work.
-                listening = (
-                    "SELECT pid FROM pg_stat_activity"
-                    f" WHERE query = 'LISTEN \"{store.channel}\"' AND pid <> pg_backend_pid()"
-                )
-                (dropped,) = admin.execute(listening).fetchone()
-                admin.execute("SELECT pg_terminate_backend(%s)", (dropped,))
-                for _ in range(200):  # until a new session listens again (backoff 50 ms)
-                    again = admin.execute(listening).fetchone()
-                    if again is not None and again[0] != dropped:
-                        break
-                    threading.Event().wait(0.05)
-                assert again is not None and again[0] != dropped
-            woken.clear()
-            other.create(NewJob(id="after", kind="noop", payload="{}"), now=NOW)
-            assert woken.wait(10)
-        finally:
-            listener.stop()
-            store.close()
-            other.close()
+        with psycopg.connect(url, autocommit=True) as admin:
+            # This store's listener only: the server is shared with other work.
+            listening = (
+                "SELECT pid FROM pg_stat_activity"
+                f" WHERE query = 'LISTEN \"{store.channel}\"' AND pid <> pg_backend_pid()"
+            )
+            (dropped,) = admin.execute(listening).fetchone()
+            admin.execute("SELECT pg_terminate_backend(%s)", (dropped,))
+            for _ in range(200):  # until a new session listens again (backoff 50 ms)
+                again = admin.execute(listening).fetchone()
+                if again is not None and again[0] != dropped:
+                    break
+                threading.Event().wait(0.05)
+            assert again is not None and again[0] != dropped
+        woken.clear()
+        enqueue(other, app, "after")
+        assert woken.wait(10)
+
+
+def test_a_transactional_enqueue_notifies_when_the_application_commits_and_never_on_rollback():
+    """What listeners hear is read up to a marker NOTIFY sent after each step: the server
+    delivers notifications in commit order, so one the step sent is heard before it."""
+    import psycopg
+
+    with ExitStack() as stack:
+        url, schema = stack.enter_context(fresh_schema())
+        store = open_store(url, schema)
+        stack.callback(store.close)
+        app = stack.enter_context(psycopg.connect(url, options=f"-c search_path={schema}"))
+        listening = stack.enter_context(psycopg.connect(url, autocommit=True))
+        listening.execute(f'LISTEN "{store.channel}"')
+        marking = stack.enter_context(psycopg.connect(url, autocommit=True))
+
+        def heard_until(marker: str) -> list[str]:
+            marking.execute("SELECT pg_notify(%s, %s)", (store.channel, marker))
+            heard = []
+            for notice in listening.notifies(timeout=10):
+                if notice.payload == marker:
+                    return heard
+                heard.append(notice.payload)
+            raise AssertionError(f"the marker {marker!r} never came; heard {heard}")
+
+        with app.transaction(force_rollback=True):
+            store.create_in(app, NewJob(id="rolled-back", kind="noop", payload="{}"), now=NOW)
+            assert heard_until("open, then rolled back") == []
+        assert heard_until("rolled back") == []
+        with app.transaction():
+            store.create_in(app, NewJob(id="committed", kind="noop", payload="{}"), now=NOW)
+            assert heard_until("open, then committed") == []
+        assert heard_until("committed") == [""]  # one wake, at the commit
 
 
 def test_a_runner_whose_lock_session_was_terminated_takes_its_lock_again_on_a_new_one():
@@ -198,28 +266,76 @@ def test_stores_opened_with_the_schema_in_the_url_or_as_an_argument_share_one_ch
             by_url.close()
 
 
-def test_a_claim_passes_by_a_job_another_transaction_holds_locked():
-    """SKIP LOCKED: a claimer never waits behind another's lock; it takes the next job."""
+def claim_one_of_any_kind(store) -> list:
+    return [store.claim_next(runner_id="r", now=NOW)]
+
+
+def claim_one_of_its_kinds(store) -> list:
+    return [store.claim_next(runner_id="r", now=NOW, kinds={"noop"})]
+
+
+def claim_a_batch_of_any_kind(store) -> list:
+    return store.record_and_claim([], limit=2, runner_id="r", now=NOW)[1]
+
+
+def claim_a_batch_of_its_kinds(store) -> list:
+    return store.record_and_claim([], limit=2, runner_id="r", now=NOW, kinds={"noop"})[1]
+
+
+CLAIMS = [
+    claim_one_of_any_kind,
+    claim_one_of_its_kinds,
+    claim_a_batch_of_any_kind,
+    claim_a_batch_of_its_kinds,
+]
+
+
+@pytest.mark.parametrize("claim", CLAIMS, ids=lambda claim: claim.__name__)
+def test_a_claim_passes_by_a_job_another_transaction_holds_locked(claim):
+    """SKIP LOCKED: a claimer never waits behind another's lock; it takes the next job.
+
+    The claim runs in a thread while the test watches the server: a session that
+    the lock holder blocks means the claim waited, and the lock is let go at once.
+    """
     import psycopg
 
-    from jobtable.core import NewJob
     from tests.support.threads import run_in_threads
 
-    with fresh_schema() as (url, schema):
+    with ExitStack() as stack:
+        url, schema = stack.enter_context(fresh_schema())
         store = open_store(url, schema)
-        try:
-            for job_id in ("job-1", "job-2"):
-                store.create(NewJob(id=job_id, kind="noop", payload="{}"), now=NOW)
-            with psycopg.connect(url, options=f"-c search_path={schema}") as holder:
-                holder.execute("SELECT id FROM jobs WHERE id = 'job-1' FOR UPDATE")  # held open
-                claimed = []
-                run_in_threads(
-                    [lambda: claimed.append(store.claim_next(runner_id="r", now=NOW))], within=10
-                )
-                holder.rollback()
-            assert [job.id for job in claimed] == ["job-2"]
-        finally:
-            store.close()
+        stack.callback(store.close)
+        for job_id in ("job-1", "job-2"):
+            store.create(NewJob(id=job_id, kind="noop", payload="{}"), now=NOW)
+        holder = stack.enter_context(psycopg.connect(url, options=f"-c search_path={schema}"))
+        watching = stack.enter_context(psycopg.connect(url, autocommit=True))
+        holder.execute("SELECT id FROM jobs WHERE id = 'job-1' FOR UPDATE")  # held open
+        blocked_by_holder = (
+            "SELECT count(*) FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))"
+        )
+        claimed, waited, done = [], [], threading.Event()
+
+        def claimer() -> None:
+            try:
+                claimed.extend(claim(store))
+            finally:
+                done.set()
+
+        def watcher() -> None:
+            try:
+                while not done.wait(0.01):
+                    (blocked,) = watching.execute(
+                        blocked_by_holder, (holder.info.backend_pid,)
+                    ).fetchone()
+                    if blocked:
+                        waited.append(claim.__name__)
+                        return
+            finally:
+                holder.rollback()  # the lock goes: a claim that waited goes on
+
+        run_in_threads([claimer, watcher], within=60)
+        assert waited == [], "the claim waited behind the lock instead of passing by"
+        assert [job.id for job in claimed] == ["job-2"]
 
 
 def test_a_prune_passes_over_a_failed_job_an_operator_is_retrying_right_now():
