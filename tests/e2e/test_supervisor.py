@@ -230,7 +230,10 @@ def test_serve_children_stop_gracefully_when_their_supervisor_is_killed_and_free
 ):
     database = tmp_path / "jobs.db"
     kinds = ("--kinds", "tests.e2e.trust_kinds")
-    served = serve_processes(database, "--processes", "2", "--workers", "1", *kinds, env=ledger)
+    metrics = tmp_path / "metrics"  # a killed supervisor leaves the one it made behind
+    metrics.mkdir()
+    served = serve_processes(database, "--processes", "2", "--workers", "1", *kinds,
+                             env={**ledger, "PROMETHEUS_MULTIPROC_DIR": str(metrics)})  # fmt: skip
     children = children_registered(database)
     with killed_at_the_end(children):
         status, body = served.request(
