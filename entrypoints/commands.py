@@ -11,9 +11,7 @@ import argparse
 import contextlib
 import logging
 import os
-import signal
 import socket
-import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -27,10 +25,12 @@ from jobtable.entrypoints.http.streams import StreamSlots
 from jobtable.entrypoints.http_server import HttpServer
 from jobtable.entrypoints.metrics import JobMetrics
 from jobtable.entrypoints.runner_group import RunnerGroup, describe, plan_runners
+from jobtable.entrypoints.stop_signals import StopSignals
 from jobtable.entrypoints.supervisor import (
     LISTEN_FD_ENV,
     Supervisor,
     listening_socket,
+    shared_metrics_directory,
     without_processes_flag,
 )
 from jobtable.entrypoints.wiring import (
@@ -125,45 +125,6 @@ def _group(
     )
     group.load_kinds(config.parse_modules(args.kinds))
     return group
-
-
-class StopSignals:
-    """SIGTERM or SIGINT: the first asks for a graceful stop, a second for an immediate one."""
-
-    def __init__(self) -> None:
-        self.graceful = threading.Event()
-        self.now = threading.Event()
-        self.first = self.second = ""
-
-    def install(self) -> StopSignals:
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(signum, self._received)
-        return self
-
-    def _received(self, signum: int, frame: Any) -> None:
-        # No logging here: the handler runs between two bytecodes of the main thread, which
-        # may be half-way through writing a line to stderr, and a second write into the same
-        # buffer raises (a reentrant call) and can wedge the process. The main thread logs.
-        name = signal.Signals(signum).name
-        if self.graceful.is_set():
-            self.second = name
-            self.now.set()
-        else:
-            self.first = name
-            self.graceful.set()
-
-    def wait(self) -> None:
-        """Until the first signal; then say what it does."""
-        while not self.graceful.wait(1.0):
-            pass
-        log.info(
-            "received %s; taking no new jobs and letting running ones finish "
-            "(a second signal stops them now)",
-            self.first,
-        )
-
-    def say_second(self) -> None:
-        log.info("received %s again; telling running jobs to stop now", self.second)
 
 
 def _stop_runners(group: RunnerGroup, signals: StopSignals, deadline: float) -> None:
@@ -289,6 +250,7 @@ def run_serve(args: argparse.Namespace) -> int:
         if watcher is not None:
             watcher.stop()
         changes_elsewhere.stop()
+        signals.stopped()
     finally:
         store.close()
     log.info("stopped")
@@ -320,7 +282,7 @@ def run_worker(args: argparse.Namespace) -> int:
         group = _group(args, store, serving, workers, serves_api=False)
         server = None
         if metrics_at is not None:
-            server = _metrics_server(args, group, metrics_at, public=metrics_public)
+            server = _metrics_server(args, group.first, metrics_at, public=metrics_public)
         signals = StopSignals().install()
         watcher = _start_runners(group, store)
         if server is not None:
@@ -333,6 +295,7 @@ def run_worker(args: argparse.Namespace) -> int:
             server.stop(deadline=time.monotonic() + METRICS_STOP_WAIT)
         if watcher is not None:
             watcher.stop()
+        signals.stopped()
     finally:
         store.close()
     log.info("stopped")
@@ -340,15 +303,38 @@ def run_worker(args: argparse.Namespace) -> int:
 
 
 def _metrics_server(
-    args: argparse.Namespace, group: RunnerGroup, address: tuple[str, int], *, public: bool
+    args: argparse.Namespace, runner: Runner, address: tuple[str, int], *, public: bool
 ) -> HttpServer:
     """``worker --metrics-listen``: /metrics alone, behind the token ``serve`` uses unless
     public."""
     token = None if public else resolve_api_token(args.database, log)
     app = create_metrics_app(
-        group.first, api_token=token, public=public, logger=logging.getLogger("jobtable.http")
+        runner, api_token=token, public=public, logger=logging.getLogger("jobtable.http")
     )
     return _listen(app, address, threads=METRICS_THREADS, flag="--metrics-listen")
+
+
+@contextlib.contextmanager
+def _children_metrics(args: argparse.Namespace) -> Iterator[None]:
+    """``worker --processes N --metrics-listen``: the supervisor serves /metrics once for its
+    children (who serve none), their series summed from their shared multiprocess
+    directory, the database's state read through an insert-only runner of its own."""
+    if not getattr(args, "metrics_listen", None):
+        yield
+        return
+    address = config.parse_listen(args.metrics_listen, "metrics_listen")
+    public = config.parse_flag("metrics_public", args.metrics_public)
+    store = open_for(args)
+    try:
+        server = _metrics_server(args, one_off_runner(args, store), address, public=public)
+        server.start()
+        log.info("serving metrics on http://%s:%d/metrics", *server.address)
+        try:
+            yield
+        finally:  # scraped until the last child has stopped
+            server.stop(deadline=time.monotonic() + METRICS_STOP_WAIT)
+    finally:
+        store.close()
 
 
 def run_migrate(args: argparse.Namespace) -> int:
@@ -382,12 +368,18 @@ def run_supervised(args: argparse.Namespace, argv: list[str], processes: int) ->
             ) from None
         bound_host, bound_port = listener.getsockname()[:2]
         log.info("listening on http://%s:%d", bound_host, bound_port)
+    # Given last, these win over any spelling of the same flags before them (argparse takes
+    # ``--proc 2`` for ``--processes 2``): one process each, and no metrics listener.
+    child = [*without_processes_flag(argv), "--processes", "1"]
+    if args.command == "worker":
+        child += ["--metrics-listen", ""]
     supervisor = Supervisor(
-        without_processes_flag(argv),
+        child,
         processes,
         grace=grace,
         stop_wait=STOP_NOW_WAIT,
         logger=log,
         listener=listener,
     )
-    return supervisor.run()
+    with shared_metrics_directory(), _children_metrics(args):
+        return supervisor.run()

@@ -10,6 +10,15 @@ tells them to stop now. For ``serve``, the supervisor binds the listening
 socket once and every child accepts on it: the kernel hands each new
 connection to one of them.
 
+Stop orders go down a pipe to each child, naming the phase (graceful, now)
+rather than adding one: a signal sent to every process at once (Ctrl-C to
+the process group, systemd's stop of every process in the unit) reaches a
+child directly and again as its supervisor's order, and counts once. The
+pipe also tells a child its supervisor died, however it died (``kill -9``
+included, at any moment after the fork): the child's end reads end-of-file,
+and it stops as on SIGTERM. (``PR_SET_PDEATHSIG`` would be Linux-only, miss a
+death between fork and ``prctl``, and arrive as one more signal.)
+
 Prometheus counters add up across the children: when ``PROMETHEUS_MULTIPROC_DIR``
 is unset the supervisor points it at a fresh directory for them, and marks
 a child's files dead when it exits.
@@ -17,21 +26,32 @@ a child's files dead when it exits.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 LISTEN_FD_ENV = "JOBTABLE_LISTEN_FD"
 """Set for a supervised ``serve``: the inherited descriptor of the listening socket."""
+
+ORDERS_FD_ENV = "JOBTABLE_SUPERVISOR_FD"
+"""Set for every child: the read end of the pipe its supervisor sends stop orders down."""
+
+GRACEFUL, NOW = 1, 2
+"""The stop phases: take no new jobs and let running ones finish; tell them to stop now."""
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+"""The signals that ask for a stop: the first graceful, a second now."""
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
@@ -67,6 +87,23 @@ def without_processes_flag(argv: Sequence[str]) -> list[str]:
     return kept
 
 
+@contextlib.contextmanager
+def shared_metrics_directory() -> Iterator[str]:
+    """``PROMETHEUS_MULTIPROC_DIR`` for this process and its children while inside: the one
+    set, or a fresh directory, removed after."""
+    given = os.environ.get(MULTIPROC_ENV)
+    if given:
+        yield given
+        return
+    directory = tempfile.mkdtemp(prefix="jobtable-metrics-")
+    os.environ[MULTIPROC_ENV] = directory
+    try:
+        yield directory
+    finally:
+        os.environ.pop(MULTIPROC_ENV, None)
+        shutil.rmtree(directory, ignore_errors=True)
+
+
 def listening_socket(host: str, port: int) -> socket.socket:
     """The socket every supervised ``serve`` child accepts on (inheritable)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -97,17 +134,19 @@ class Supervisor:
         self._children: dict[int, subprocess.Popen[bytes]] = {}  # slot -> child
         self._born: dict[int, float] = {}
         self._failures: dict[int, int] = {}
+        self._orders: dict[int, int] = {}  # child pid -> the write end of its orders pipe
         self._stopping = threading.Event()
-        self._signals: list[int] = []
-        self._multiproc_dir: str | None = None
+        self._signals = 0
+        self._told = 0  # the phase every child was told
         self._refused = False
 
     def run(self) -> int:
         """Run the children until stopped; 0 when every child stopped cleanly."""
-        env = self._environment()
-        for signum in (signal.SIGTERM, signal.SIGINT):
+        for signum in STOP_SIGNALS:
             signal.signal(signum, self._received)
-        try:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+        with shared_metrics_directory():
+            env = self._environment()
             for slot in range(self._processes):
                 self._start(slot, env)
             self._log.info(
@@ -117,7 +156,6 @@ class Supervisor:
             )
             restart_at: dict[int, float] = {}
             while not self._stopping.is_set():
-                self._forward_signals()
                 for slot, child in list(self._children.items()):
                     code = child.poll()
                     if code is None or slot in restart_at:
@@ -129,7 +167,6 @@ class Supervisor:
                             child.pid,
                         )
                         self._stopping.set()
-                        self._signals.append(signal.SIGTERM)
                         self._refused = True
                         break
                     delay = self._restart_delay(slot)
@@ -146,25 +183,37 @@ class Supervisor:
                         self._start(slot, env)
                 self._stopping.wait(POLL)
             stopped = self._stop_children()
-            return EXIT_USAGE if self._refused else stopped
-        finally:
-            if self._multiproc_dir is not None:
-                shutil.rmtree(self._multiproc_dir, ignore_errors=True)
+        for signum in STOP_SIGNALS:  # nothing left to stop: one more Ctrl-C must not kill
+            signal.signal(signum, signal.SIG_IGN)  # it while it exits (see StopSignals.stopped)
+        return EXIT_USAGE if self._refused else stopped
 
     def _environment(self) -> dict[str, str]:
         env = dict(os.environ)
         env["JOBTABLE_PROCESSES"] = "1"
         if self._listener is not None:
             env[LISTEN_FD_ENV] = str(self._listener.fileno())
-        if not env.get(MULTIPROC_ENV):
-            self._multiproc_dir = tempfile.mkdtemp(prefix="jobtable-metrics-")
-            env[MULTIPROC_ENV] = self._multiproc_dir
         return env
 
     def _start(self, slot: int, env: dict[str, str]) -> None:
-        fds = () if self._listener is None else (self._listener.fileno(),)
-        # Our own interpreter and module, with the arguments this process was given.
-        self._children[slot] = subprocess.Popen(self._command, env=env, pass_fds=fds)  # noqa: S603
+        orders, write_end = os.pipe()  # neither end inheritable: only the child gets ``orders``
+        fds = [orders] if self._listener is None else [orders, self._listener.fileno()]
+        # The child starts with the stop signals blocked, as they are here for that moment:
+        # one sent to every process while it starts waits for its handler (StopSignals)
+        # instead of killing it. Here, one waits the length of the fork.
+        unblocked = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        try:
+            # Our own interpreter and module, with the arguments this process was given.
+            child = subprocess.Popen(  # noqa: S603
+                self._command, env={**env, ORDERS_FD_ENV: str(orders)}, pass_fds=fds
+            )
+        except BaseException:
+            os.close(write_end)
+            raise
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, unblocked)
+            os.close(orders)
+        self._orders[child.pid] = write_end
+        self._children[slot] = child
         self._born[slot] = time.monotonic()
 
     def _restart_delay(self, slot: int) -> float:
@@ -175,15 +224,19 @@ class Supervisor:
         return RESTART_DELAYS[min(failures, len(RESTART_DELAYS) - 1)]
 
     def _received(self, signum: int, frame: Any) -> None:
-        self._signals.append(signum)
+        self._signals += 1
         self._stopping.set()
 
-    def _forward_signals(self) -> None:
-        while self._signals:
-            signum = self._signals.pop(0)
-            for child in self._children.values():
-                if child.poll() is None:
-                    child.send_signal(signum)
+    def _pass_orders_on(self) -> None:
+        """Tell every child the phase asked for, once each: the refusal of a child's settings
+        is a graceful stop, the first signal too, a second signal a stop now."""
+        phase = max(GRACEFUL if self._refused else 0, min(self._signals, NOW))
+        if phase <= self._told:
+            return
+        self._told = phase
+        for write_end in self._orders.values():
+            with contextlib.suppress(OSError):  # that child has exited
+                os.write(write_end, str(phase).encode())
 
     def _stop_children(self) -> int:
         """Pass the stop on and wait for every child; kill those past the deadline."""
@@ -191,42 +244,76 @@ class Supervisor:
             self._listener.close()  # the children close theirs as they stop: then it is gone
         self._log.info("stopping %d worker processes", len(self._children))
         deadline = time.monotonic() + self._deadline_after_stop
-        clean = True
+        stopping = {child.pid for child in self._children.values() if child.poll() is None}
         while True:
-            self._forward_signals()  # a second signal: they stop their handlers now
+            self._pass_orders_on()  # a second signal: they stop their handlers now
             running = [child for child in self._children.values() if child.poll() is None]
             if not running:
                 break
             if time.monotonic() >= deadline:
                 for child in running:
                     self._log.error("worker process %d did not stop in time; killing it", child.pid)
+                    stopping.discard(child.pid)
                     child.kill()
                     child.wait()
-                clean = False
                 break
             time.sleep(POLL)
+        clean = True
         for child in self._children.values():
             self._child_gone(child)
             if child.returncode != 0:
                 clean = False
+                if child.pid in stopping:
+                    self._log.error(
+                        "worker process %d stopped with %s", child.pid, _describe(child.returncode)
+                    )
         return 0 if clean else 1
 
     def _child_gone(self, child: subprocess.Popen[bytes]) -> None:
-        """Its metrics files stop counting as live (prometheus-client's multiprocess mode)."""
-        directory = os.environ.get(MULTIPROC_ENV) or self._multiproc_dir
-        if directory is None:
+        """Its orders pipe is closed; its metrics files stop counting as live
+        (prometheus-client's multiprocess mode)."""
+        write_end = self._orders.pop(child.pid, None)
+        if write_end is not None:
+            os.close(write_end)
+        directory = os.environ.get(MULTIPROC_ENV)
+        if not directory:
             return
         try:
             from prometheus_client import multiprocess
         except ImportError:
             return
-        previous = os.environ.get(MULTIPROC_ENV)
-        os.environ[MULTIPROC_ENV] = directory
-        try:
-            multiprocess.mark_process_dead(child.pid, directory)
-        finally:
-            if previous is None:
-                del os.environ[MULTIPROC_ENV]
+        multiprocess.mark_process_dead(child.pid, directory)
+
+
+def follow_supervisor(order: Callable[[int], None], gone: Callable[[], None]) -> bool:
+    """In a child a supervisor started: ``order(GRACEFUL)`` or ``order(NOW)`` for each stop
+    order it sends, ``gone()`` once it has died (whatever killed it). From a thread of its
+    own; False, and nothing started, in a process no supervisor started."""
+    named = os.environ.pop(ORDERS_FD_ENV, None)  # not for processes this one starts
+    try:
+        orders = int(named or "")
+        if not stat.S_ISFIFO(os.fstat(orders).st_mode):
+            return False
+    except (ValueError, OSError):
+        return False
+    threading.Thread(
+        target=_read_orders, args=(orders, order, gone), name="jobtable-supervisor", daemon=True
+    ).start()
+    return True
+
+
+def _read_orders(orders: int, order: Callable[[int], None], gone: Callable[[], None]) -> None:
+    with open(orders, "rb", buffering=0) as pipe:
+        while True:
+            try:
+                said = pipe.read(1)
+            except OSError:
+                said = b""
+            if not said:  # every write end closed: the supervisor is gone
+                gone()
+                return
+            if said in (b"1", b"2"):
+                order(int(said))
 
 
 def _describe(code: int) -> str:

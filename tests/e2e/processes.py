@@ -21,8 +21,10 @@ def start_worker(
     kinds: str = "tests.e2e.trust_kinds",
     workers: int = 2,
     env: dict[str, str] | None = None,
+    new_session: bool = False,
 ) -> subprocess.Popen:
-    """A ``jobtable worker`` on ``database``, its stderr in ``log``."""
+    """A ``jobtable worker`` on ``database``, its stderr in ``log``; with ``new_session``, in a
+    process group of its own (its pid names it), as a terminal's foreground job is."""
     return subprocess.Popen(
         [JOBTABLE, "worker", "--workers", str(workers), "--kinds", kinds, *extra],
         env={
@@ -33,6 +35,7 @@ def start_worker(
         },
         stdout=subprocess.DEVNULL,
         stderr=log.open("w"),
+        start_new_session=new_session,
     )
 
 
