@@ -52,7 +52,7 @@ def project(tmp_path_factory, wheel) -> Path:
     (root / "myapp").mkdir()
     (root / "myapp" / "__init__.py").write_text("")
     (root / "myapp" / "jobs.py").write_text(examples()["myapp/jobs.py"])
-    (root / "test_myapp_jobs.py").write_text(examples()["tests/test_myapp_jobs.py"])
+    (root / "test_myapp_jobs.py").write_text(examples()["myapp/test_jobs.py"])
     made = run(sys.executable, "-m", "venv", str(root / "venv"), cwd=root)
     assert made.returncode == 0, made.stderr
     installed = run(str(root / "venv/bin/pip"), "install", "--quiet", str(wheel), cwd=root)

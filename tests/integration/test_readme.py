@@ -1,20 +1,60 @@
-"""The README's example kind and example test run as written, so the README stays true."""
+"""The README's example kind and example test run as written, so the README stays true.
+
+Its example files, put where it says (``myapp/`` in the checkout), pass the
+project's lint as written, and leave every check of ``scripts/test`` passing
+whatever else a user writes beside them.
+"""
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
+import subprocess
 import sys
+import tomllib
 import types
 from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+from tests.support.repository import REPO, a_checkout
+
+README = REPO / "README.md"
 EXAMPLE = re.compile(r"<!-- readme-example: (\S+) -->\n```python\n(.*?)```", re.DOTALL)
+CHECK = re.compile(r'^echo "== [^"]*";\s*\.venv/bin/(.+)$', re.MULTILINE)  # a line of scripts/test
 
 
 def examples() -> dict[str, str]:
     return dict(EXAMPLE.findall(README.read_text(encoding="utf-8")))
+
+
+def a_checkout_with_the_readme_examples(into: Path) -> Path:
+    """A checkout in which a user followed the README: its example files, untracked, in place."""
+    checkout = a_checkout(into)
+    (checkout / "myapp").mkdir()
+    (checkout / "myapp" / "__init__.py").write_text("")  # empty, as the README says
+    for name, source in examples().items():
+        (checkout / name).parent.mkdir(parents=True, exist_ok=True)
+        (checkout / name).write_text(source)
+    return checkout
+
+
+def run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    """A tool of this virtual environment, as the checkout's ``.venv/bin`` has it."""
+    tool = str(Path(sys.executable).with_name(argv[0]))
+    env = {name: value for name, value in os.environ.items() if not name.startswith("JOBTABLE_")}
+    return subprocess.run(
+        [tool, *argv[1:]], cwd=cwd, env=env, capture_output=True, text=True, timeout=240,
+        check=False,
+    )  # fmt: skip
+
+
+def the_checks() -> list[list[str]]:
+    """The commands ``scripts/test`` runs before pytest, read off the script."""
+    commands = [shlex.split(line) for line in CHECK.findall((REPO / "scripts/test").read_text())]
+    assert [command[0] for command in commands][-1] == "pytest", commands
+    return commands[:-1]
 
 
 @pytest.fixture
@@ -30,7 +70,38 @@ def myapp_jobs(monkeypatch):
 
 
 def test_the_readme_has_its_examples():
-    assert set(examples()) == {"myapp/jobs.py", "tests/test_myapp_jobs.py", "myapp/lifecycle.py"}
+    assert set(examples()) == {"myapp/jobs.py", "myapp/test_jobs.py", "myapp/lifecycle.py"}
+
+
+def test_the_readme_examples_pass_the_projects_lint_as_written(tmp_path):
+    checkout = a_checkout_with_the_readme_examples(tmp_path / "jobtable")
+    for lint in (["ruff", "check"], ["ruff", "format", "--check"]):
+        done = run([*lint, *sorted(examples())], checkout)  # named, so each is checked
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_projects_checks_pass_with_a_users_own_code_in_the_checkout(tmp_path):
+    checkout = a_checkout_with_the_readme_examples(tmp_path / "jobtable")
+    (checkout / "myapp" / "draft.py").write_text("import os\nx=1\n")  # unused, unformatted
+    checks = the_checks()
+    assert [command[0] for command in checks] == ["ruff", "ruff", "mypy", "lint-imports"]
+    for check in checks:
+        done = run(check, checkout)
+        assert done.returncode == 0, f"{check}: {done.stdout}{done.stderr}"
+    settings = tomllib.loads((checkout / "pyproject.toml").read_text())
+    assert settings["tool"]["pytest"]["ini_options"]["testpaths"] == ["tests"]  # not myapp/
+    ran = run(["pytest", "-q", "-p", "no:cacheprovider", "myapp"], checkout)  # as the README says
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "2 passed" in ran.stdout
+
+
+def test_ruff_checks_every_python_file_the_project_tracks():
+    """Its ``include`` names the project's folders: a new folder must be added there."""
+    tracked = subprocess.run(
+        ["git", "ls-files", "*.py"], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.split()
+    shown = run(["ruff", "check", "--show-files", "."], REPO).stdout.split()
+    assert set(tracked) <= {str(Path(name).relative_to(REPO)) for name in shown}
 
 
 def test_the_readme_lifecycle_example_runs_as_written():
@@ -65,8 +136,8 @@ def test_the_readme_lifecycle_example_runs_as_written():
 
 def test_the_readme_example_test_passes_against_the_readme_kind(myapp_jobs):
     namespace: dict = {}
-    source = examples()["tests/test_myapp_jobs.py"]
-    exec(compile(source, "README.md:tests/test_myapp_jobs.py", "exec"), namespace)
+    source = examples()["myapp/test_jobs.py"]
+    exec(compile(source, "README.md:myapp/test_jobs.py", "exec"), namespace)
     tests = [value for name, value in namespace.items() if name.startswith("test_")]
     assert len(tests) == 2
     for test in tests:
