@@ -21,6 +21,7 @@ import attrs
 from jobtable.core.codes import CANCELLED
 from jobtable.core.idempotency import KeepAnswer, KeptAnswer, stale_before
 from jobtable.core.jobs import (
+    ATTEMPTS_KEPT,
     EVENTS_KEPT,
     AttemptRecord,
     CancelOutcome,
@@ -83,6 +84,8 @@ class _Row:
     cancel_requested: bool = False
     last_code: str | None = None
     attempts_log: list[dict[str, Any]] = attrs.Factory(list)
+    """The last ATTEMPTS_KEPT attempts that ended without ending the job, oldest first."""
+    snoozes: int = 0
     key_until: str | None = None
     version: int = 0
     history: collections.deque[JobEvent] = attrs.Factory(
@@ -355,16 +358,18 @@ class MemoryStore:
         row.history.append(JobEvent(version=row.version, job=MemoryStore._public(row)))
 
     @staticmethod
-    def _log_attempt(row: _Row, outcome: str, stamp: str) -> None:
+    def _log_attempt(row: _Row, outcome: str | None, ended_at: str | None) -> None:
+        """Log the row's latest attempt; only the last ATTEMPTS_KEPT stay."""
         row.attempts_log.append(
             {
                 "attempt": row.attempt,
                 "runner": row.claimed_by,
                 "started_at": row.started_at,
-                "ended_at": stamp,
+                "ended_at": ended_at,
                 "outcome": outcome,
             }
         )
+        del row.attempts_log[:-ATTEMPTS_KEPT]
 
     def requeue(self, claim: Claim, outcome: Requeue, *, now: datetime.datetime) -> bool:
         with self._lock:
@@ -375,11 +380,11 @@ class MemoryStore:
             return True
 
     def _requeue(self, row: _Row, outcome: Requeue, stamp: str) -> None:
+        self._log_attempt(row, outcome.code, stamp)
+        row.snoozes += int(outcome.give_back)
         if row.cancel_requested:  # a cancel is never lost to a retry
-            self._log_attempt(row, outcome.code, stamp)
             self._finish(row, Status.FAILED, CANCELLED, stamp)
             return
-        self._log_attempt(row, outcome.code, stamp)
         if outcome.give_back:
             row.attempt -= 1
         due = _stamp(outcome.run_at)
@@ -427,7 +432,11 @@ class MemoryStore:
             return True
 
     def _settle_interrupted(self, row: _Row, code: str, now: datetime.datetime) -> bool:
-        """Settled by its stored policy (core/retry.py); True when queued again."""
+        """Settled by its stored policy (core/retry.py); True when queued again.
+
+        A row found running has had at least one attempt, whatever its count says.
+        """
+        row.attempt = max(row.attempt, 1)
         decision = after_failure(
             row.policy, attempt=row.attempt, code=code, now=now, jitter=_jitter()
         )
@@ -446,6 +455,8 @@ class MemoryStore:
                 if row is None:
                     continue
                 row.attempt -= 1
+                # It started when it did before this claim (never, before its first attempt).
+                row.started_at = row.attempts_log[-1]["started_at"] if row.attempts_log else None
                 moved += 1
                 if row.cancel_requested:  # cancelled meanwhile: no point running it
                     self._finish(row, Status.FAILED, CANCELLED, _stamp(now))
@@ -582,6 +593,7 @@ class MemoryStore:
                     finished_at=_parse_or_none(row.finished_at),
                 ),
                 last_code=row.last_code,
+                snoozes=row.snoozes,
             )
 
     def jobs_ahead(self, detail: JobDetail) -> int:
@@ -750,15 +762,7 @@ class MemoryStore:
                 entry["attempt"] == row.attempt and entry["started_at"] == row.started_at
                 for entry in row.attempts_log
             ):
-                row.attempts_log.append(
-                    {
-                        "attempt": row.attempt,
-                        "runner": row.claimed_by,
-                        "started_at": row.started_at,
-                        "ended_at": row.finished_at,
-                        "outcome": row.error,
-                    }
-                )
+                self._log_attempt(row, row.error, row.finished_at)
             most = max(row.policy.max_attempts, row.attempt + 1)
             row.policy = attrs.evolve(row.policy, max_attempts=most)
             row.status = Status.QUEUED

@@ -1,4 +1,4 @@
-"""What the SQL stores share: claim fences as query parameters, and rows as claimed jobs.
+"""What the SQL stores share: claim fences as query parameters, and rows as the core's values.
 
 Both stores name their parameters the same (``id``, ``runner_id``,
 ``attempt``; ``result`` or ``code``; ``now``), so these helpers serve both.
@@ -12,6 +12,15 @@ import random
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
+from jobtable.adapters.readable_rows import (
+    Unreadable,
+    UnreadableRowError,
+    claim_readable,
+    log_unreadable,
+    stored_policy,
+    whole,
+)
+from jobtable.core.codes import INTERNAL_ERROR
 from jobtable.core.idempotency import KeptAnswer, stale_before
 from jobtable.core.jobs import (
     AttemptRecord,
@@ -29,7 +38,7 @@ from jobtable.core.jobs import (
 )
 from jobtable.core.liveness import RunnerInfo, RunnerRecord
 from jobtable.core.outcome import Requeue, Succeed, Write
-from jobtable.core.retry import FailWith, RetryAt, RetryPolicy, after_failure
+from jobtable.core.retry import FailWith, RetryAt, after_failure
 from jobtable.core.status import Status
 
 
@@ -58,27 +67,29 @@ def finish_parameters(
     return fail_sql, {**fence(claim), "code": outcome.code, "now": stamp(now)}
 
 
-def claimed_jobs(
-    rows: Sequence[Any], runner_id: str, *, parse_time: Callable[[Any], datetime.datetime]
-) -> list[ClaimedJob]:
-    """A claim's ``RETURNING id, kind, payload, attempt, max_attempts, retry, timeout,
-    result, run_at, priority`` rows as claimed jobs, in claim order (RETURNING keeps none)."""
-    ordered = sorted(rows, key=lambda row: (row[9], parse_time(row[8]), row[0]))
-    return [_claimed(row, runner_id, parse_time) for row in ordered]
-
-
-def _claimed(
-    row: Any, runner_id: str, parse_time: Callable[[Any], datetime.datetime]
-) -> ClaimedJob:
-    job_id, kind, payload, attempt, max_attempts, retry, timeout, result, run_at, _ = row
-    return ClaimedJob(
-        claim=Claim(job_id=job_id, runner_id=runner_id, attempt=attempt),
-        kind=kind,
-        payload=payload,
-        policy=RetryPolicy.stored(max_attempts, retry),
-        timeout=timeout,
-        checkpoint=result,
-        due_at=parse_time(run_at),
+def claim_readable_rows(
+    execute: Callable[[str, dict[str, Any]], Any],
+    claim_sql: str,
+    params: dict[str, Any],
+    *,
+    fail_sql: str,
+    now: Any,
+    stamp: Callable[[Any], Any],
+    parse_time: Callable[[Any], datetime.datetime],
+    claimed: Sequence[Any] | None = None,
+) -> tuple[list[ClaimedJob], list[Unreadable]]:
+    """Claim up to ``params["limit"]`` jobs with ``claim_sql`` on one connection's
+    ``execute``, failing there (fenced, ``internal_error``) each row that cannot be read
+    and claiming another in its place. ``claimed``: rows a claim sent ahead returned."""
+    return claim_readable(
+        lambda limit: execute(claim_sql, {**params, "limit": limit}).fetchall(),
+        lambda claim: execute(
+            fail_sql, {**fence(claim), "code": INTERNAL_ERROR, "now": stamp(now)}
+        ),
+        limit=params["limit"],
+        runner_id=params["runner_id"],
+        parse_time=parse_time,
+        claimed=claimed,
     )
 
 
@@ -127,11 +138,17 @@ def settle_by_policy(
 
     The decision is the core's (``core/retry.py``): queued again, due after
     the backoff, while attempts remain and ``code`` may retry; else failed.
+    A row whose policy or attempt cannot be read is failed ``internal_error``.
     """
     job_id, attempt, max_attempts, retry = row
     claim = Claim(job_id=job_id, runner_id=owner or "", attempt=attempt)
-    policy = RetryPolicy.stored(max_attempts, retry)
-    return claim, after_failure(policy, attempt=attempt, code=code, now=now, jitter=jitter())
+    try:
+        policy = stored_policy(max_attempts, retry)
+        started = whole("attempt", attempt)
+    except UnreadableRowError as error:
+        log_unreadable(job_id, error.column)
+        return claim, FailWith(INTERNAL_ERROR)
+    return claim, after_failure(policy, attempt=started, code=code, now=now, jitter=jitter())
 
 
 def attempt_records(
@@ -158,7 +175,7 @@ def job_detail(row: Any, *, parse_time: Callable[[Any], datetime.datetime]) -> J
     (
         job_id, kind, shown, result, error, queue, priority, run_at, attempt, max_attempts,
         created_at, started_at, finished_at, timeout, unique_key, cancel_requested,
-        claimed_by, attempts_log, last_code, _stored_status,
+        claimed_by, attempts_log, last_code, _stored_status, snoozes,
     ) = row  # fmt: skip
     job = Job(id=job_id, kind=kind, status=Status(shown), result=result, error=error)
     started = None if started_at is None else parse_time(started_at)
@@ -186,6 +203,7 @@ def job_detail(row: Any, *, parse_time: Callable[[Any], datetime.datetime]) -> J
             finished_at=finished,
         ),
         last_code=last_code,
+        snoozes=snoozes,
     )
 
 

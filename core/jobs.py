@@ -22,6 +22,10 @@ MAX_PAGE = 500
 EVENTS_KEPT = 1000
 """How many of its latest changes each job's history keeps (the stores' triggers agree)."""
 
+ATTEMPTS_KEPT = 20
+"""How many of its latest ended attempts a job's log keeps (the stores' queries agree), so a
+job that snoozes or retries for ever stays the same size."""
+
 
 @attrs.frozen(kw_only=True)
 class Job:
@@ -167,6 +171,9 @@ class JobDetail:
     attempts: tuple[AttemptRecord, ...]
     last_code: str | None
     """The code the latest attempt ended with (for a retrying job, why it waits)."""
+    snoozes: int = 0
+    """How many times it snoozed (each gave its attempt back; ``attempts`` keeps the last
+    ATTEMPTS_KEPT of any kind)."""
 
 
 class CancelOutcome(enum.Enum):

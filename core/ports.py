@@ -94,7 +94,9 @@ class JobStore(Protocol):
         queue), never one in a paused queue: a job of a kind nobody
         registered waits. The job's attempt number goes up by one and is part
         of the returned claim. Returns None when no such job is due. Two
-        callers, in any threads or processes, never claim the same job.
+        callers, in any threads or processes, never claim the same job. A row
+        it cannot read (written by a tool or an older version) is failed
+        ``internal_error``, logged once, and the next job claimed instead.
         """
         ...
 
@@ -168,10 +170,11 @@ class JobStore(Protocol):
     def release_claims(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
         """Give back jobs claimed under exactly these claims whose handlers never ran.
 
-        Each goes back to queued with its attempt number given back, as if it
-        had never been claimed: a claim that returned after the runner began
-        to stop, or whose reply was lost (the database committed it, the
-        answer never came). Fenced like every write; returns how many moved.
+        Each goes back to queued with its attempt number and start time given
+        back, as if it had never been claimed: a claim that returned after the
+        runner began to stop, or whose reply was lost (the database committed
+        it, the answer never came). Fenced like every write; returns how many
+        moved.
         """
         ...
 
@@ -229,7 +232,8 @@ class JobStore(Protocol):
         row still absent) and, when the verdict rests on it, its lock still
         absent; otherwise it is left alone. Each running job goes back to
         queued while its stored attempts last, else fails with ``code``; both
-        keep the last partial result.
+        keep the last partial result. A job found running has had at least one
+        attempt, whatever its stored count says.
         """
         ...
 

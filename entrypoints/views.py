@@ -25,6 +25,7 @@ def job_detail(detail: JobDetail, waiting: list[str]) -> dict[str, Any]:
         "run_at": format_time(detail.run_at),
         "attempt": detail.attempt,
         "max_attempts": detail.max_attempts,
+        "snoozes": detail.snoozes,
         "created_at": format_time(detail.created_at),
         "started_at": format_time(detail.started_at),
         "finished_at": format_time(detail.finished_at),

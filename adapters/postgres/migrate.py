@@ -7,10 +7,11 @@ together on a new database apply each step exactly once.
 from __future__ import annotations
 
 import datetime
+from typing import Any
 
 import psycopg
 
-from jobtable.adapters.migration_files import Migration, load_migrations
+from jobtable.adapters.migration_files import REPAIRED, Migration, load_migrations, log_repaired
 
 MIGRATION_LOCK = 0x6A6F62746162  # "jobtab": one advisory lock id for every migrator
 
@@ -37,10 +38,24 @@ def migrate(
                 "SELECT 1 FROM jobtable_migrations WHERE version = %s", (step.version,)
             ).fetchone()
             if done is None:
-                conn.execute(step.sql.encode("utf-8"))  # no parameters: several statements
+                # No parameters: several statements, each with a result of its own.
+                cursor = conn.execute(step.sql.encode("utf-8"))
+                repaired = _repaired(cursor)
                 conn.execute(
                     "INSERT INTO jobtable_migrations (version, applied_at) VALUES (%s, %s)",
                     (step.version, now),
                 )
                 applied.append(step.version)
+        if done is None:
+            log_repaired(step.version, repaired)
     return applied
+
+
+def _repaired(cursor: psycopg.Cursor[Any]) -> list[Any]:
+    """The ids the step's repairing statements returned, across all its results."""
+    ids: list[Any] = []
+    while True:
+        if cursor.description and cursor.description[0].name == REPAIRED:
+            ids += [row[0] for row in cursor.fetchall()]
+        if not cursor.nextset():
+            return ids

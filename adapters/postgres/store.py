@@ -41,8 +41,9 @@ from jobtable.adapters.postgres.listener import (
 )
 from jobtable.adapters.postgres.lock_session import LockSession, neuter_descriptor
 from jobtable.adapters.postgres.migrate import migrate
+from jobtable.adapters.readable_rows import Unreadable, log_set_aside
 from jobtable.adapters.sql_rows import (
-    claimed_jobs,
+    claim_readable_rows,
     fence,
     finish_parameters,
     idempotency_parameters,
@@ -133,6 +134,10 @@ _SET_PAUSED = _query("set_queue_paused")
 _RESUME = _query("resume_queue")
 _PAUSED = "SELECT name FROM jobtable_queues WHERE paused"
 _FIND_UNIQUE = "SELECT id FROM jobs WHERE kind = %(kind)s AND unique_key = %(unique_key)s"
+_NEXT_DUE = (  # a time Python cannot hold (infinity, past year 9999) is passed over
+    "SELECT min(run_at) FROM jobs WHERE status = 'scheduled'"
+    " AND run_at >= '0001-01-02' AND run_at < '9999-12-30'"
+)
 _HOLDER_POLICY = (
     "SELECT id, attempt, max_attempts, retry FROM jobs WHERE id = %(id)s AND status = 'running'"
     " AND claimed_by = %(runner_id)s AND attempt = %(attempt)s FOR UPDATE"
@@ -496,8 +501,10 @@ class PostgresStore:
     ) -> ClaimedJob | None:
         sql, params = _claim_parameters(runner_id, now, kinds, queues)
         with translated(), self._pool.connection() as conn:
-            rows = conn.execute(sql, params).fetchall()
-        jobs = claimed_jobs(rows, runner_id, parse_time=_as_time)
+            jobs, unreadable = claim_readable_rows(
+                conn.execute, sql, params, fail_sql=_FAIL, now=now, stamp=_same, parse_time=_as_time
+            )
+        log_set_aside(unreadable)
         return jobs[0] if jobs else None
 
     def promote_due(self, *, now: datetime.datetime) -> int:
@@ -516,7 +523,7 @@ class PostgresStore:
     def next_due(self) -> datetime.datetime | None:
         """When the earliest scheduled job falls due (None: none is scheduled)."""
         with translated(), self._pool.connection() as conn:
-            row = conn.execute("SELECT min(run_at) FROM jobs WHERE status = 'scheduled'").fetchone()
+            row = conn.execute(_NEXT_DUE).fetchone()
         return None if row is None else row[0]
 
     def record_and_claim(
@@ -546,13 +553,27 @@ class PostgresStore:
                 recorded = [conn.execute(sql, params) for sql, params in others]
                 claiming = conn.execute(claim_sql, next_claims) if limit > 0 else None
             succeeded = {row[0] for row in succeeding.fetchall()} if succeeding else set()
-            rows = claiming.fetchall() if claiming is not None else []
+            jobs: list[ClaimedJob] = []
+            unreadable: list[Unreadable] = []
+            if claiming is not None:  # rows it cannot read: failed, and others claimed, after
+                rows = claiming.fetchall()
+                jobs, unreadable = claim_readable_rows(
+                    conn.execute,
+                    claim_sql,
+                    next_claims,
+                    fail_sql=_FAIL,
+                    now=now,
+                    stamp=_same,
+                    parse_time=_as_time,
+                    claimed=rows,
+                )
+        log_set_aside(unreadable)
         counts = iter([cursor.rowcount == 1 for cursor in recorded])
         held = [
             claim.job_id in succeeded if isinstance(outcome, Succeed) else next(counts)
             for claim, outcome in outcomes
         ]
-        return held, claimed_jobs(rows, runner_id, parse_time=_as_time)
+        return held, jobs
 
     def publish(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
         return self._fenced(_PUBLISH, claim, result=result, now=now)

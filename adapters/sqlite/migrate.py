@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime
 import sqlite3
 
-from jobtable.adapters.migration_files import Migration, load_migrations
+from jobtable.adapters.migration_files import REPAIRED, Migration, load_migrations, log_repaired
 
 
 def split_statements(sql: str) -> list[str]:
@@ -61,8 +61,11 @@ def migrate(
                 "SELECT 1 FROM jobtable_migrations WHERE version = ?", (step.version,)
             ).fetchone()
             if done is None:
+                repaired = []
                 for statement in split_statements(step.sql):
-                    conn.execute(statement)
+                    cursor = conn.execute(statement)
+                    if cursor.description and cursor.description[0][0] == REPAIRED:
+                        repaired += [row[0] for row in cursor.fetchall()]
                 conn.execute(
                     "INSERT INTO jobtable_migrations (version, applied_at) VALUES (?, ?)",
                     (step.version, now.isoformat(timespec="microseconds")),
@@ -72,6 +75,8 @@ def migrate(
             conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
+        if done is None:
+            log_repaired(step.version, repaired)
     return applied
 
 

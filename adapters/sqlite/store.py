@@ -18,8 +18,9 @@ import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
+from jobtable.adapters.readable_rows import Unreadable, log_set_aside
 from jobtable.adapters.sql_rows import (
-    claimed_jobs,
+    claim_readable_rows,
     fence,
     finish_parameters,
     idempotency_parameters,
@@ -102,6 +103,7 @@ _SET_PAUSED = _query("set_queue_paused")
 _RESUME = _query("resume_queue")
 _PAUSED = "SELECT name FROM jobtable_queues WHERE paused"
 _FIND_UNIQUE = "SELECT id FROM jobs WHERE kind = :kind AND unique_key = :unique_key"
+_SCHEDULED_TIMES = "SELECT run_at FROM jobs WHERE status = 'scheduled' ORDER BY run_at"
 _HOLDER_POLICY = (
     "SELECT id, attempt, max_attempts, retry FROM jobs "
     "WHERE id = :id AND status = 'running' AND claimed_by = :runner_id AND attempt = :attempt"
@@ -177,7 +179,9 @@ def _named(name: str) -> str:
 
 
 def _parse_stamp(text: Any) -> datetime.datetime:
-    return datetime.datetime.fromisoformat(str(text))
+    """A stored time; one written without an offset (by a tool, say) is UTC, as ours are."""
+    parsed = datetime.datetime.fromisoformat(str(text))
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=datetime.UTC)
 
 
 class SqliteStore:
@@ -298,8 +302,8 @@ class SqliteStore:
     ) -> ClaimedJob | None:
         sql, params = _claim_parameters(runner_id, _stamp(now), kinds, queues)
         with translated():
-            rows = self._db.write(lambda conn: conn.execute(sql, params).fetchall())
-        jobs = claimed_jobs(rows, runner_id, parse_time=_parse_stamp)
+            jobs, unreadable = self._db.write(lambda conn: _claim(conn, sql, params, now))
+        log_set_aside(unreadable)
         return jobs[0] if jobs else None
 
     def promote_due(self, *, now: datetime.datetime) -> int:
@@ -314,12 +318,19 @@ class SqliteStore:
                 return moved
 
     def next_due(self) -> datetime.datetime | None:
-        """When the earliest scheduled job falls due (None: none is scheduled)."""
+        """When the earliest scheduled job falls due (None: none is scheduled).
+
+        A time that cannot be read is passed over: it must not hide the jobs due after it.
+        """
         with translated(), self._db.reader() as conn:
-            rows = conn.execute(
-                "SELECT min(run_at) FROM jobs WHERE status = 'scheduled'"
-            ).fetchall()
-        return None if not rows or rows[0][0] is None else _parse_stamp(rows[0][0])
+            cursor = conn.execute(_SCHEDULED_TIMES)
+            try:
+                for (run_at,) in cursor:
+                    with contextlib.suppress(ValueError):
+                        return _parse_stamp(run_at)
+            finally:
+                cursor.close()  # no statement left open: it would hold a read transaction
+        return None
 
     def record_and_claim(
         self,
@@ -345,14 +356,19 @@ class SqliteStore:
         ]
         claim_sql, next_claims = _claim_parameters(runner_id, _stamp(now), kinds, queues, limit)
 
-        def work(conn: sqlite3.Connection) -> tuple[list[bool], list[Any]]:
+        def work(
+            conn: sqlite3.Connection,
+        ) -> tuple[list[bool], list[ClaimedJob], list[Unreadable]]:
             held = [conn.execute(sql, params).rowcount == 1 for sql, params in finishes]
-            rows = conn.execute(claim_sql, next_claims).fetchall() if limit > 0 else []
-            return held, rows
+            if limit <= 0:
+                return held, [], []
+            jobs, unreadable = _claim(conn, claim_sql, next_claims, now)
+            return held, jobs, unreadable
 
         with translated():
-            held, rows = self._db.write(work)
-        return held, claimed_jobs(rows, runner_id, parse_time=_parse_stamp)
+            held, jobs, unreadable = self._db.write(work)
+        log_set_aside(unreadable)
+        return held, jobs
 
     def publish(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
         return self._fenced(_PUBLISH, claim, result=result, now=_stamp(now))
@@ -706,6 +722,15 @@ class SqliteStore:
         with translated():
             changed = self._db.write(lambda conn: conn.execute(sql, params).rowcount)
         return bool(changed == 1)
+
+
+def _claim(
+    conn: sqlite3.Connection, sql: str, params: dict[str, Any], now: datetime.datetime
+) -> tuple[list[ClaimedJob], list[Unreadable]]:
+    """Claim in this transaction; a row that cannot be read is failed in it too."""
+    return claim_readable_rows(
+        conn.execute, sql, params, fail_sql=_FAIL, now=now, stamp=_stamp, parse_time=_parse_stamp
+    )
 
 
 def _insert(conn: sqlite3.Connection, job: NewJob, now: datetime.datetime) -> Enqueued:

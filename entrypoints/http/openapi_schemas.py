@@ -123,11 +123,20 @@ JOB_DETAIL = _object(
         "run_at": {**TIME, "description": "when it is (or was) due"},
         "attempt": {"type": "integer", "description": "attempts started so far"},
         "max_attempts": {"type": "integer"},
+        "snoozes": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "times it snoozed (each gave its attempt back)",
+        },
         "created_at": TIME,
         "started_at": OPTIONAL_TIME,
         "finished_at": OPTIONAL_TIME,
         "timeout": {"type": ["number", "null"], "description": "seconds; null: no limit"},
-        "attempts": {"type": "array", "items": {"$ref": "#/components/schemas/Attempt"}},
+        "attempts": {
+            "type": "array",
+            "items": {"$ref": "#/components/schemas/Attempt"},
+            "description": "its latest attempts, oldest first (at most 20 earlier ones are kept)",
+        },
         "waiting": {
             "type": "array",
             "items": {"type": "string"},

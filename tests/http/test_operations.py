@@ -100,7 +100,7 @@ def test_detail_of_a_queued_job_says_why_it_waits(system, client):
     assert shown == {
         "id": job_id, "kind": "noop", "status": "queued", "result": None, "error": None,
         "queue": "default", "priority": 0, "run_at": now, "attempt": 0, "max_attempts": 1,
-        "created_at": now, "started_at": None, "finished_at": None, "timeout": None,
+        "snoozes": 0, "created_at": now, "started_at": None, "finished_at": None, "timeout": None,
         "attempts": [], "waiting": ["no live runner serves kind noop"],
     }  # fmt: skip
 

@@ -28,7 +28,8 @@ from tests.support.observed import ObservedStore
 
 DETAIL_KEYS = {
     "id", "kind", "status", "result", "error", "queue", "priority", "run_at", "attempt",
-    "max_attempts", "created_at", "started_at", "finished_at", "timeout", "attempts", "waiting",
+    "max_attempts", "snoozes", "created_at", "started_at", "finished_at", "timeout", "attempts",
+    "waiting",
 }  # fmt: skip
 
 

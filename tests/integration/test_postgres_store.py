@@ -30,6 +30,8 @@ def test_a_new_schema_gets_every_migration_once_and_reopening_changes_nothing():
             "0004_lifecycle",
             "0005_observe",
             "0006_batched_history",
+            "0007_readable_times",
+            "0008_snooze_count",
         ]
         store.close()
         again = open_store(url, schema)
@@ -66,6 +68,8 @@ def test_concurrent_openers_apply_each_migration_once():
             "0004_lifecycle",
             "0005_observe",
             "0006_batched_history",
+            "0007_readable_times",
+            "0008_snooze_count",
         ]
         for store in opened:
             store.close()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import datetime
+import json
+import logging
 import sqlite3
 import threading
 
@@ -13,6 +16,8 @@ from jobtable.adapters.sqlite import SqliteStore
 from jobtable.adapters.sqlite.connections import Connections
 from jobtable.adapters.sqlite.migrate import applied_versions, migrate
 from jobtable.core import Status
+from jobtable.core.jobs import ATTEMPTS_KEPT
+from tests.support.harness import as_datetime
 
 NOW = FakeClock().now()
 ALL_VERSIONS = [
@@ -22,6 +27,8 @@ ALL_VERSIONS = [
     "0004_lifecycle",
     "0005_observe",
     "0006_batched_history",
+    "0007_readable_times",
+    "0008_snooze_count",
 ]
 
 LEGACY_SCHEMA = """
@@ -91,9 +98,12 @@ def test_migrating_legacy_jobs_maps_statuses_and_keeps_every_column(tmp_path):
     for old, new in legacy.items():
         row = store.row(f"job-{old}")
         assert row["status"] == new, old
-        kept = [row[c] for c in ("kind", "payload", "result", "error", "started_at",
-                                 "finished_at", "created_at", "updated_at")]  # fmt: skip
-        assert kept == ["suggest", '{"n":1}', '{"r":2}', "boom", "s", "f", "c", "u"], old
+        kept = [row[c] for c in ("kind", "payload", "result", "error", "updated_at")]
+        assert kept == ["suggest", '{"n":1}', '{"r":2}', "boom", "u"], old
+        # Its times, which no reader could parse, are given readable ones (0007).
+        assert row["started_at"] is None
+        assert row["run_at"] == row["created_at"] == row["finished_at"]
+        as_datetime(row["created_at"])
         assert store.get(f"job-{old}").status == Status(new)
         # Every row the reference started counts as the one attempt it was.
         assert (row["attempt"], row["max_attempts"]) == (0 if old == "pending" else 1, 1), old
@@ -196,4 +206,91 @@ def test_a_job_the_reference_left_running_is_settled_not_run_again(tmp_path):
     finally:
         runner.stop()
         runner.join(timeout=None)
+        store.close()
+
+
+def migrated_until(path, last: str) -> None:
+    """A database whose schema stops at migration ``last``, as an older version left it."""
+    steps = [step for step in load_migrations("sqlite") if step.version <= last]
+    connections = Connections(str(path))
+    with connections.writer() as conn:
+        migrate(conn, now=NOW, migrations=steps)
+    connections.close()
+
+
+def insert_job(path, job_id: str, *, status: str = "queued", **times) -> None:
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute(
+            "INSERT INTO jobs (id, kind, status, payload, created_at, updated_at, run_at,"
+            " started_at, finished_at) VALUES (:id, 'count', :status, '{}', :created_at,"
+            " :created_at, :run_at, :started_at, :finished_at)",
+            {"id": job_id, "status": status, "started_at": None, "finished_at": None, **times},
+        )
+    conn.close()
+
+
+def repairs(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "jobtable.migrate"]
+
+
+def test_times_no_reader_can_parse_are_made_readable_and_counted(tmp_path, caplog):
+    caplog.set_level(logging.WARNING, logger="jobtable.migrate")
+    path = tmp_path / "jobs.db"
+    migrated_until(path, "0006_batched_history")
+    ours = "2026-03-01T12:00:00.123456+00:00"
+    insert_job(path, "ours", created_at=ours, run_at=ours)
+    insert_job(
+        path,
+        "reference",  # Go's RFC 3339 with nanoseconds
+        created_at="2025-06-01T10:00:00.123456789Z",
+        run_at="2025-06-01T10:00:00.123456789Z",
+        started_at="2025-06-01 10:00:01",  # no offset: UTC
+    )
+    insert_job(path, "unreadable", created_at="c", run_at="c", started_at="s")
+    insert_job(path, "finished", status="failed", created_at=ours, run_at=ours, finished_at="f")
+
+    store = SqliteStore.open(path, now=NOW)
+    try:
+        assert repairs(caplog) == ["migration repaired rows version=0007_readable_times rows=3"]
+        assert store.row("ours")["created_at"] == ours  # already readable: untouched
+        reference = store.detail("reference")
+        assert reference.created_at == datetime.datetime(
+            2025, 6, 1, 10, 0, 0, 123000, tzinfo=datetime.UTC
+        )  # to the millisecond SQLite reads
+        assert reference.started_at == datetime.datetime(2025, 6, 1, 10, 0, 1, tzinfo=datetime.UTC)
+        unreadable = store.detail("unreadable")
+        assert unreadable.run_at == unreadable.created_at  # the migration's time
+        assert unreadable.started_at is None
+        assert store.detail("finished").finished_at is not None
+        claimed = [store.claim_next(runner_id="r", now=NOW).id for _ in range(3)]
+        assert sorted(claimed) == ["ours", "reference", "unreadable"]  # every one runs
+    finally:
+        store.close()
+    again = SqliteStore.open(path, now=NOW)  # nothing left to repair, nothing logged again
+    again.close()
+    assert len(repairs(caplog)) == 1
+
+
+def test_a_log_grown_by_snoozes_is_counted_and_trimmed_to_the_last_20(tmp_path):
+    path = tmp_path / "jobs.db"
+    migrated_until(path, "0007_readable_times")
+    stamp = "2026-03-01T12:00:00.000000+00:00"
+    insert_job(path, "snoozer", created_at=stamp, run_at=stamp)
+    entries = [
+        {"attempt": 1, "runner": "r", "started_at": stamp, "ended_at": stamp, "outcome": outcome}
+        for outcome in ["snoozed"] * 30 + ["boom"]
+    ]
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("UPDATE jobs SET attempts_log = ?", (json.dumps(entries),))
+    conn.close()
+
+    store = SqliteStore.open(path, now=NOW)
+    try:
+        log = json.loads(store.row("snoozer")["attempts_log"])
+        assert [entry["outcome"] for entry in log] == ["snoozed"] * 19 + ["boom"]
+        assert len(log) == ATTEMPTS_KEPT
+        assert store.detail("snoozer").snoozes == 30
+    finally:
         store.close()

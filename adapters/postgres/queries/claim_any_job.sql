@@ -12,4 +12,7 @@ SET status = 'running', started_at = %(now)s, updated_at = %(now)s,
     claimed_by = %(runner_id)s, attempt = jobs.attempt + 1
 FROM picked WHERE jobs.id = picked.id
 RETURNING jobs.id, jobs.kind, jobs.payload, jobs.attempt, jobs.max_attempts, jobs.retry,
-    jobs.timeout, jobs.result, jobs.run_at, jobs.priority
+    jobs.timeout, jobs.result,
+    -- NULL for a time Python cannot hold (infinity, past year 9999): that row is set aside
+    CASE WHEN jobs.run_at >= '0001-01-02' AND jobs.run_at < '9999-12-30' THEN jobs.run_at END,
+    jobs.priority

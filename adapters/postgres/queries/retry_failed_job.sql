@@ -2,7 +2,8 @@
 -- attempt allowed (as Oban's retry_job: its budget is kept when some was left). The
 -- attempt that ended it, told until now by the row itself, moves into the log, so
 -- its detail keeps every attempt. An attempt is told apart by its number and its start
--- (a snooze gives its number back, so two attempts may share one).
+-- (a snooze gives its number back, so two attempts may share one). The log keeps the
+-- last 20 (ATTEMPTS_KEPT), as retry_job's does.
 UPDATE jobs
 SET status = 'queued', error = NULL, finished_at = NULL, cancel_requested = false,
     run_at = %(now)s, updated_at = %(now)s, max_attempts = GREATEST(max_attempts, attempt + 1),
@@ -11,8 +12,10 @@ SET status = 'queued', error = NULL, finished_at = NULL, cancel_requested = fals
             SELECT 1 FROM jsonb_array_elements(coalesce(attempts_log, '[]'::jsonb)) AS entry
             WHERE (entry ->> 'attempt')::integer = attempt
               AND (entry ->> 'started_at')::timestamptz IS NOT DISTINCT FROM started_at)
-        THEN coalesce(attempts_log, '[]'::jsonb) || jsonb_build_array(jsonb_build_object(
-            'attempt', attempt, 'runner', claimed_by, 'started_at', started_at,
-            'ended_at', finished_at, 'outcome', error))
+        THEN jsonb_path_query_array(
+            coalesce(attempts_log, '[]'::jsonb) || jsonb_build_array(jsonb_build_object(
+                'attempt', attempt, 'runner', claimed_by, 'started_at', started_at,
+                'ended_at', finished_at, 'outcome', error)),
+            '$[last - 19 to last]')
         ELSE attempts_log END
 WHERE id = %(id)s AND status = 'failed'

@@ -2,7 +2,8 @@
 -- attempt allowed (as Oban's retry_job: its budget is kept when some was left). The
 -- attempt that ended it, told until now by the row itself, moves into the log, so
 -- its detail keeps every attempt. An attempt is told apart by its number and its start
--- (a snooze gives its number back, so two attempts may share one).
+-- (a snooze gives its number back, so two attempts may share one). The log keeps the
+-- last 20 (ATTEMPTS_KEPT), as retry_job's does.
 UPDATE jobs
 SET status = 'queued', error = NULL, finished_at = NULL, cancel_requested = 0,
     run_at = :now, updated_at = :now, max_attempts = max(max_attempts, attempt + 1),
@@ -11,8 +12,12 @@ SET status = 'queued', error = NULL, finished_at = NULL, cancel_requested = 0,
             SELECT 1 FROM json_each(coalesce(jobs.attempts_log, '[]')) AS entry
             WHERE json_extract(entry.value, '$.attempt') = jobs.attempt
               AND json_extract(entry.value, '$.started_at') IS jobs.started_at)
-        THEN json_insert(coalesce(attempts_log, '[]'), '$[#]', json_object(
-            'attempt', attempt, 'runner', claimed_by, 'started_at', started_at,
-            'ended_at', finished_at, 'outcome', error))
+        THEN json_insert(
+            (SELECT json_group_array(json(entry.value))
+             FROM json_each(coalesce(jobs.attempts_log, '[]')) AS entry
+             WHERE entry.key >= json_array_length(coalesce(jobs.attempts_log, '[]')) - 19),
+            '$[#]', json_object(
+                'attempt', attempt, 'runner', claimed_by, 'started_at', started_at,
+                'ended_at', finished_at, 'outcome', error))
         ELSE attempts_log END
 WHERE id = :id AND status = 'failed'
