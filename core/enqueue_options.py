@@ -2,7 +2,8 @@
 
 The same checks serve Python, HTTP and the CLI, so each refuses the same
 input with the same words: a naive datetime, a negative delay, a priority
-outside 0-9, a queue name that could not be typed on a command line.
+outside 0-9, a queue name that could not be typed on a command line, a
+unique key or a name no store could keep (``text``).
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from typing import Any
 import attrs
 
 from jobtable.core.jobs import PRIORITIES
+from jobtable.core.text import MAX_TEXT, PLAIN_TEXT, plain
 
 QUEUE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
-MAX_UNIQUE_KEY = 255
+MAX_UNIQUE_KEY = MAX_TEXT
 MAX_SECONDS = 100 * 365 * 86400
 """A century: the longest delay, timeout, snooze or backoff anyone means (longer ones
 would overflow a datetime)."""
@@ -62,12 +64,8 @@ class EnqueueOptions:
             check_priority(self.priority)
         if self.timeout is not None:
             seconds(self.timeout, "timeout", allow_zero=False)
-        if self.unique_key is not None and (
-            not isinstance(self.unique_key, str) or not 0 < len(self.unique_key) <= MAX_UNIQUE_KEY
-        ):
-            raise InvalidOptionError(
-                "unique_key", f"must be a string of 1 to {MAX_UNIQUE_KEY} characters"
-            )
+        if self.unique_key is not None:
+            check_text(self.unique_key, "unique_key")
         return self
 
     def due(self, now: datetime.datetime) -> datetime.datetime | None:
@@ -96,6 +94,13 @@ def check_run_at(value: object, *, now: datetime.datetime | None = None) -> date
         raise InvalidOptionError("run_at", "must be before the year 9000")
     if now is not None and in_utc > now + datetime.timedelta(seconds=MAX_SECONDS):
         raise InvalidOptionError("run_at", "must be at most a century from now")
+    return value
+
+
+def check_text(value: object, field: str) -> str:
+    """A unique key, a kind's name or another string a store keeps, if it can keep it."""
+    if not plain(value):
+        raise InvalidOptionError(field, f"must be a string of {PLAIN_TEXT}")
     return value
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
+from jobtable.core.enqueue_options import InvalidOptionError
 from jobtable.core.jobs import Enqueued
 
 KEEP_FOR = datetime.timedelta(hours=24)
@@ -78,8 +79,14 @@ def stale_before(now: datetime.datetime) -> tuple[datetime.datetime, datetime.da
     return now - KEEP_FOR, now - IN_FLIGHT_FOR
 
 
-def check_key(key: str) -> str:
-    """The key, if usable: 1 to 255 visible ASCII characters."""
-    if not 0 < len(key) <= MAX_KEY_LENGTH or not all(33 <= ord(c) < 127 for c in key):
-        raise ValueError(f"Idempotency-Key must be 1 to {MAX_KEY_LENGTH} visible ASCII characters")
+def check_key(key: object) -> str:
+    """The key, if usable: 1 to 255 visible ASCII characters; InvalidOptionError otherwise."""
+    if (
+        not isinstance(key, str)
+        or not 0 < len(key) <= MAX_KEY_LENGTH
+        or not all(33 <= ord(c) < 127 for c in key)
+    ):
+        raise InvalidOptionError(
+            "Idempotency-Key", f"must be 1 to {MAX_KEY_LENGTH} visible ASCII characters"
+        )
     return key

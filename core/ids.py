@@ -12,6 +12,8 @@ import secrets
 import threading
 import uuid
 
+from jobtable.core.text import plain
+
 _RANDOM_BITS = 74  # 12 bits of rand_a plus 62 bits of rand_b
 _RANDOM_MASK = (1 << _RANDOM_BITS) - 1
 
@@ -40,3 +42,10 @@ def _to_uuid7(value: int) -> uuid.UUID:
     rand_b = random & ((1 << 62) - 1)
     as_int = (unix_ms & ((1 << 48) - 1)) << 80 | 0x7 << 76 | rand_a << 64 | 0b10 << 62 | rand_b
     return uuid.UUID(int=as_int)
+
+
+def could_exist(job_id: object) -> bool:
+    """Whether any job could have ``job_id``: ours are UUIDv7s, one migrated from the
+    reference any plain text (``text.plain``). Any other is no job's, and is looked up in
+    no store (some would refuse it)."""
+    return plain(job_id)

@@ -31,6 +31,7 @@ from jobtable.core.errors import InvalidPayloadError, RegistrationError, RunnerS
 from jobtable.core.jobs import DEFAULT_QUEUE, Enqueued
 from jobtable.core.retry import RetryPolicy, check_policy
 from jobtable.core.schedules import Schedule, check_cron, check_every
+from jobtable.core.text import PLAIN_TEXT, plain
 
 P = TypeVar("P")
 
@@ -223,8 +224,8 @@ class KindRegistry:
         RegistrationError for a bad registration and RunnerStateError once
         the runner has started.
         """
-        if not isinstance(kind, str) or not kind.strip():
-            raise RegistrationError("register: kind must be a non-empty string")
+        if not plain(kind) or not kind.strip():
+            raise RegistrationError(f"register: kind must be a non-empty string of {PLAIN_TEXT}")
         if handler is None or not callable(handler):
             raise RegistrationError(f"register {kind!r}: handler must be callable")
         self._check_payload_type(kind, payload)

@@ -38,11 +38,12 @@ from jobtable.core.enqueue_options import (
     EnqueueOptions,
     InvalidOptionError,
     check_queue,
+    check_text,
 )
 from jobtable.core.errors import InvalidPayloadError, RunnerStateError, UnknownKindError
 from jobtable.core.exchange import JobExchange
-from jobtable.core.idempotency import KeepAnswer, Repeat, judge_repeat
-from jobtable.core.ids import JobIdGenerator
+from jobtable.core.idempotency import KeepAnswer, Repeat, check_key, judge_repeat
+from jobtable.core.ids import JobIdGenerator, could_exist
 from jobtable.core.jobs import (
     MAX_PAGE,
     CancelOutcome,
@@ -390,7 +391,7 @@ class Runner:
 
     def get(self, job_id: str) -> Job | None:
         """The job with ``job_id`` as shown to anyone, or None when there is none."""
-        return self._store.get(job_id)
+        return self._store.get(job_id) if could_exist(job_id) else None
 
     def enqueue(
         self,
@@ -526,6 +527,8 @@ class Runner:
         returned a result first. A job that finished otherwise is left as it
         is (REFUSED).
         """
+        if not could_exist(job_id):
+            return None
         outcome = self._store.cancel(job_id, now=self._clock.now())
         if outcome is None:
             return None
@@ -542,7 +545,7 @@ class Runner:
 
     def detail(self, job_id: str) -> tuple[JobDetail, list[str]] | None:
         """The job's detail and, when it is not running, why it waits (plain sentences)."""
-        detail = self._store.detail(job_id)
+        detail = self._store.detail(job_id) if could_exist(job_id) else None
         if detail is None:
             return None
         return detail, why_waiting(
@@ -555,8 +558,9 @@ class Runner:
 
     def begin_idempotent(self, key: str, request_hash: str) -> Repeat | None:
         """Take an idempotency key for a request (None: go on, then ``keep_answer``), or
-        say what a repeat of it gets: the first answer, "still in flight", or "reused"."""
-        kept = self._store.begin_idempotent(key, request_hash, now=self._clock.now())
+        say what a repeat of it gets: the first answer, "still in flight", or "reused".
+        Raises InvalidOptionError for a key that is not 1 to 255 visible ASCII characters."""
+        kept = self._store.begin_idempotent(check_key(key), request_hash, now=self._clock.now())
         return None if kept is None else judge_repeat(kept, request_hash)
 
     def keep_answer(self, key: str, status: int, body: str) -> None:
@@ -598,9 +602,16 @@ class Runner:
 
         ``status`` is a public status (queued includes jobs due later);
         ``limit`` is clamped to 1..500; ``after`` is the previous page's
-        ``next_after``. Raises InvalidOptionError for an unknown status.
+        ``next_after``. Raises InvalidOptionError for an unknown status, or a kind, queue
+        or ``after`` that no job could have.
         """
-        which = JobFilter(status=_public_status(status), kind=kind, queue=queue)
+        which = JobFilter(
+            status=_public_status(status),
+            kind=None if kind is None else check_text(kind, "kind"),
+            queue=None if queue is None else check_queue(queue),
+        )
+        if after is not None and not could_exist(after):
+            raise InvalidOptionError("after", "must be the id of the last job of a page")
         size = max(1, min(MAX_PAGE, int(limit)))
         found = self._store.list_jobs(which, limit=size + 1, after=after)
         page = tuple(found[:size])
@@ -608,7 +619,7 @@ class Runner:
 
     def events(self, job_id: str, after: int | None = None) -> JobEvents | None:
         """The job's changes after version ``after`` (None: all it keeps, from its creation)."""
-        return self._store.events(job_id, after=after)
+        return self._store.events(job_id, after=after) if could_exist(job_id) else None
 
     def retry(self, job_id: str) -> tuple[RetryOutcome, Job] | None:
         """Queue a failed job again (any code, ``cancelled`` and ``timed_out`` too) with one
@@ -616,6 +627,8 @@ class Runner:
 
         REFUSED when it has not failed; None when there is no such job.
         """
+        if not could_exist(job_id):
+            return None
         outcome = self._store.retry(job_id, now=self._clock.now())
         if outcome is None:
             return None

@@ -4,7 +4,8 @@ On stop: close the listening socket (no new connections), end the event
 streams and long-polls (they would otherwise wait out the grace period),
 let requests already received finish and their responses flush, then close
 every connection and the worker threads, all within a deadline. Idle
-keep-alive connections do not hold the stop up.
+keep-alive connections do not hold the stop up, nor do requests whose
+headers have not all arrived (nothing was asked yet) or that are overdue.
 
 Threads: ``threads`` for ordinary requests, and apart from them, one for
 each of the ``stream_slots`` streams and long-polls the app lets wait at
@@ -23,18 +24,25 @@ from typing import Any
 
 from waitress import wasyncore
 from waitress.channel import HTTPChannel
-from waitress.server import create_server
 from waitress.task import ErrorTask, WSGITask
 
 from jobtable.entrypoints.http import json_text
 from jobtable.entrypoints.http.body import MAX_BODY_BYTES
 from jobtable.entrypoints.http.errors import envelope_for_status
 from jobtable.entrypoints.http.streams import may_wait
+from jobtable.entrypoints.http_connections import (
+    BODY_TIMEOUT,
+    HEADER_TIMEOUT,
+    IDLE_TIMEOUT,
+    GuardedChannel,
+    create_guarded_server,
+)
 from jobtable.entrypoints.http_pools import MayWait, TwoPools
 
 _POLL_INTERVAL = 0.01
-CONNECTION_LIMIT = 100
-"""Open connections waitress accepts (its default) beside those the stream slots may hold."""
+CONNECTION_LIMIT = 1000
+"""Open connections held beside those the stream slots may hold; at the limit the one that
+has waited longest for its client is closed to make room (see ``http_connections``)."""
 
 
 class _JsonErrorTask(ErrorTask):  # type: ignore[misc]
@@ -65,7 +73,7 @@ class _ClosingWhenStoppingTask(WSGITask):  # type: ignore[misc]
         return header
 
 
-class _JsonErrorChannel(HTTPChannel):  # type: ignore[misc]
+class _JsonErrorChannel(GuardedChannel):
     error_task_class = _JsonErrorTask
     task_class = _ClosingWhenStoppingTask
 
@@ -83,33 +91,40 @@ class HttpServer:
         may_wait: MayWait = may_wait,
         end_streams: Callable[[], None] | None = None,
         sock: socket.socket | None = None,
+        connection_limit: int = CONNECTION_LIMIT,
+        header_timeout: float = HEADER_TIMEOUT,
+        body_timeout: float = BODY_TIMEOUT,
     ) -> None:
         """``may_wait`` tells the requests that may wait (the API's streams and
         long-polls) from the rest; they get ``stream_slots`` threads of their own. ``end_streams`` is called
         once stop begins: it must make every stream and long-poll answer now
         (``runner.changes.close``). With ``sock`` it serves that listening socket
-        instead of ``host:port``: one several processes share (``--processes``)."""
+        instead of ``host:port``: one several processes share (``--processes``).
+        ``connection_limit`` connections (beside ``stream_slots``) are held at once, each
+        request given ``header_timeout`` and ``body_timeout`` to arrive (``http_connections``)."""
         self._log = logger
         self._end_streams = end_streams
         self._pools = TwoPools(ordinary=threads, waiting=stream_slots, may_wait=may_wait)
         # waitress warns "Task queue depth is N" on every request that waits for a
         # thread: under load that is thousands of lines a second and real CPU.
         logging.getLogger("waitress.queue").setLevel(logging.ERROR)
-        where: dict[str, Any] = {"sockets": [sock]} if sock is not None else {
-            "host": host, "port": port,
-        }  # fmt: skip
-        self._server: Any = create_server(
+        where: dict[str, Any] = {} if sock is not None else {"host": host, "port": port}
+        self._server: Any = create_guarded_server(
             app,
             **where,
-            _dispatcher=self._pools,
-            connection_limit=CONNECTION_LIMIT + stream_slots,
+            sock=sock,
+            dispatcher=self._pools,
+            channel_class=_JsonErrorChannel,
+            logger=logger,
+            connection_limit=connection_limit + stream_slots,
+            header_timeout=header_timeout,
+            body_timeout=body_timeout,
             ident="jobtable",
             clear_untrusted_proxy_headers=True,
-            channel_timeout=60,
+            channel_timeout=IDLE_TIMEOUT,
             # Refused by waitress before it buffers the body; the app checks again.
             max_request_body_size=MAX_BODY_BYTES,
         )
-        self._server.channel_class = _JsonErrorChannel
         self._thread = threading.Thread(target=self._server.run, name="jobtable-http", daemon=True)
 
     @property
@@ -156,7 +171,8 @@ class HttpServer:
             channels = [c for c in list(self._server._map.values()) if isinstance(c, HTTPChannel)]
         except RuntimeError:  # the loop thread changed the map while we copied it
             return True
-        return any(c.requests or c.request is not None or c.total_outbufs_len for c in channels)
+        now = time.monotonic()
+        return any(_holds_the_stop(c, now) for c in channels)
 
     def _wait_for_idle(self, deadline: float) -> bool:
         while self._busy():
@@ -170,3 +186,16 @@ class HttpServer:
             if dispatcher is not self._server.trigger:
                 dispatcher.close()
         self._server.trigger.close()
+
+
+def _holds_the_stop(channel: Any, now: float) -> bool:
+    """A request received and not yet answered, or one whose body is arriving in time."""
+    if not isinstance(channel, GuardedChannel):
+        return False
+    if channel.serving:
+        return True
+    return (
+        channel.request is not None
+        and channel.headers_since is not None
+        and not channel.overdue(now)
+    )

@@ -14,6 +14,7 @@ from typing import Any
 
 from jobtable.core import InvalidPayloadError, Runner, UnknownKindError
 from jobtable.core.enqueue_options import EnqueueOptions, InvalidOptionError
+from jobtable.core.ids import could_exist
 from jobtable.core.jobs import CancelOutcome, RetryOutcome
 from jobtable.entrypoints import config, views
 from jobtable.entrypoints.commands import CommandError, one_off, one_off_runner, open_for
@@ -51,7 +52,7 @@ def run_get(args: argparse.Namespace) -> int:
             found = one_off_runner(args, store).detail(args.id)
             shown = None if found is None else views.job_detail(*found)
         else:
-            job = store.get(args.id)
+            job = store.get(args.id) if could_exist(args.id) else None
             shown = None if job is None else job.to_public()
     finally:
         store.close()

@@ -6,6 +6,11 @@ text format has them in the message already; the JSON format adds them as
 keys. Neither adds anything the message does not hold, so what may be
 logged (codes, fixed reasons, type names; never an exception's text, a
 token or a password) is decided where the line is written.
+
+A record is one line in either format, whatever a client sent: a value from
+a request is logged ``escaped`` where the line is written, and the text
+format escapes control characters in every message (waitress's own
+included) as JSON does.
 """
 
 from __future__ import annotations
@@ -14,17 +19,32 @@ import datetime
 import json
 import logging
 
+from jobtable.core.text import NOT_PLAIN
+
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 JOB_KEYS = ("job_id", "kind", "code")
 """The record attributes a line about a job carries, copied as keys when set."""
 
 
+def escaped(text: str) -> str:
+    """``text`` with control characters, line separators and lone surrogates written as
+    Python writes them in a string (``\\n``, ``\\x00``, ``\\udcff``): one line that can
+    look like no other record, whatever a client sent."""
+    return NOT_PLAIN.sub(lambda found: found.group().encode("unicode_escape").decode(), text)
+
+
 class TextLogFormatter(logging.Formatter):
-    """``2030-01-02 03:04:05,678 INFO jobtable: message``: the format jobtable always had."""
+    """``2030-01-02 03:04:05,678 INFO jobtable: message``: the format jobtable always had.
+
+    The message is ``escaped``; a traceback after it keeps its lines.
+    """
 
     def __init__(self) -> None:
         super().__init__(TEXT_FORMAT)
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return escaped(super().formatMessage(record))
 
 
 class JsonLogFormatter(logging.Formatter):

@@ -14,7 +14,10 @@ import sys
 from jobtable.core.enqueue_options import InvalidOptionError
 from jobtable.entrypoints import config, listing
 from jobtable.entrypoints.commands import one_off
-from jobtable.entrypoints.config import ConfigError
+from jobtable.entrypoints.config import SETTINGS, ConfigError
+
+_SETTING_OF_FIELD = {"queue": "list_queue"}
+"""The list's settings by the core's field names, where they differ."""
 
 JOB_COLUMNS: list[listing.Column] = [
     ("ID", lambda item: item["id"]),
@@ -44,7 +47,8 @@ def run_list(args: argparse.Namespace) -> int:
                 after=args.after,
             )
         except InvalidOptionError as error:
-            raise ConfigError(f"--status {args.status!r} {error.problem}") from None
+            setting = SETTINGS[_SETTING_OF_FIELD.get(error.field, error.field)]
+            raise ConfigError(f"{setting.flag}: {error.problem} (or set {setting.env})") from None
     listing.write([job.to_public() for job in page.jobs], JOB_COLUMNS)
     if page.next_after is not None:
         print(f"jobtable: more jobs: add --after {page.next_after}", file=sys.stderr)

@@ -2,7 +2,9 @@
 
 Falcon's own errors (an unknown route, a wrong method, a bad header) go
 through the same serializer, and anything unexpected becomes a 500 whose
-log line names only the exception's type: its text may quote a secret.
+log line names only the exception's type: its text may quote a secret. The
+request's method and path are logged escaped: a newline in a path must not
+write a line of its own.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import falcon
 
 from jobtable.core import StoreError, StoreUnavailableError
 from jobtable.entrypoints.http import json_text
+from jobtable.entrypoints.logs import escaped
 
 _DEFAULTS: dict[int, tuple[str, str]] = {
     400: ("invalid_request", "the request is not valid"),
@@ -62,26 +65,25 @@ def serialize_error(req: falcon.Request, resp: falcon.Response, exc: falcon.HTTP
     resp.text = json_text.dumps(envelope(exc.status_code, exc))
 
 
+def _request(req: falcon.Request) -> str:
+    return f"method={escaped(req.method)} path={escaped(req.path)}"
+
+
 def install_error_handlers(app: falcon.App, logger: logging.Logger) -> None:
     def unavailable(req: falcon.Request, resp: falcon.Response, ex: Exception, params: Any) -> None:
         category = ex.category if isinstance(ex, StoreError) else "database error"
-        logger.warning("request failed: %s method=%s path=%s", category, req.method, req.path)
+        logger.warning("request failed: %s %s", category, _request(req))
         raise api_error(503, *_DEFAULTS[503], **{"Retry-After": "1"})
 
     def store_error(req: falcon.Request, resp: falcon.Response, ex: Exception, params: Any) -> None:
         category = ex.category if isinstance(ex, StoreError) else "database error"
-        logger.error("request failed: %s method=%s path=%s", category, req.method, req.path)
+        logger.error("request failed: %s %s", category, _request(req))
         raise api_error(500, *_DEFAULTS[500])
 
     def unexpected(req: falcon.Request, resp: falcon.Response, ex: Exception, params: Any) -> None:
         if isinstance(ex, falcon.HTTPError):
             raise ex
-        logger.error(
-            "request failed: unexpected %s method=%s path=%s",
-            type(ex).__name__,
-            req.method,
-            req.path,
-        )
+        logger.error("request failed: unexpected %s %s", type(ex).__name__, _request(req))
         raise api_error(500, *_DEFAULTS[500])
 
     # Falcon picks the most specific handler for an exception's type.

@@ -20,8 +20,8 @@ from typing import Any
 
 import falcon
 
-from jobtable.core import Runner
-from jobtable.core.idempotency import InFlight, KeepAnswer, Replay, Reused, check_key
+from jobtable.core import InvalidOptionError, Runner
+from jobtable.core.idempotency import InFlight, KeepAnswer, Replay, Reused
 from jobtable.core.jobs import Enqueued
 from jobtable.entrypoints.http.errors import api_error, envelope
 
@@ -56,10 +56,9 @@ def answer_once(
         answer(None)
         return
     try:
-        check_key(key)
-    except ValueError as error:
-        raise api_error(400, "invalid_request", str(error)) from None
-    repeat = runner.begin_idempotent(key, request_hash(route, body))
+        repeat = runner.begin_idempotent(key, request_hash(route, body))
+    except InvalidOptionError as error:  # the key: not 1 to 255 visible ASCII characters
+        raise api_error(400, "invalid_option", f"{error.field}: {error.problem}") from None
     if isinstance(repeat, Replay):
         _replay(resp, repeat)
         return

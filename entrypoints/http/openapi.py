@@ -28,7 +28,7 @@ _IDEMPOTENCY_KEY = {
     "in": "header",
     "required": False,
     "description": "send the request again with the same key to get the first answer (24 h)",
-    "schema": {"type": "string", "minLength": 1, "maxLength": 255},
+    "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]+$"},
 }
 _IDEMPOTENCY_REFUSALS = {
     "409": _error("conflict: a request with this Idempotency-Key is still being answered"),

@@ -17,6 +17,8 @@ ERROR_CODES = [
 STATUSES = ["queued", "running", "succeeded", "failed"]
 TIME = {"type": "string", "format": "date-time", "description": "RFC 3339, in UTC"}
 OPTIONAL_TIME = {"type": ["string", "null"], "format": "date-time"}
+PLAIN_TEXT_PATTERN = "^[^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]*$"
+"""``core.text.plain`` as a JSON Schema can say it (lone surrogates aside)."""
 
 
 def _object(properties: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -86,7 +88,9 @@ JOB_REQUEST = {
             "type": ["string", "null"],
             "minLength": 1,
             "maxLength": MAX_UNIQUE_KEY,
-            "description": "at most one job of the kind holds it while queued or running",
+            "pattern": PLAIN_TEXT_PATTERN,
+            "description": "at most one job of the kind holds it while queued or running; "
+            "no control characters",
         },
     },
 }

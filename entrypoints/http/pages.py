@@ -17,7 +17,9 @@ import attrs
 import falcon
 
 from jobtable.core.enqueue_options import QUEUE_NAME
+from jobtable.core.ids import could_exist
 from jobtable.core.jobs import MAX_PAGE
+from jobtable.core.text import PLAIN_TEXT, plain
 from jobtable.entrypoints.http.errors import api_error
 
 DEFAULT_LIMIT = 50
@@ -25,7 +27,6 @@ MAX_CURSOR = 200
 """Characters: a cursor of ours is well under it; a longer one is refused unread."""
 
 _INTEGER = re.compile(r"([+-]?)0*([0-9]+)", re.ASCII)
-_PRINTABLE = re.compile(r"[^\x00-\x1f\x7f]{1,255}")
 
 
 @attrs.frozen(kw_only=True)
@@ -41,8 +42,8 @@ def list_query(req: falcon.Request) -> ListQuery:
     """The filters, page size and position a list request asks for; 400 ``invalid_option``
     naming the parameter when one cannot be read. An empty parameter means "any"."""
     kind = _param(req, "kind")
-    if kind is not None and not _PRINTABLE.fullmatch(kind):
-        raise _refused("kind", "must be a kind's name (1 to 255 printable characters)")
+    if kind is not None and not plain(kind):
+        raise _refused("kind", f"must be a kind's name ({PLAIN_TEXT})")
     queue = _param(req, "queue")
     if queue is not None and not QUEUE_NAME.fullmatch(queue):
         raise _refused("queue", "must be a queue name (1-64 letters, digits, '_', '.' or '-')")
@@ -84,7 +85,7 @@ def decode_cursor(cursor: str) -> str:
         padded = cursor + "=" * (-len(cursor) % 4)
         decoded = json.loads(base64.b64decode(padded, altchars=b"-_", validate=True))
         after = decoded["after"]
-        if set(decoded) != {"after"} or not isinstance(after, str) or not after.isprintable():
+        if set(decoded) != {"after"} or not could_exist(after):
             raise ValueError
     except (ValueError, TypeError, KeyError, binascii.Error, UnicodeDecodeError):
         raise _refused("cursor", "is not a cursor this API gave; start again without one") from None

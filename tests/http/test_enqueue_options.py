@@ -121,12 +121,28 @@ def test_a_bad_option_is_refused_naming_the_field_and_stores_nothing(
     assert stored(system) == 0
 
 
-def test_an_option_refusal_never_echoes_the_submitted_value(system, client):
-    secret = "sk-live-5e1f"
-    for options in ({"run_at": secret}, {"queue": secret + " x"}, {"delay": secret}):
-        result = post(client, noop(**options))
-        assert result.status_code == 400
-        assert secret not in result.text
+SECRET = "sk-live-5e1f"
+ECHO_BAIT = [
+    {"run_at": SECRET}, {"queue": SECRET + " x"}, {"delay": SECRET}, {"timeout": SECRET},
+    {"priority": SECRET}, {"unique_key": SECRET + "\u0000"}, {"run_at": SECRET, "delay": 1},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("options", ECHO_BAIT)
+def test_an_option_refusal_never_echoes_the_submitted_value(system, client, options):
+    result = post(client, noop(**options))
+    assert result.status_code == 400
+    assert SECRET not in result.text
+
+
+@pytest.mark.parametrize("options", ECHO_BAIT)
+def test_an_option_refusal_in_a_batch_never_echoes_the_submitted_value(system, client, options):
+    body = {"jobs": [noop(), noop(**options)]}
+    result = client.simulate_post("/api/v1/jobs/batch", body=json.dumps(body), headers=JSON_AUTH)
+    assert result.status_code == 400
+    assert result.json["error"]["message"].startswith("jobs[1]: ")
+    assert SECRET not in result.text
+    assert stored(system) == 0
 
 
 @pytest.mark.parametrize(

@@ -58,7 +58,8 @@ def test_a_refusal_is_replayed_too_and_a_bad_key_is_refused(system, client):
     assert (again.status_code, again.json) == (400, unknown.json)
     assert again.headers["Idempotent-Replayed"] == "true"
     bad = post(client, {"kind": "noop", "payload": {}}, "spaces are not allowed")
-    assert (bad.status_code, bad.json["error"]["code"]) == (400, "invalid_request")
+    assert (bad.status_code, bad.json["error"]["code"]) == (400, "invalid_option")
+    assert bad.json["error"]["message"].startswith("Idempotency-Key: must be 1 to 255")
     assert stored_jobs(system) == 0
 
 

@@ -189,3 +189,16 @@ def test_store_and_unexpected_errors_answer_in_the_envelope_without_their_text(
     assert SECRET not in result.text
     assert SECRET not in system.logs.text
     assert "request failed" in system.logs.text
+
+
+@pytest.mark.parametrize(
+    "error", [StoreUnavailableError("locked"), StoreError("database error"), RuntimeError("x")]
+)
+def test_a_failed_requests_path_is_logged_escaped_on_one_line(system, error):
+    """A newline in a path must not write a line that reads as a record of its own."""
+    app = create_app(BrokenRunner(error), api_token=TOKEN, logger=system.logs.logger)
+    forged = "x%0A2030-01-02%2003:04:05,678%20ERROR%20jobtable:%20forged%00"
+    falcon.testing.TestClient(app).simulate_get(f"/api/v1/jobs/{forged}", headers=AUTH)
+    (line,) = system.logs.lines()
+    assert "\n" not in line and "\x00" not in line
+    assert line.endswith(r"path=/api/v1/jobs/x\n2030-01-02 03:04:05,678 ERROR jobtable: forged\x00")

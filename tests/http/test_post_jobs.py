@@ -121,6 +121,25 @@ def test_an_invalid_payload_message_never_echoes_a_submitted_value(draft_system,
     assert secret not in result.text
 
 
+@pytest.mark.parametrize(
+    "item",
+    [
+        {"kind": "order", "payload": {"quantity": "sk-submitted-9f1b"}},
+        {"kind": "sk-submitted-9f1b", "payload": {}},
+        {"kind": ["sk-submitted-9f1b"], "payload": {}},
+        {"kind": "order", "payload": None, "note": "sk-submitted-9f1b"},
+        "sk-submitted-9f1b",
+    ],
+)
+def test_a_batch_refusal_never_echoes_a_submitted_value(draft_system, client, item):
+    body = {"jobs": [{"kind": "order", "payload": {"quantity": 1}}, item]}
+    result = client.simulate_post("/api/v1/jobs/batch", body=json.dumps(body), headers=JSON_AUTH)
+    assert result.status_code == 400
+    assert result.json["error"]["message"].startswith("jobs[1]: ")
+    assert "sk-submitted-9f1b" not in result.text
+    assert jobs_stored(draft_system) == 0
+
+
 def test_a_payload_with_a_lone_surrogate_is_refused_and_every_job_stays_readable(
     draft_system, client
 ):

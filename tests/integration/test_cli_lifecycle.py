@@ -198,6 +198,10 @@ def test_a_unique_key_duplicate_prints_the_existing_id_and_says_so(capsys, datab
         (["--timeout", "0"], "--timeout: must be a number of seconds > 0 and at most 3153600000 "
                              "(a century) (or set JOBTABLE_TIMEOUT)"),
         (["--unique-key", "k" * 256], "--unique-key: must be a string of 1 to 255 characters"),
+        # A non-UTF-8 byte in argv arrives as a lone surrogate; no store could keep it.
+        (["--unique-key", "report-\udcff"], "--unique-key: must be a string of 1 to 255 "
+                                            "characters, none of them a control character"),
+        (["--unique-key", "a\nb"], "--unique-key: must be a string of 1 to 255 characters"),
     ],
 )  # fmt: skip
 def test_a_bad_enqueue_option_exits_2_with_one_line_and_stores_nothing(
@@ -240,6 +244,19 @@ def test_get_detail_of_an_unknown_job_exits_1(capsys, database):
                          "--database", database)  # fmt: skip
     assert (code, out) == (1, "")
     assert "no job '01900000-0000-7000-8000-00000000dead'" in err
+
+
+@pytest.mark.parametrize("job_id", ["\udcff", "a\nb", "tab\tbed", "k" * 256])
+@pytest.mark.parametrize(
+    "command", [["get"], ["get", "--detail"], ["get", "--follow"], ["cancel"], ["retry"]]
+)
+def test_an_id_no_job_could_have_is_not_found_on_one_escaped_line(
+    capsys, database, command, job_id
+):
+    code, out, err = cli(capsys, *command, job_id, "--database", database)
+    assert (code, out) == (1, "")
+    (line,) = err.splitlines()
+    assert line.startswith(f"jobtable: no job {job_id!r} in ")
 
 
 # -- cancel -------------------------------------------------------------------

@@ -119,7 +119,14 @@ def test_list_filters_and_pages_newest_first(capsys, database):
 
 @pytest.mark.parametrize(
     ("flag", "value", "says"),
-    [("--status", "scheduled", "--status"), ("--limit", "0", "--limit")],
+    [
+        ("--status", "scheduled", "--status"),
+        ("--limit", "0", "--limit"),
+        ("--kind", "mail\udcff", "--kind: must be a string of 1 to 255 characters"),
+        ("--kind", "a\nb", "--kind: must be a string of 1 to 255 characters"),
+        ("--queue", "a\nb", "--queue: must be 1-64 letters"),
+        ("--after", "\udcff", "--after: must be the id of the last job of a page"),
+    ],
 )
 def test_a_bad_list_filter_exits_2_with_one_line(capsys, database, flag, value, says):
     code, out, err = cli(capsys, "list", flag, value, "--database", database)

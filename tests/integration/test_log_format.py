@@ -69,3 +69,18 @@ def test_times_are_rfc_3339_in_utc_to_the_millisecond(moment, expected):
 def test_the_text_format_is_as_it_always_was():
     line = TextLogFormatter().format(record("job failed job_id=%s", "j1", job_id="j1"))
     assert line.endswith(" INFO jobtable.runner: job failed job_id=j1")
+
+
+def test_a_text_line_is_one_line_whatever_its_message_holds_and_its_traceback_keeps_its_own():
+    forged = "/a\n2030-01-02 03:04:05,678 ERROR jobtable: forged\x00\udcff\u2028\x85"
+    try:
+        raise ValueError("boom")
+    except ValueError:
+        line = TextLogFormatter().format(record("request failed path=%s", forged,
+                                                exc_info=sys.exc_info()))  # fmt: skip
+    first, *traceback = line.split("\n")
+    assert first.endswith(
+        r" INFO jobtable.runner: request failed path=/a\n2030-01-02 03:04:05,678 ERROR "
+        r"jobtable: forged\x00\udcff\u2028\x85"
+    )
+    assert traceback[0] == "Traceback (most recent call last):"
