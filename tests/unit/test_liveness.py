@@ -90,14 +90,17 @@ def test_a_second_runner_leaves_a_live_runners_running_jobs_alone(make_system, g
 def test_a_dead_runners_job_is_settled_once_seen_dead_for_two_sweeps(make_system):
     survivor = make_system(sweep_interval=SWEEP_INTERVAL)
     kind = survivor.kinds.register("slow", count, payload=CountPayload)
+    kind.enqueue(CountPayload())
+    claim = a_dead_runner_holding(
+        survivor.store, survivor.clock
+    )  # before the survivor can claim it
     survivor.start()
-    kind.enqueue(CountPayload())  # claimed by the dead runner below, before the survivor looks
     survivor.runner.stop()  # no claims of its own: only its sweeps act
-    claim = a_dead_runner_holding(survivor.store, survivor.clock)
 
-    for _ in range(2):  # seen dead, then dead for one sweep: not yet two sweeps' worth
-        sweep(survivor)
-        assert survivor.store.get(claim.job_id).status is Status.RUNNING
+    sweep(
+        survivor
+    )  # seen dead at its first look, then dead for one sweep: not yet two sweeps' worth
+    assert survivor.store.get(claim.job_id).status is Status.RUNNING
     sweep(survivor)
     job = survivor.wait_for(claim.job_id)
     assert (job.status, job.error, job.result) == (Status.FAILED, INTERRUPTED, '{"done":1}')

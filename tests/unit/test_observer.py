@@ -182,11 +182,13 @@ def test_a_dead_runners_jobs_settled_by_a_sweep_are_reported(make_system):
     observer = RecordingObserver()
     survivor = make_system(sweep_interval=SWEEP_INTERVAL, observer=observer)
     kind = survivor.kinds.register("slow", count, payload=CountPayload)
-    survivor.start()
     kind.enqueue(CountPayload())
+    claim = a_dead_runner_holding(
+        survivor.store, survivor.clock
+    )  # before the survivor can claim it
+    survivor.start()
     survivor.runner.stop()  # no claims of its own: only its sweeps act
-    claim = a_dead_runner_holding(survivor.store, survivor.clock)
-    for _ in range(3):
+    for _ in range(2):  # its first look at start, then two sweeps' worth
         sweep(survivor)
     survivor.wait_for(claim.job_id)
     observer.wait_for(lambda events: ("recovered", Recovered(failed=1)) in events)
