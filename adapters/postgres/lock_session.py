@@ -49,7 +49,7 @@ class LockSession:
         self._conninfo = conninfo.encode("utf-8")
         self._runner_id = runner_id
         self._session_timeout_ms = max(1, round(session_timeout * 1000))
-        self._conn: pq.PGconn | None = None
+        self._conn: pq.abc.PGconn | None = None
 
     def open(self, timeout: float) -> str:
         """Connect and take the lock within ``timeout`` seconds; return the server's incarnation.
@@ -156,7 +156,7 @@ def _wait(descriptor: int, *, write: bool, deadline: float) -> None:
         raise LockLostError()
 
 
-def _connect(conninfo: bytes, deadline: float) -> pq.PGconn:
+def _connect(conninfo: bytes, deadline: float) -> pq.abc.PGconn:
     conn = pq.PGconn.connect_start(conninfo)
     try:
         if conn.status == pq.ConnStatus.BAD:
@@ -174,7 +174,7 @@ def _connect(conninfo: bytes, deadline: float) -> pq.PGconn:
         raise
 
 
-def _run(conn: pq.PGconn, sql: str, deadline: float) -> list[pq.abc.PGresult]:
+def _run(conn: pq.abc.PGconn, sql: str, deadline: float) -> list[pq.abc.PGresult]:
     """Send ``sql`` (simple protocol: several statements allowed) and read every result."""
     try:
         conn.send_query(sql.encode("utf-8"))

@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from jobtable.core.errors import StoreUnavailableError
 
@@ -151,7 +151,7 @@ class Connections:
                     self._commit_pending(conn)
         finally:
             self._write_lock.release()
-        return request.outcome()
+        return cast(T, request.outcome())
 
     def _commit_pending(self, conn: sqlite3.Connection) -> None:
         """Run the waiting writes in groups of at most MAX_GROUP (the writer lock is held)."""
@@ -248,16 +248,16 @@ def _run_group(conn: sqlite3.Connection, group: list[_Write]) -> list[_Write]:
                     return [other for other in group if other is not request]
                 outcomes.append((None, error))
         conn.execute("COMMIT")
-    except BaseException as error:
+    except BaseException as failure:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         for request in group:
-            request.settle(error=error)
-        if not isinstance(error, Exception):
+            request.settle(error=failure)
+        if not isinstance(failure, Exception):
             raise
         return []
-    for request, (value, error) in zip(group, outcomes, strict=True):
-        request.settle(value, error)
+    for request, (value, raised) in zip(group, outcomes, strict=True):
+        request.settle(value, raised)
     return []
 
 
