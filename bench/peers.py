@@ -96,7 +96,8 @@ class System:
     name = ""
     engine = ""
 
-    def enqueue(self, n: int) -> None:
+    def enqueue(self, n: int) -> float | None:
+        """Store ``n`` jobs; return the rate when the system timed it itself (else None)."""
         raise NotImplementedError
 
     def worker(self, workers: int) -> tuple[list[str], dict[str, str]]:
@@ -109,18 +110,19 @@ class System:
 class JobtableSqlite(System):
     engine = "sqlite"
 
-    def __init__(self, folder: str, synchronous: str) -> None:
-        self.name = f"jobtable, SQLite {synchronous.upper()}"
+    def __init__(self, folder: str, synchronous: str, tree: str | None = None) -> None:
+        self.name = f"{BEFORE if tree else ''}jobtable, SQLite {synchronous.upper()}"
         self.path = os.path.join(folder, f"jobtable-{uuid.uuid4().hex[:8]}.db")
         self.synchronous = synchronous
+        self.tree = tree
 
-    def enqueue(self, n: int) -> None:
-        enqueue_jobtable(self.path, n, synchronous=self.synchronous)
+    def enqueue(self, n: int) -> float | None:
+        return enqueue_jobtable(self.path, n, self.tree, synchronous=self.synchronous)
 
     def worker(self, workers: int) -> tuple[list[str], dict[str, str]]:
-        return [str(BIN / "jobtable"), "worker", "--database", self.path, "--workers",
+        return [*jobtable_command(self.tree), "worker", "--database", self.path, "--workers",
                 str(workers), "--sqlite-synchronous", self.synchronous,
-                "--log-level", "warning"], {}  # fmt: skip
+                "--log-level", "warning"], tree_path(self.tree)  # fmt: skip
 
     def unfinished(self) -> Callable[[], int]:
         return sqlite_count(
@@ -130,17 +132,18 @@ class JobtableSqlite(System):
 
 class JobtablePostgres(System):
     engine = "postgres"
-    name = "jobtable, PostgreSQL"
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, tree: str | None = None) -> None:
+        self.name = f"{BEFORE if tree else ''}jobtable, PostgreSQL"
         self.url = url
+        self.tree = tree
 
-    def enqueue(self, n: int) -> None:
-        enqueue_jobtable(self.url, n)
+    def enqueue(self, n: int) -> float | None:
+        return enqueue_jobtable(self.url, n, self.tree)
 
     def worker(self, workers: int) -> tuple[list[str], dict[str, str]]:
-        return [str(BIN / "jobtable"), "worker", "--database", self.url, "--workers",
-                str(workers), "--log-level", "warning"], {}  # fmt: skip
+        return [*jobtable_command(self.tree), "worker", "--database", self.url, "--workers",
+                str(workers), "--log-level", "warning"], tree_path(self.tree)  # fmt: skip
 
     def unfinished(self) -> Callable[[], int]:
         return postgres_count(
@@ -148,21 +151,32 @@ class JobtablePostgres(System):
         )
 
 
-def enqueue_jobtable(database: str, n: int, *, synchronous: str = "full") -> None:
-    from jobtable.adapters.system_clock import SystemClock
-    from jobtable.core import NoopPayload, Runner
-    from jobtable.entrypoints.wiring import open_store
+BEFORE = "before: "
+"""The name's prefix of a system run from the ``--baseline`` checkout."""
 
-    clock = SystemClock()
-    store = open_store(database, synchronous=synchronous, now=clock.now())
-    runner = Runner(store, clock, workers=0)
-    enqueue = runner.builtins.noop.enqueue
-    payload = NoopPayload()
-    try:
-        for _ in range(n):
-            enqueue(payload)
-    finally:
-        store.close()
+
+def enqueue_jobtable(
+    database: str, n: int, tree: str | None, *, synchronous: str = "full"
+) -> float:
+    """Enqueue in a process of its own (``enqueue_jobtable.py``), from ``tree`` or this checkout."""
+    done = subprocess.run(
+        [sys.executable, str(HERE / "enqueue_jobtable.py"), database, str(n), synchronous],
+        env={**os.environ, **tree_path(tree)}, check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    return float(done.stdout.split()[-1])
+
+
+def jobtable_command(tree: str | None) -> list[str]:
+    """``jobtable``, as installed here or imported from the checkout ``tree``."""
+    if tree is None:
+        return [str(BIN / "jobtable")]
+    return [sys.executable, "-c", "import sys; from jobtable.entrypoints.cli import main; "
+            "sys.exit(main())"]  # fmt: skip
+
+
+def tree_path(tree: str | None) -> dict[str, str]:
+    """The ``PYTHONPATH`` that imports jobtable from ``tree`` ahead of the installed one."""
+    return {"PYTHONPATH": tree} if tree else {}
 
 
 class Huey(System):
@@ -282,8 +296,8 @@ def huey_version() -> str:
 def measure(system: System, n: int, workers: int, deadline: float) -> tuple[float, float]:
     """Enqueue ``n`` jobs (timed), then drain them in the system's worker (timed)."""
     started = time.perf_counter()
-    system.enqueue(n)
-    enqueue_rate = n / (time.perf_counter() - started)
+    timed = system.enqueue(n)
+    enqueue_rate = timed if timed is not None else n / (time.perf_counter() - started)
     unfinished = system.unfinished()
     if unfinished() != n:
         raise Hang(f"{system.name}: {unfinished()} jobs unfinished after enqueueing {n}")
@@ -293,7 +307,9 @@ def measure(system: System, n: int, workers: int, deadline: float) -> tuple[floa
         env={
             **os.environ,
             **env,
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")])),
+            "PYTHONPATH": os.pathsep.join(
+                filter(None, [env.get("PYTHONPATH"), str(HERE), os.environ.get("PYTHONPATH")])
+            ),
         },
         stdout=subprocess.DEVNULL,
         start_new_session=True,
@@ -339,19 +355,27 @@ def stop(worker: subprocess.Popen) -> None:
 # -- the run -------------------------------------------------------------------
 
 
-def sqlite_systems(folder: str) -> list[Callable[[], System]]:
+def sqlite_systems(folder: str, baseline: str | None) -> list[Callable[[], System]]:
+    before: list[Callable[[], System]] = []
+    if baseline:
+        before = [lambda: JobtableSqlite(folder, "full", baseline),
+                  lambda: JobtableSqlite(folder, "normal", baseline)]  # fmt: skip
     return [
+        *before[:1],
         lambda: JobtableSqlite(folder, "full"),
         lambda: Huey(folder, "full"),
+        *before[1:],
         lambda: JobtableSqlite(folder, "normal"),
         lambda: Huey(folder, "normal"),
     ]
 
 
-POSTGRES_SYSTEMS: list[Callable[[str], System]] = [JobtablePostgres, Pgqueuer, Procrastinate]
-DEEP_SYSTEMS: list[Callable[[str], System]] = [JobtablePostgres, Pgqueuer]
-"""From 100,000 deep, the peer the issue names (procrastinate, at under 200/s, would take ten
-minutes for it)."""
+def postgres_systems(baseline: str | None, *, deep: bool) -> list[Callable[[str], System]]:
+    peers: list[Callable[[str], System]] = [Pgqueuer] if deep else [Pgqueuer, Procrastinate]
+    before: list[Callable[[str], System]] = []
+    if baseline:
+        before = [lambda url: JobtablePostgres(url, baseline)]
+    return [*before, JobtablePostgres, *peers]  # from 100,000 deep: procrastinate would take 10 min
 
 
 def run(args: argparse.Namespace) -> int:
@@ -369,7 +393,7 @@ def run(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory() as folder:
         for round_number in range(args.rounds):
             print(f"round {round_number + 1} of {args.rounds}", file=sys.stderr, flush=True)
-            for make in sqlite_systems(folder):
+            for make in sqlite_systems(folder, args.baseline):
                 system = make()
                 if not chosen(system, args):
                     continue
@@ -377,7 +401,7 @@ def run(args: argparse.Namespace) -> int:
             if not args.postgres:
                 continue
             for size in [args.jobs] + ([args.deep] if args.deep else []):
-                for make_pg in POSTGRES_SYSTEMS if size == args.jobs else DEEP_SYSTEMS:
+                for make_pg in postgres_systems(args.baseline, deep=size != args.jobs):
                     with fresh_postgres(args.postgres) as url:
                         system = make_pg(url)
                         if not chosen(system, args):
@@ -450,6 +474,8 @@ def main() -> int:
     parser.add_argument("--only", default="",
                         help="run only systems whose name holds one of these, comma-separated")  # fmt: skip
     parser.add_argument("--quick", action="store_true", help="500 jobs, no deep run")
+    parser.add_argument("--baseline", default="",
+                        help="a checkout of an earlier jobtable, run beside this one as 'before: '")  # fmt: skip
     args = parser.parse_args()
     if args.quick:
         args.jobs, args.deep, args.deadline = 500, 0, 120.0
