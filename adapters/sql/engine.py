@@ -16,7 +16,7 @@ from typing import Any, Protocol, TypeVar
 from jobtable.adapters.sql.queries import Queries
 
 T = TypeVar("T")
-_NONE: Mapping[str, Any] = {}
+_NO_PARAMETERS: Mapping[str, Any] = {}
 
 
 class Cursor(Protocol):
@@ -86,7 +86,7 @@ class SqlEngine(abc.ABC):
     def application_connection(self, connection: object) -> Connection:
         """An application's own connection, checked; TypeError when it is not this engine's."""
         if not isinstance(connection, self.connection_type):
-            kind = self.connection_type
+            kind = self.connection_type  # named as users import it: sqlite3.Connection
             name = f"{kind.__module__.split('.')[0]}.{kind.__qualname__}"
             raise TypeError(f"connection must be a {name} to this database")
         return connection
@@ -118,7 +118,7 @@ class SqlPart(abc.ABC):
         sql = self._engine.sql(query)
         return self._engine.write(lambda conn: conn.execute(sql, params).rowcount)
 
-    def _rows(self, query: str, params: Mapping[str, Any] = _NONE) -> list[Any]:
+    def _rows(self, query: str, params: Mapping[str, Any] = _NO_PARAMETERS) -> list[Any]:
         """Every row the query file ``query`` reads."""
         sql = self._engine.sql(query)
         return self._engine.read(lambda conn: conn.execute(sql, params).fetchall())
