@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 
 import psycopg
 from psycopg import errors as pg_errors
 from psycopg_pool import PoolTimeout
 
+from jobtable.adapters.sql.errors import translating
 from jobtable.core.errors import StoreError, StoreUnavailableError
 
 _LOCKED = (pg_errors.LockNotAvailable, pg_errors.SerializationFailure, pg_errors.DeadlockDetected)
@@ -22,10 +22,6 @@ def to_store_error(error: Exception) -> StoreError:
     return StoreError("database error")
 
 
-@contextmanager
-def translated() -> Iterator[None]:
+def translated() -> AbstractContextManager[None]:
     """Re-raise any psycopg or pool error as a StoreError; the driver's text stays out of it."""
-    try:
-        yield
-    except (psycopg.Error, PoolTimeout) as error:
-        raise to_store_error(error) from None
+    return translating((psycopg.Error, PoolTimeout), to_store_error, keep_cause=False)

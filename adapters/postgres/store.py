@@ -1,4 +1,4 @@
-"""The PostgreSQL JobStore: many worker processes on many hosts.
+"""The PostgreSQL JobStore: many worker processes on many hosts, on the shared SQL body.
 
 Claims use ``FOR UPDATE SKIP LOCKED`` in one statement; connections come
 from a psycopg pool. The database URL (and its password) is never logged or
@@ -18,20 +18,20 @@ statements, and LISTEN cannot work through it, so wakes come from a direct
 
 from __future__ import annotations
 
-import contextlib
 import datetime
-import importlib.resources
 import os
-import threading
-import time
 import weakref
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 import psycopg
 from psycopg.conninfo import make_conninfo
 from psycopg_pool import ConnectionPool
 
+from jobtable.adapters.postgres.engine import NOTIFY as _NOTIFY
+from jobtable.adapters.postgres.engine import QUERIES, PostgresEngine
+from jobtable.adapters.postgres.engine import as_time as _as_time
+from jobtable.adapters.postgres.engine import one_round_trip as _one_round_trip
 from jobtable.adapters.postgres.errors import translated
 from jobtable.adapters.postgres.listener import (
     FALLBACK_INTERVAL,
@@ -39,41 +39,23 @@ from jobtable.adapters.postgres.listener import (
     NotifyListener,
     PollingWatcher,
 )
-from jobtable.adapters.postgres.lock_session import LockSession, neuter_descriptor
+from jobtable.adapters.postgres.lock_session import neuter_descriptor
 from jobtable.adapters.postgres.migrate import migrate
+from jobtable.adapters.postgres.runner_locks import RunnerLocks
 from jobtable.adapters.readable_rows import Unreadable, log_set_aside
+from jobtable.adapters.sql.store import SqlStore
 from jobtable.adapters.sql_rows import (
     claim_readable_rows,
     fence,
     finish_parameters,
-    idempotency_parameters,
-    job_detail,
-    job_events,
-    kept_answer,
-    list_statement,
-    new_job_parameters,
-    public_job,
-    queue_states,
     requeue_parameters,
-    runner_parameters,
-    runner_record,
     settle_by_policy,
 )
 from jobtable.core.errors import StoreError
-from jobtable.core.idempotency import KeepAnswer, KeptAnswer, stale_before
 from jobtable.core.jobs import (
     CancelOutcome,
     Claim,
     ClaimedJob,
-    Enqueued,
-    Job,
-    JobCount,
-    JobDetail,
-    JobEvents,
-    JobFilter,
-    NewJob,
-    Pruned,
-    QueueState,
     Recovered,
     RetryOutcome,
 )
@@ -81,8 +63,6 @@ from jobtable.core.liveness import (
     DeadRunner,
     LivenessTerms,
     LockState,
-    RunnerInfo,
-    RunnerRecord,
     RunnerSighting,
 )
 from jobtable.core.outcome import Requeue, Succeed, Write
@@ -99,20 +79,14 @@ LIVENESS_TIMEOUT = 20.0
 judge it dead by its beat: the bound on settling the jobs of a host that vanished."""
 MIN_LIVENESS_TIMEOUT = 5.0
 """Below this the owner's margin (at least 2 s) and a check's deadline leave it no time."""
-LOCK_CONNECT_TIMEOUT = 2.0
 POOLER_POLL_INTERVAL = 1.0
 """Behind a transaction pooler with no direct URL to LISTEN on: look for new jobs this often."""
 
 
 def _query(name: str) -> str:
-    return (
-        importlib.resources.files("jobtable.adapters.postgres")
-        .joinpath(f"queries/{name}.sql")
-        .read_text()
-    )
+    return QUERIES[name]
 
 
-_CREATE = _query("create_job")
 _CLAIM = _query("claim_next_job")
 _CLAIM_ANY = _query("claim_any_job")
 _PUBLISH = _query("publish_job_result")
@@ -123,68 +97,18 @@ _RETRY = _query("retry_job")
 _RELEASE = _query("release_claim")
 _RUNNING_CLAIMS = _query("running_claims")
 _RUNNING_POLICIES = _query("running_policies")
-_PROMOTE_DUE = _query("promote_due")
-_DETAIL = _query("job_detail")
-_AHEAD = _query("jobs_ahead")
 _CANCEL_QUEUED = _query("cancel_queued")
 _CANCEL_RUNNING = _query("cancel_running")
-_CANCEL_REQUESTS = _query("cancel_requests")
-_QUEUES = _query("queues")
-_SET_PAUSED = _query("set_queue_paused")
-_RESUME = _query("resume_queue")
-_PAUSED = "SELECT name FROM jobtable_queues WHERE paused"
-_FIND_UNIQUE = "SELECT id FROM jobs WHERE kind = %(kind)s AND unique_key = %(unique_key)s"
-_NEXT_DUE = (  # a time Python cannot hold (infinity, past year 9999) is passed over
-    "SELECT min(run_at) FROM jobs WHERE status = 'scheduled'"
-    " AND run_at >= '0001-01-02' AND run_at < '9999-12-30'"
-)
 _HOLDER_POLICY = (
     "SELECT id, attempt, max_attempts, retry FROM jobs WHERE id = %(id)s AND status = 'running'"
     " AND claimed_by = %(runner_id)s AND attempt = %(attempt)s FOR UPDATE"
 )
-_RECORD_SCHEDULE = (
-    "INSERT INTO jobtable_schedules (name, first_seen) VALUES (%(name)s, %(now)s)"
-    " ON CONFLICT (name) DO NOTHING"
-)
-_FIRST_SEEN = "SELECT first_seen FROM jobtable_schedules WHERE name = %(name)s"
-_FORGET_STALE_KEY = (
-    "DELETE FROM jobtable_idempotency WHERE key = %(key)s AND ("
-    "created_at < %(answered_before)s"
-    " OR (status IS NULL AND created_at < %(unanswered_before)s))"
-)
-_TAKE_KEY = (
-    "INSERT INTO jobtable_idempotency (key, request_hash, created_at)"
-    " VALUES (%(key)s, %(hash)s, %(now)s) ON CONFLICT (key) DO NOTHING"
-)
-_KEPT_ANSWER = (
-    "SELECT request_hash, status, body, created_at FROM jobtable_idempotency WHERE key = %(key)s"
-)
-_ANSWER_KEY = (
-    "UPDATE jobtable_idempotency SET status = %(status)s, body = %(body)s WHERE key = %(key)s"
-)
-UNIQUE_TRIES = 5
-"""Inserts tried while a unique key's holder keeps letting it go in between (it never does
-twice in a row in practice)."""
-PROMOTE_BATCH = 1000
-"""Scheduled jobs made due per statement: a backlog is promoted in bounded steps."""
-_JOB_EVENTS = _query("job_events")
 _RETRY_FAILED = _query("retry_failed_job")
-_PRUNE = {status: _query(f"prune_{status}") for status in ("succeeded", "failed")}
-_PRUNE_IDEMPOTENCY = _query("prune_idempotency")
-_TAKE_LEASE = _query("take_lease")
-_JOB_COUNTS = _query("job_counts")
-_REGISTER = _query("register_runner")
-_BEAT = _query("beat_runner")
 _SIGHT = _query("sight_runners")
 _TAKE_DEAD_LOCK = (
     "SELECT pg_try_advisory_xact_lock("
     "hashtextextended(coalesce(%(owner)s, ''), 0) & 4611686018427387903)"
 )
-_RUNNERS = _query("runners")
-_GET = _query("get_job")
-_NOTIFY = "SELECT pg_notify(%(channel)s, '')"
-RELEASE_TIMEOUT = 1.0
-"""Seconds a runner letting go of its lock waits for the server to say it has."""
 
 
 def _names(names: Collection[str] | None) -> list[str] | None:
@@ -221,50 +145,8 @@ def _successes(outcomes: Sequence[tuple[Claim, Write]], now: datetime.datetime) 
     }
 
 
-@contextlib.contextmanager
-def _one_round_trip(conn: psycopg.Connection) -> Iterator[None]:
-    """Send every statement of the block at once, as one transaction, with one Sync.
-
-    In a pipeline, statements up to a Sync are one transaction when no BEGIN
-    precedes them: the server commits them together at the Sync, or (one
-    failing) runs none of the rest and rolls back them all. psycopg's own
-    transaction() waits for the server at BEGIN and at COMMIT: three round
-    trips where this takes one, most of a small batch's time on loopback.
-    The statements' results are read after the block. Should the block raise
-    before its end (in the client: a value that cannot be sent, an
-    interrupt), the connection is closed before any Sync, so the server
-    rolls back what was sent instead of committing half a batch. The pooled
-    connection goes back out of autocommit; one that cannot (a closed one)
-    is closed, so the pool drops it instead of handing it out changed.
-    """
-    conn.autocommit = True
-    try:
-        with conn.pipeline():
-            try:
-                yield
-            except BaseException:
-                conn.close()  # no Sync: nothing of the block commits
-                raise
-    finally:
-        try:
-            conn.autocommit = False
-        except psycopg.Error:
-            conn.close()
-
-
-def _named(name: str) -> str:
-    return f"%({name})s"
-
-
 def _same(value: Any) -> Any:
     return value
-
-
-def _as_time(value: Any) -> datetime.datetime:
-    """A timestamptz column (a datetime) or a time inside jsonb (ISO text)."""
-    if isinstance(value, datetime.datetime):
-        return value
-    return datetime.datetime.fromisoformat(str(value))
 
 
 _open_stores: weakref.WeakSet[PostgresStore] = weakref.WeakSet()
@@ -278,7 +160,7 @@ def _after_fork_in_child() -> None:
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-class PostgresStore:
+class PostgresStore(SqlStore):
     def __init__(
         self,
         pool: ConnectionPool,
@@ -291,19 +173,16 @@ class PostgresStore:
     ) -> None:
         if liveness_timeout < MIN_LIVENESS_TIMEOUT:
             raise ValueError(f"liveness_timeout must be at least {MIN_LIVENESS_TIMEOUT} s")
+        self._postgres = PostgresEngine(pool)
+        super().__init__(self._postgres)
         self._pool = pool
         self._conninfo = make_conninfo(conninfo, options=options) if options else conninfo
         self._listen_conninfo = listen_conninfo
         self._pooler = pooler
         self._pid = os.getpid()
-        self._liveness_timeout = liveness_timeout
         self.liveness_terms = LivenessTerms(lease=liveness_timeout, lock_timeout=liveness_timeout)
-        self._guard = threading.Lock()
-        self._sessions: dict[str, LockSession] = {}  # runner id -> the session holding its lock
-        self._locked_on: dict[str, str] = {}  # runner id -> the server its lock is on
+        self._locks = RunnerLocks(self._conninfo, session_timeout=liveness_timeout)
         self._listeners: list[NotifyListener] = []
-        self.channel = "jobtable_jobs_public"
-        """The NOTIFY channel of this store's jobs table: one per schema."""
         self.events_channel = "jobtable_events_public"
         """The channel the jobs_changed trigger tells of each job's changes on."""
         self.applied_at_open: list[str] = []
@@ -373,91 +252,17 @@ class PostgresStore:
         # The channel follows the schema the tables are in, however it was chosen
         # (the schema argument, options in the URL, the user's default search_path).
         schema = row[0] if row and row[0] else "public"
-        self.channel = f"jobtable_jobs_{schema}"[:63]
+        self._postgres.channel = f"jobtable_jobs_{schema}"[:63]
         self.events_channel = f"jobtable_events_{schema}"[:63]  # as the jobs_changed trigger
         return applied
 
-    def create(
-        self, job: NewJob, *, now: datetime.datetime, keep: KeepAnswer | None = None
-    ) -> Enqueued:
-        """One round trip when the job has no unique key (the insert and its wake, one
-        transaction); with one, the holder is read when the key is taken."""
-        if keep is not None:
-            (enqueued,) = self._create_kept([job], now, keep)
-            return enqueued
-        with translated(), self._pool.connection() as conn:
-            if job.unique_key is None:
-                with _one_round_trip(conn):
-                    conn.execute(_CREATE, new_job_parameters(job, now, stamp=_same))
-                    self._notify(conn)
-                return Enqueued(job.id)
-            return self._insert(conn, job, now)
-
-    def create_many(
-        self, jobs: Collection[NewJob], *, now: datetime.datetime, keep: KeepAnswer | None = None
-    ) -> list[Enqueued]:
-        """Store every job in one transaction: all of them, or (on an error) none."""
-        if keep is not None:
-            return self._create_kept(jobs, now, keep)
-        if not any(job.unique_key for job in jobs):  # none can conflict: one round trip
-            params = [new_job_parameters(job, now, stamp=_same) for job in jobs]
-            with (
-                translated(),
-                self._pool.connection() as conn,
-                _one_round_trip(conn),
-                conn.cursor() as cursor,
-            ):
-                cursor.executemany(_CREATE, params)
-                self._notify(conn)
-            return [Enqueued(job.id) for job in jobs]
-        with translated(), self._pool.connection() as conn, conn.transaction():
-            enqueued = [self._insert(conn, job, now, notify=False) for job in jobs]
-            self._notify(conn)
-            return enqueued
-
-    def _create_kept(
-        self, jobs: Collection[NewJob], now: datetime.datetime, keep: KeepAnswer
-    ) -> list[Enqueued]:
-        """The jobs and the idempotency key's answer, in one transaction."""
-        with translated(), self._pool.connection() as conn, conn.transaction():
-            enqueued = [self._insert(conn, job, now, notify=False) for job in jobs]
-            self._notify(conn)
-            status, body = keep.answer(enqueued)
-            conn.execute(_ANSWER_KEY, {"key": keep.key, "status": status, "body": body})
-            return enqueued
-
-    def create_in(
-        self, connection: psycopg.Connection, job: NewJob, *, now: datetime.datetime
-    ) -> Enqueued:
-        """Store ``job`` on the application's own psycopg connection, inside its transaction.
-
-        Nothing is committed here: the job exists once the application
-        commits, and not at all if it rolls back; the wake (NOTIFY) is
-        delivered at that commit too.
-        """
-        if not isinstance(connection, psycopg.Connection):
-            raise TypeError("connection must be a psycopg.Connection to this database")
-        with translated():
-            return self._insert(connection, job, now)
-
-    def _insert(
-        self, conn: psycopg.Connection, job: NewJob, now: datetime.datetime, *, notify: bool = True
-    ) -> Enqueued:
-        """Insert one job; with a unique key already held, the holder's id instead."""
-        params = new_job_parameters(job, now, stamp=_same)
-        for _ in range(UNIQUE_TRIES):
-            if conn.execute(_CREATE, params).fetchone() is not None:
-                if notify:
-                    self._notify(conn)
-                return Enqueued(job.id)
-            holder = conn.execute(_FIND_UNIQUE, params).fetchone()
-            if holder is not None:
-                return Enqueued(holder[0], duplicate=True)
-            # The holder finished and let its key go in between: try the insert again.
-        raise StoreError("database error")
+    @property
+    def channel(self) -> str:
+        """The NOTIFY channel of this store's jobs table: one per schema."""
+        return self._postgres.channel
 
     def _notify(self, conn: psycopg.Connection) -> None:
-        conn.execute(_NOTIFY, {"channel": self.channel})  # delivered at commit
+        self._engine.announce(conn)
 
     def watch(
         self, on_change: Callable[[], None], *, fallback_interval: float = FALLBACK_INTERVAL
@@ -506,25 +311,6 @@ class PostgresStore:
             )
         log_set_aside(unreadable)
         return jobs[0] if jobs else None
-
-    def promote_due(self, *, now: datetime.datetime) -> int:
-        """Make scheduled jobs that are due claimable; how many it moved."""
-        params = {"now": now, "limit": PROMOTE_BATCH}
-        moved = 0
-        while True:
-            with translated(), self._pool.connection() as conn:
-                count = conn.execute(_PROMOTE_DUE, params).rowcount
-                if count:
-                    self._notify(conn)  # other processes' workers may claim them too
-            moved += count
-            if count < PROMOTE_BATCH:
-                return moved
-
-    def next_due(self) -> datetime.datetime | None:
-        """When the earliest scheduled job falls due (None: none is scheduled)."""
-        with translated(), self._pool.connection() as conn:
-            row = conn.execute(_NEXT_DUE).fetchone()
-        return None if row is None else row[0]
 
     def record_and_claim(
         self,
@@ -639,36 +425,17 @@ class PostgresStore:
             Claim(job_id=job_id, runner_id=runner_id, attempt=attempt) for job_id, attempt in rows
         ]
 
-    # -- liveness and the runners table ----------------------------------
+    # -- liveness: an advisory lock per runner, in a session of its own ----
 
-    def register_runner(self, info: RunnerInfo, *, now: datetime.datetime) -> None:
-        """Take the lock (or keep the one this store holds already) and write the row."""
-        self._check_not_forked()
-        self.confirm_liveness(info.id, timeout=CONNECT_TIMEOUT)
-        params = {**runner_parameters(info), "now": now, "locked_on": self._locked_on[info.id]}
-        try:
-            with translated(), self._pool.connection() as conn:
-                conn.execute(_REGISTER, params)
-        except BaseException:
-            self._drop_lock(info.id)
-            raise
+    def _hold_liveness(self, runner_id: str) -> str | None:
+        self.confirm_liveness(runner_id, timeout=CONNECT_TIMEOUT)
+        return self._locks.location(runner_id)
 
-    def _take_lock(self, runner_id: str, *, timeout: float) -> None:
-        session = LockSession(self._conninfo, runner_id, session_timeout=self._liveness_timeout)
-        incarnation = session.open(timeout)
-        with self._guard:
-            previous = self._sessions.pop(runner_id, None)
-            self._sessions[runner_id] = session
-            self._locked_on[runner_id] = incarnation
-        if previous is not None:
-            previous.close()
+    def _lock_location(self, runner_id: str) -> str | None:
+        return self._locks.location(runner_id)
 
-    def _drop_lock(self, runner_id: str) -> None:
-        with self._guard:
-            session = self._sessions.pop(runner_id, None)
-            self._locked_on.pop(runner_id, None)
-        if session is not None:
-            session.release(RELEASE_TIMEOUT)  # let go before returning: a sweep may look next
+    def _release_liveness(self, runner_id: str) -> None:
+        self._locks.release(runner_id)
 
     def confirm_liveness(self, runner_id: str, *, timeout: float) -> bool:
         """A round trip on the lock session; a new session and lock if it is gone.
@@ -677,30 +444,11 @@ class PostgresStore:
         instead of hanging it.
         """
         self._check_not_forked()
-        deadline = time.monotonic() + timeout  # one budget for the check and a re-take
-        with self._guard:
-            session = self._sessions.get(runner_id)
-        if session is not None:
-            try:
-                session.check(min(timeout, LOCK_CONNECT_TIMEOUT))
-                return True
-            except StoreError:
-                pass  # the session ended (killed, restarted, failed over): take the lock again
-        self._take_lock(runner_id, timeout=max(0.0, deadline - time.monotonic()))
-        return False
+        return self._locks.confirm(runner_id, timeout=timeout)
 
     def lock_backend_pid(self, runner_id: str) -> int | None:
         """The server process holding ``runner_id``'s lock, for operators and tests."""
-        with self._guard:
-            session = self._sessions.get(runner_id)
-        return None if session is None else session.backend_pid
-
-    def beat(self, runner_id: str, *, busy: int, now: datetime.datetime) -> bool:
-        with self._guard:
-            locked_on = self._locked_on.get(runner_id)
-        params = {"id": runner_id, "busy": busy, "now": now, "locked_on": locked_on}
-        with translated(), self._pool.connection() as conn:
-            return bool(conn.execute(_BEAT, params).rowcount == 1)
+        return self._locks.backend_pid(runner_id)
 
     def sight_runners(self) -> list[RunnerSighting]:
         with translated(), self._pool.connection() as conn:
@@ -759,18 +507,6 @@ class PostgresStore:
             return False
         return row is None or row[0] == verdict.beat
 
-    def unregister_runner(self, runner_id: str) -> None:
-        try:
-            with translated(), self._pool.connection() as conn:
-                conn.execute("DELETE FROM jobtable_runners WHERE id = %s", (runner_id,))
-        finally:
-            self._drop_lock(runner_id)
-
-    def runners(self) -> list[RunnerRecord]:
-        with translated(), self._pool.connection() as conn:
-            rows = conn.execute(_RUNNERS).fetchall()
-        return [runner_record(row, parse_time=lambda value: value) for row in rows]
-
     # -- cancellation, queues, detail ----------------------------------------
 
     def cancel(self, job_id: str, *, now: datetime.datetime) -> CancelOutcome | None:
@@ -789,107 +525,9 @@ class PostgresStore:
             return None
         return CancelOutcome.CANCELLED if row[0] == "cancelled" else CancelOutcome.REFUSED
 
-    def cancel_requests(self, runner_id: str) -> list[Claim]:
-        """Jobs running under ``runner_id`` that someone asked to cancel."""
-        with translated(), self._pool.connection() as conn:
-            rows = conn.execute(_CANCEL_REQUESTS, {"runner_id": runner_id}).fetchall()
-        return [
-            Claim(job_id=job_id, runner_id=runner_id, attempt=attempt) for job_id, attempt in rows
-        ]
-
-    def set_queue_paused(self, name: str, *, paused: bool, now: datetime.datetime) -> None:
-        """Pause or resume a queue for every process: claims pass a paused queue's jobs by."""
-        with translated(), self._pool.connection() as conn:
-            sql = _SET_PAUSED if paused else _RESUME  # a resumed queue keeps no row
-            conn.execute(sql, {"name": name, "paused": paused, "now": now})
-            if not paused:
-                self._notify(conn)  # its jobs may run now
-
-    def queues(self) -> list[QueueState]:
-        """Every queue that holds jobs or is paused, with its jobs counted by status."""
-        with translated(), self._pool.connection() as conn:
-            counted = conn.execute(_QUEUES).fetchall()
-            paused = conn.execute(_PAUSED).fetchall()
-        return queue_states(counted, [name for (name,) in paused])
-
-    def paused_queues(self) -> frozenset[str]:
-        with translated(), self._pool.connection() as conn:
-            rows = conn.execute(_PAUSED).fetchall()
-        return frozenset(name for (name,) in rows)
-
-    def begin_idempotent(
-        self, key: str, request_hash: str, *, now: datetime.datetime
-    ) -> KeptAnswer | None:
-        params = idempotency_parameters(key, request_hash, now, stamp=_same)
-        for _ in range(UNIQUE_TRIES):
-            with translated(), self._pool.connection() as conn, conn.transaction():
-                conn.execute(_FORGET_STALE_KEY, params)
-                if conn.execute(_TAKE_KEY, params).rowcount == 1:
-                    return None  # taken: this request answers
-                row = conn.execute(_KEPT_ANSWER, params).fetchone()
-            if row is not None:
-                return kept_answer(row, _as_time)
-            # The holder let it go between the two statements: try to take it again.
-        raise StoreError("database error")
-
-    def finish_idempotent(self, key: str, *, status: int, body: str) -> None:
-        params = {"key": key, "status": status, "body": body}
-        with translated(), self._pool.connection() as conn:
-            conn.execute(_ANSWER_KEY, params)
-
-    def drop_idempotent(self, key: str) -> None:
-        with translated(), self._pool.connection() as conn:
-            conn.execute(
-                "DELETE FROM jobtable_idempotency WHERE key = %s AND status IS NULL", (key,)
-            )
-
-    def record_schedule(self, name: str, *, now: datetime.datetime) -> datetime.datetime:
-        params = {"name": name, "now": now}
-        with translated(), self._pool.connection() as conn:
-            conn.execute(_RECORD_SCHEDULE, params)
-            row = conn.execute(_FIRST_SEEN, params).fetchone()
-        assert row is not None
-        return _as_time(row[0])
-
-    def detail(self, job_id: str) -> JobDetail | None:
-        """Everything about the job that may be shown, or None when there is none."""
-        with translated(), self._pool.connection() as conn:
-            row = conn.execute(_DETAIL, {"id": job_id}).fetchone()
-        return None if row is None else job_detail(row, parse_time=_as_time)
-
-    def jobs_ahead(self, detail: JobDetail) -> int:
-        """Due jobs of the same kind and queue that come before this one in claim order."""
-        params = {
-            "kind": detail.job.kind,
-            "queue": detail.queue,
-            "priority": detail.priority,
-            "run_at": detail.run_at,
-            "id": detail.job.id,
-        }
-        with translated(), self._pool.connection() as conn:
-            row = conn.execute(_AHEAD, params).fetchone()
-        return int(row[0]) if row else 0
-
     # -- reading -----------------------------------------------------------
 
-    def get(self, job_id: str) -> Job | None:
-        with translated(), self._pool.connection() as conn:
-            row = conn.execute(_GET, {"id": job_id}).fetchone()
-        return None if row is None else public_job(row)
-
     # -- observing and operating ----------------------------------------------
-
-    def list_jobs(self, which: JobFilter, *, limit: int, after: str | None) -> list[Job]:
-        sql, params = list_statement(which, limit=limit, after=after, placeholder=_named)
-        with translated(), self._pool.connection() as conn:
-            rows = conn.execute(sql.encode("utf-8"), params).fetchall()
-        return [public_job(row) for row in rows]
-
-    def events(self, job_id: str, *, after: int | None) -> JobEvents | None:
-        params = {"id": job_id, "after": 0 if after is None else after}
-        with translated(), self._pool.connection() as conn:
-            rows = conn.execute(_JOB_EVENTS, params).fetchall()
-        return job_events(rows, job_id, after=after)
 
     def retry(self, job_id: str, *, now: datetime.datetime) -> RetryOutcome | None:
         params = {"id": job_id, "now": now}
@@ -899,35 +537,6 @@ class PostgresStore:
                 return RetryOutcome.RETRIED
             found = conn.execute("SELECT 1 FROM jobs WHERE id = %(id)s", params).fetchone()
         return None if found is None else RetryOutcome.REFUSED
-
-    def take_lease(
-        self, name: str, *, holder: str, until: datetime.datetime, now: datetime.datetime
-    ) -> bool:
-        params = {"name": name, "holder": holder, "until": until, "now": now}
-        with translated(), self._pool.connection() as conn:
-            return bool(conn.execute(_TAKE_LEASE, params).rowcount)
-
-    def prune(
-        self, cutoffs: Mapping[str, datetime.datetime], *, now: datetime.datetime, limit: int
-    ) -> Pruned:
-        answered_before, _ = stale_before(now)
-        deleted = 0
-        with translated(), self._pool.connection() as conn, conn.transaction():
-            for status, cutoff in cutoffs.items():
-                if deleted < limit:
-                    params = {"cutoff": cutoff, "now": now, "limit": limit - deleted}
-                    deleted += conn.execute(_PRUNE[status], params).rowcount
-            kept_past = {"answered_before": answered_before, "limit": limit}
-            keys = conn.execute(_PRUNE_IDEMPOTENCY, kept_past).rowcount
-        return Pruned(jobs=deleted, keys=keys)
-
-    def job_counts(self) -> list[JobCount]:
-        with translated(), self._pool.connection() as conn:
-            rows = conn.execute(_JOB_COUNTS).fetchall()
-        return [
-            JobCount(queue=queue, kind=kind, status=status, count=count)
-            for queue, kind, status, count in rows
-        ]
 
     def watch_jobs(
         self,
@@ -950,23 +559,12 @@ class PostgresStore:
         self._listeners.append(listener)
         return listener
 
-    def row(self, job_id: str) -> dict[str, Any] | None:
-        """Every column of the job's row, for inspection and tests."""
-        with translated(), self._pool.connection() as conn:
-            cursor = conn.execute("SELECT * FROM jobs WHERE id = %s", (job_id,))
-            found = cursor.fetchone()
-            names = [column.name for column in cursor.description or ()]
-        return None if found is None else dict(zip(names, found, strict=True))
-
     # -- closing, and forks ------------------------------------------------
 
     def close(self) -> None:
         if os.getpid() != self._pid:
             return  # a forked child: what it inherited is the parent's (forget_after_fork)
-        with self._guard:
-            held = list(self._sessions)
-        for runner_id in held:
-            self._drop_lock(runner_id)
+        self._locks.release_all()
         for listener in self._listeners:
             listener.stop()
         self._pool.close()
@@ -978,10 +576,7 @@ class PostgresStore:
         "alive"; the child closing it would end the parent's session (and its
         lock) under the parent. Each socket is pointed at /dev/null instead.
         """
-        self._guard = threading.Lock()
-        sessions, self._sessions = self._sessions, {}
-        for session in sessions.values():
-            session.forget_after_fork()
+        self._locks.forget_after_fork()
         idle = list(getattr(self._pool, "_pool", ()))  # psycopg_pool's idle connections
         for conn in idle + [listener.connection for listener in self._listeners]:
             if conn is not None and not conn.closed:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 
+from jobtable.adapters.sql.errors import translating
 from jobtable.core.errors import StoreError, StoreUnavailableError
 
 _UNAVAILABLE_CODES = frozenset(
@@ -20,7 +20,7 @@ _UNAVAILABLE_CODES = frozenset(
 )
 
 
-def to_store_error(error: sqlite3.Error) -> StoreError:
+def to_store_error(error: Exception) -> StoreError:
     code = getattr(error, "sqlite_errorcode", None)
     primary = None if code is None else code & 0xFF
     if primary in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
@@ -30,10 +30,6 @@ def to_store_error(error: sqlite3.Error) -> StoreError:
     return StoreError("database error")
 
 
-@contextmanager
-def translated() -> Iterator[None]:
+def translated() -> AbstractContextManager[None]:
     """Re-raise any sqlite3 error as a StoreError; the driver's text stays out of it."""
-    try:
-        yield
-    except sqlite3.Error as error:
-        raise to_store_error(error) from error
+    return translating((sqlite3.Error,), to_store_error, keep_cause=True)

@@ -1,4 +1,7 @@
-"""The SQLite JobStore: the embedded default.
+"""The SQLite JobStore: the embedded default, on the shared SQL body (adapters/sql).
+
+What is SQLite's own: opening and migrating the file, file-lock liveness,
+watching the file for other processes' commits, and the claim and settle path.
 
 Durability: WAL with ``synchronous=FULL`` by default, so a job whose
 ``create`` returned survives power loss (``normal`` trades that for speed:
@@ -10,52 +13,35 @@ from __future__ import annotations
 import contextlib
 import datetime
 import functools
-import importlib.resources
 import json
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from jobtable.adapters.readable_rows import Unreadable, log_set_aside
+from jobtable.adapters.sql.store import SqlStore
 from jobtable.adapters.sql_rows import (
     claim_readable_rows,
     fence,
     finish_parameters,
-    idempotency_parameters,
-    job_detail,
-    job_events,
-    kept_answer,
-    list_statement,
-    new_job_parameters,
-    public_job,
-    queue_states,
     requeue_parameters,
-    runner_parameters,
-    runner_record,
     settle_by_policy,
 )
 from jobtable.adapters.sqlite.connections import BUSY_TIMEOUT_MS, Connections
+from jobtable.adapters.sqlite.engine import QUERIES, SqliteEngine
+from jobtable.adapters.sqlite.engine import parse_stamp as _parse_stamp
+from jobtable.adapters.sqlite.engine import stamp as _stamp
 from jobtable.adapters.sqlite.errors import translated
 from jobtable.adapters.sqlite.liveness import LivenessLocks
 from jobtable.adapters.sqlite.migrate import migrate
 from jobtable.adapters.sqlite.watcher import DataVersionWatcher
 from jobtable.core.errors import LivenessLockLostError, StoreUnavailableError
-from jobtable.core.idempotency import KeepAnswer, KeptAnswer, stale_before
 from jobtable.core.jobs import (
     CancelOutcome,
     Claim,
     ClaimedJob,
-    Enqueued,
-    Job,
-    JobCount,
-    JobDetail,
-    JobEvents,
-    JobFilter,
-    NewJob,
-    Pruned,
-    QueueState,
     Recovered,
     RetryOutcome,
 )
@@ -63,8 +49,6 @@ from jobtable.core.liveness import (
     DeadRunner,
     LivenessTerms,
     LockState,
-    RunnerInfo,
-    RunnerRecord,
     RunnerSighting,
 )
 from jobtable.core.outcome import Requeue, Write
@@ -74,14 +58,9 @@ _OPEN_RETRY_DELAYS = (0.05, 0.1, 0.2, 0.4, 0.8)
 
 
 def _query(name: str) -> str:
-    return (
-        importlib.resources.files("jobtable.adapters.sqlite")
-        .joinpath(f"queries/{name}.sql")
-        .read_text()
-    )
+    return QUERIES[name]
 
 
-_CREATE = _query("create_job")
 _CLAIM = _query("claim_next_job")
 _CLAIM_ANY = _query("claim_any_job")
 _PUBLISH = _query("publish_job_result")
@@ -92,56 +71,13 @@ _RELEASE = _query("release_claim")
 _RUNNING_CLAIMS = _query("running_claims")
 _RUNNING_OWNERS = _query("running_owners")
 _RUNNING_POLICIES = _query("running_policies")
-_PROMOTE_DUE = _query("promote_due")
-_DETAIL = _query("job_detail")
-_AHEAD = _query("jobs_ahead")
 _CANCEL_QUEUED = _query("cancel_queued")
 _CANCEL_RUNNING = _query("cancel_running")
-_CANCEL_REQUESTS = _query("cancel_requests")
-_QUEUES = _query("queues")
-_SET_PAUSED = _query("set_queue_paused")
-_RESUME = _query("resume_queue")
-_PAUSED = "SELECT name FROM jobtable_queues WHERE paused"
-_FIND_UNIQUE = "SELECT id FROM jobs WHERE kind = :kind AND unique_key = :unique_key"
-_SCHEDULED_TIMES = "SELECT run_at FROM jobs WHERE status = 'scheduled' ORDER BY run_at"
 _HOLDER_POLICY = (
     "SELECT id, attempt, max_attempts, retry FROM jobs "
     "WHERE id = :id AND status = 'running' AND claimed_by = :runner_id AND attempt = :attempt"
 )
-_RECORD_SCHEDULE = (
-    "INSERT INTO jobtable_schedules (name, first_seen) VALUES (:name, :now)"
-    " ON CONFLICT (name) DO NOTHING"
-)
-_FIRST_SEEN = "SELECT first_seen FROM jobtable_schedules WHERE name = :name"
-_FORGET_STALE_KEY = (
-    "DELETE FROM jobtable_idempotency WHERE key = :key AND ("
-    "created_at < :answered_before OR (status IS NULL AND created_at < :unanswered_before))"
-)
-_TAKE_KEY = (
-    "INSERT INTO jobtable_idempotency (key, request_hash, created_at) VALUES (:key, :hash, :now)"
-    " ON CONFLICT (key) DO NOTHING"
-)
-_KEPT_ANSWER = (
-    "SELECT request_hash, status, body, created_at FROM jobtable_idempotency WHERE key = :key"
-)
-_ANSWER_KEY = "UPDATE jobtable_idempotency SET status = :status, body = :body WHERE key = :key"
-_DROP_UNANSWERED_KEY = "DELETE FROM jobtable_idempotency WHERE key = ? AND status IS NULL"
-PROMOTE_BATCH = 1000
-"""Scheduled jobs made due per statement: a backlog is promoted in bounded steps."""
-_JOB_EVENTS = _query("job_events")
 _RETRY_FAILED = _query("retry_failed_job")
-_PRUNE = {status: _query(f"prune_{status}") for status in ("succeeded", "failed")}
-_PRUNE_IDEMPOTENCY = _query("prune_idempotency")
-_TAKE_LEASE = _query("take_lease")
-_JOB_COUNTS = _query("job_counts")
-_REGISTER = _query("register_runner")
-_BEAT = _query("beat_runner")
-_RUNNERS = _query("runners")
-_GET = _query("get_job")
-
-
-def _stamp(now: datetime.datetime) -> str:
-    return now.astimezone(datetime.UTC).isoformat(timespec="microseconds")
 
 
 def _names(names: Collection[str] | None) -> str | None:
@@ -174,22 +110,13 @@ def _claim_parameters(
     return (_CLAIM_ANY if kinds is None else _CLAIM), params
 
 
-def _named(name: str) -> str:
-    return f":{name}"
-
-
-def _parse_stamp(text: Any) -> datetime.datetime:
-    """A stored time; one written without an offset (by a tool, say) is UTC, as ours are."""
-    parsed = datetime.datetime.fromisoformat(str(text))
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=datetime.UTC)
-
-
-class SqliteStore:
+class SqliteStore(SqlStore):
     liveness_terms = LivenessTerms()
     """One host, OS file locks: a lock is absent only when its process is gone (or its file
     was removed, which the owner notices within a tenth of a second). No lease needed."""
 
     def __init__(self, connections: Connections) -> None:
+        super().__init__(SqliteEngine(connections))
         self._db = connections
         self._liveness = LivenessLocks(connections.path)
         self.applied_at_open: list[str] = []
@@ -244,54 +171,6 @@ class SqliteStore:
         with translated(), self._db.writer() as conn:
             return migrate(conn, now=now)
 
-    def create(
-        self, job: NewJob, *, now: datetime.datetime, keep: KeepAnswer | None = None
-    ) -> Enqueued:
-        def work(conn: sqlite3.Connection) -> Enqueued:
-            enqueued = _insert(conn, job, now)
-            _keep(conn, keep, [enqueued])
-            return enqueued
-
-        with translated():
-            return self._db.write(work)
-
-    def create_many(
-        self, jobs: Collection[NewJob], *, now: datetime.datetime, keep: KeepAnswer | None = None
-    ) -> list[Enqueued]:
-        """Store every job in one transaction: all of them, or (on an error) none.
-
-        Jobs without a unique key (nothing to look up on a conflict) go in as one
-        statement run over every row.
-        """
-
-        def work(conn: sqlite3.Connection) -> list[Enqueued]:
-            if any(job.unique_key for job in jobs):
-                enqueued = [_insert(conn, job, now) for job in jobs]
-            else:
-                params = [new_job_parameters(job, now, stamp=_stamp) for job in jobs]
-                conn.executemany(_CREATE, params)
-                enqueued = [Enqueued(job.id) for job in jobs]
-            _keep(conn, keep, enqueued)
-            return enqueued
-
-        with translated():
-            return self._db.write(work)
-
-    def create_in(
-        self, connection: sqlite3.Connection, job: NewJob, *, now: datetime.datetime
-    ) -> Enqueued:
-        """Store ``job`` on the application's own connection, inside its transaction.
-
-        Nothing is committed here: the job exists once the application
-        commits, and not at all if it rolls back. Runners in this and other
-        processes notice the commit through the database file, as they do
-        any other process's enqueue.
-        """
-        if not isinstance(connection, sqlite3.Connection):
-            raise TypeError("connection must be a sqlite3.Connection to this database")
-        with translated():
-            return _insert(connection, job, now)
-
     def claim_next(
         self,
         *,
@@ -305,32 +184,6 @@ class SqliteStore:
             jobs, unreadable = self._db.write(lambda conn: _claim(conn, sql, params, now))
         log_set_aside(unreadable)
         return jobs[0] if jobs else None
-
-    def promote_due(self, *, now: datetime.datetime) -> int:
-        """Make scheduled jobs that are due claimable; how many it moved."""
-        params = {"now": _stamp(now), "limit": PROMOTE_BATCH}
-        moved = 0
-        while True:
-            with translated():
-                count = self._db.write(lambda conn: conn.execute(_PROMOTE_DUE, params).rowcount)
-            moved += count
-            if count < PROMOTE_BATCH:
-                return moved
-
-    def next_due(self) -> datetime.datetime | None:
-        """When the earliest scheduled job falls due (None: none is scheduled).
-
-        A time that cannot be read is passed over: it must not hide the jobs due after it.
-        """
-        with translated(), self._db.reader() as conn:
-            cursor = conn.execute(_SCHEDULED_TIMES)
-            try:
-                for (run_at,) in cursor:
-                    with contextlib.suppress(ValueError):
-                        return _parse_stamp(run_at)
-            finally:
-                cursor.close()  # no statement left open: it would hold a read transaction
-        return None
 
     def record_and_claim(
         self,
@@ -417,33 +270,25 @@ class SqliteStore:
             Claim(job_id=job_id, runner_id=runner_id, attempt=attempt) for job_id, attempt in rows
         ]
 
-    # -- liveness and the runners table ----------------------------------
+    # -- liveness: a file lock per runner, held while its process lives ------
 
-    def register_runner(self, info: RunnerInfo, *, now: datetime.datetime) -> None:
+    def _hold_liveness(self, runner_id: str) -> None:
         try:
-            self._liveness.hold(info.id)
+            self._liveness.hold(runner_id)
         except OSError:
             raise StoreUnavailableError("database unavailable") from None
-        params = {**runner_parameters(info), "started_at": _stamp(info.started_at)}
-        params["now"] = _stamp(now)
-        try:
-            with translated():
-                self._db.write(lambda conn: conn.execute(_REGISTER, params))
-        except BaseException:
-            self._liveness.release(info.id)
-            raise
+
+    def _lock_location(self, runner_id: str) -> None:
+        return None  # on this host: a file beside the database
+
+    def _release_liveness(self, runner_id: str) -> None:
+        self._liveness.release(runner_id)
 
     def confirm_liveness(self, runner_id: str, *, timeout: float) -> bool:
         try:
             return self._liveness.confirm(runner_id)
         except OSError:
             raise LivenessLockLostError() from None
-
-    def beat(self, runner_id: str, *, busy: int, now: datetime.datetime) -> bool:
-        params = {"id": runner_id, "busy": busy, "now": _stamp(now)}
-        with translated():
-            changed = self._db.write(lambda conn: conn.execute(_BEAT, params).rowcount)
-        return bool(changed == 1)
 
     def sight_runners(self) -> list[RunnerSighting]:
         with translated(), self._db.reader() as conn:
@@ -499,22 +344,6 @@ class SqliteStore:
             return False
         return row is None or row[0] == verdict.beat
 
-    def unregister_runner(self, runner_id: str) -> None:
-        try:
-            with translated():
-                self._db.write(
-                    lambda conn: conn.execute(
-                        "DELETE FROM jobtable_runners WHERE id = ?", (runner_id,)
-                    )
-                )
-        finally:
-            self._liveness.release(runner_id)
-
-    def runners(self) -> list[RunnerRecord]:
-        with translated(), self._db.reader() as conn:
-            rows = conn.execute(_RUNNERS).fetchall()
-        return [runner_record(row, parse_time=_parse_stamp) for row in rows]
-
     # -- cancellation, queues, detail ----------------------------------------
 
     def cancel(self, job_id: str, *, now: datetime.datetime) -> CancelOutcome | None:
@@ -537,104 +366,7 @@ class SqliteStore:
         with translated():
             return self._db.write(work)
 
-    def cancel_requests(self, runner_id: str) -> list[Claim]:
-        """Jobs running under ``runner_id`` that someone asked to cancel."""
-        with translated(), self._db.reader() as conn:
-            rows = conn.execute(_CANCEL_REQUESTS, {"runner_id": runner_id}).fetchall()
-        return [
-            Claim(job_id=job_id, runner_id=runner_id, attempt=attempt) for job_id, attempt in rows
-        ]
-
-    def set_queue_paused(self, name: str, *, paused: bool, now: datetime.datetime) -> None:
-        """Pause or resume a queue for every process: claims pass a paused queue's jobs by."""
-        params = {"name": name, "paused": int(paused), "now": _stamp(now)}
-        sql = _SET_PAUSED if paused else _RESUME  # a resumed queue keeps no row
-        with translated():
-            self._db.write(lambda conn: conn.execute(sql, params))
-
-    def queues(self) -> list[QueueState]:
-        """Every queue that holds jobs or is paused, with its jobs counted by status."""
-        with translated(), self._db.reader() as conn:
-            counted = conn.execute(_QUEUES).fetchall()
-            paused = conn.execute(_PAUSED).fetchall()
-        return queue_states(counted, [name for (name,) in paused])
-
-    def paused_queues(self) -> frozenset[str]:
-        with translated(), self._db.reader() as conn:
-            rows = conn.execute(_PAUSED).fetchall()
-        return frozenset(name for (name,) in rows)
-
-    def begin_idempotent(
-        self, key: str, request_hash: str, *, now: datetime.datetime
-    ) -> KeptAnswer | None:
-        params = idempotency_parameters(key, request_hash, now, stamp=_stamp)
-
-        def work(conn: sqlite3.Connection) -> Any:
-            conn.execute(_FORGET_STALE_KEY, params)
-            if conn.execute(_TAKE_KEY, params).rowcount == 1:
-                return None
-            return conn.execute(_KEPT_ANSWER, params).fetchone()
-
-        with translated():
-            row = self._db.write(work)
-        return None if row is None else kept_answer(row, _parse_stamp)
-
-    def finish_idempotent(self, key: str, *, status: int, body: str) -> None:
-        params = {"key": key, "status": status, "body": body}
-        with translated():
-            self._db.write(lambda conn: conn.execute(_ANSWER_KEY, params))
-
-    def drop_idempotent(self, key: str) -> None:
-        with translated():
-            self._db.write(lambda conn: conn.execute(_DROP_UNANSWERED_KEY, (key,)))
-
-    def record_schedule(self, name: str, *, now: datetime.datetime) -> datetime.datetime:
-        params = {"name": name, "now": _stamp(now)}
-
-        def work(conn: sqlite3.Connection) -> Any:
-            conn.execute(_RECORD_SCHEDULE, params)
-            return conn.execute(_FIRST_SEEN, params).fetchone()[0]
-
-        with translated():
-            return _parse_stamp(self._db.write(work))
-
-    def detail(self, job_id: str) -> JobDetail | None:
-        """Everything about the job that may be shown, or None when there is none."""
-        with translated(), self._db.reader() as conn:
-            rows = conn.execute(_DETAIL, {"id": job_id}).fetchall()
-        return job_detail(rows[0], parse_time=_parse_stamp) if rows else None
-
-    def jobs_ahead(self, detail: JobDetail) -> int:
-        """Due jobs of the same kind and queue that come before this one in claim order."""
-        params = {
-            "kind": detail.job.kind,
-            "queue": detail.queue,
-            "priority": detail.priority,
-            "run_at": _stamp(detail.run_at),
-            "id": detail.job.id,
-        }
-        with translated(), self._db.reader() as conn:
-            ((count,),) = conn.execute(_AHEAD, params).fetchall()  # every row: no open read
-        return int(count)
-
-    def get(self, job_id: str) -> Job | None:
-        with translated(), self._db.reader() as conn:
-            rows = conn.execute(_GET, {"id": job_id}).fetchall()
-        return public_job(rows[0]) if rows else None
-
     # -- observing and operating ----------------------------------------------
-
-    def list_jobs(self, which: JobFilter, *, limit: int, after: str | None) -> list[Job]:
-        sql, params = list_statement(which, limit=limit, after=after, placeholder=_named)
-        with translated(), self._db.reader() as conn:
-            rows = conn.execute(sql, params).fetchall()
-        return [public_job(row) for row in rows]
-
-    def events(self, job_id: str, *, after: int | None) -> JobEvents | None:
-        params = {"id": job_id, "after": 0 if after is None else after}
-        with translated(), self._db.reader() as conn:
-            rows = conn.execute(_JOB_EVENTS, params).fetchall()
-        return job_events(rows, job_id, after=after)
 
     def retry(self, job_id: str, *, now: datetime.datetime) -> RetryOutcome | None:
         params = {"id": job_id, "now": _stamp(now)}
@@ -647,53 +379,6 @@ class SqliteStore:
 
         with translated():
             return self._db.write(work)
-
-    def take_lease(
-        self, name: str, *, holder: str, until: datetime.datetime, now: datetime.datetime
-    ) -> bool:
-        params = {"name": name, "holder": holder, "until": _stamp(until), "now": _stamp(now)}
-        with translated():
-            taken = self._db.write(lambda conn: conn.execute(_TAKE_LEASE, params).rowcount)
-        return bool(taken)
-
-    def prune(
-        self, cutoffs: Mapping[str, datetime.datetime], *, now: datetime.datetime, limit: int
-    ) -> Pruned:
-        answered_before, _ = stale_before(now)
-
-        def work(conn: sqlite3.Connection) -> Pruned:
-            deleted = 0
-            for status, cutoff in cutoffs.items():
-                if deleted < limit:
-                    params = {
-                        "cutoff": _stamp(cutoff),
-                        "now": _stamp(now),
-                        "limit": limit - deleted,
-                    }
-                    deleted += conn.execute(_PRUNE[status], params).rowcount
-            kept_past = {"answered_before": _stamp(answered_before), "limit": limit}
-            keys = conn.execute(_PRUNE_IDEMPOTENCY, kept_past).rowcount
-            return Pruned(jobs=deleted, keys=keys)
-
-        with translated():
-            return self._db.write(work)
-
-    def job_counts(self) -> list[JobCount]:
-        with translated(), self._db.reader() as conn:
-            rows = conn.execute(_JOB_COUNTS).fetchall()
-        return [
-            JobCount(queue=queue, kind=kind, status=status, count=count)
-            for queue, kind, status, count in rows
-        ]
-
-    def row(self, job_id: str) -> dict[str, Any] | None:
-        """Every column of the job's row, for inspection and tests."""
-        with translated(), self._db.reader() as conn:
-            cursor = conn.execute("SELECT * FROM jobs WHERE id = ?", (job_id,))
-            found = cursor.fetchall()
-        if not found:
-            return None
-        return dict(zip([column[0] for column in cursor.description], found[0], strict=True))
 
     def data_version(self) -> int:
         """A number that changes whenever another process commits to the database.
@@ -731,22 +416,6 @@ def _claim(
     return claim_readable_rows(
         conn.execute, sql, params, fail_sql=_FAIL, now=now, stamp=_stamp, parse_time=_parse_stamp
     )
-
-
-def _insert(conn: sqlite3.Connection, job: NewJob, now: datetime.datetime) -> Enqueued:
-    """Insert one job; with a unique key already held, the holder's id instead."""
-    params = new_job_parameters(job, now, stamp=_stamp)
-    if conn.execute(_CREATE, params).rowcount == 1:
-        return Enqueued(job.id)
-    row = conn.execute(_FIND_UNIQUE, params).fetchone()
-    return Enqueued(row[0], duplicate=True)
-
-
-def _keep(conn: sqlite3.Connection, keep: KeepAnswer | None, enqueued: list[Enqueued]) -> None:
-    """Keep the idempotency key's answer in the enqueue's transaction."""
-    if keep is not None:
-        status, body = keep.answer(enqueued)
-        conn.execute(_ANSWER_KEY, {"key": keep.key, "status": status, "body": body})
 
 
 def _apply(

@@ -69,6 +69,7 @@ def test_the_wheel_holds_one_package_with_its_sql_and_type_marker(wheel):
     assert "jobtable/py.typed" in names
     assert "jobtable/migrations/sqlite/0003_runners.sql" in names
     assert "jobtable/adapters/postgres/queries/claim_next_job.sql" in names
+    assert "jobtable/adapters/sql/queries/create_job.sql" in names
 
 
 def test_jobtable_imports_beside_an_applications_own_core_and_adapters(project):

@@ -1,7 +1,8 @@
+-- A runner's row, written when it starts (and again after others judged it dead and
+-- removed it); one already there is brought up to date, its beat kept.
 INSERT INTO jobtable_runners
     (id, host, pid, started_at, kinds, queues, workers, busy, last_seen, beat, locked_on)
-VALUES (%(id)s, %(host)s, %(pid)s, %(started_at)s, %(kinds)s, %(queues)s, %(workers)s, 0,
-        %(now)s, 0, %(locked_on)s)
+VALUES (:id, :host, :pid, :started_at, :kinds, :queues, :workers, 0, :now, 0, :locked_on)
 ON CONFLICT (id) DO UPDATE SET
     host = excluded.host, pid = excluded.pid, started_at = excluded.started_at,
     kinds = excluded.kinds, queues = excluded.queues, workers = excluded.workers,

@@ -1,5 +1,6 @@
 -- A job due now is 'queued'; one due later is 'scheduled' (shown as queued). A
--- unique key already held leaves the table as it was: the caller reads the holder.
+-- unique key already held inserts nothing (no row counted): the caller reads the
+-- holder. ON CONFLICT never aborts the transaction it is in.
 INSERT INTO jobs (
     id, kind, status, payload, created_at, updated_at, max_attempts, queue, priority,
     run_at, retry, timeout, unique_key, unique_while_active, key_until

@@ -1,0 +1,96 @@
+"""PostgreSQL as the shared SQL body's engine: a psycopg pool, pipelines, NOTIFY wakes.
+
+Times travel as timestamptz (datetimes both ways); a transaction that may
+leave jobs ready to claim NOTIFYs the store's channel, delivered at commit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg_pool import ConnectionPool
+
+from jobtable.adapters.postgres.errors import translated
+from jobtable.adapters.sql.engine import Connection, SqlEngine
+from jobtable.adapters.sql.queries import Placeholders, Queries
+
+T = TypeVar("T")
+
+QUERIES = Queries("jobtable.adapters.postgres", Placeholders.PYFORMAT)
+"""PostgreSQL's own query files, else the shared ones in psycopg's placeholder style."""
+
+NOTIFY = "SELECT pg_notify(%(channel)s, '')"
+
+
+@contextlib.contextmanager
+def one_round_trip(conn: psycopg.Connection) -> Iterator[None]:
+    """Send every statement of the block at once, as one transaction, with one Sync.
+
+    In a pipeline, statements up to a Sync are one transaction when no BEGIN
+    precedes them: the server commits them together at the Sync, or (one
+    failing) runs none of the rest and rolls back them all. psycopg's own
+    transaction() waits for the server at BEGIN and at COMMIT: three round
+    trips where this takes one, most of a small batch's time on loopback.
+    The statements' results are read after the block. Should the block raise
+    before its end (in the client: a value that cannot be sent, an
+    interrupt), the connection is closed before any Sync, so the server
+    rolls back what was sent instead of committing half a batch. The pooled
+    connection goes back out of autocommit; one that cannot (a closed one)
+    is closed, so the pool drops it instead of handing it out changed.
+    """
+    conn.autocommit = True
+    try:
+        with conn.pipeline():
+            try:
+                yield
+            except BaseException:
+                conn.close()  # no Sync: nothing of the block commits
+                raise
+    finally:
+        try:
+            conn.autocommit = False
+        except psycopg.Error:
+            conn.close()
+
+
+def as_time(value: Any) -> datetime.datetime:
+    """A timestamptz column (a datetime) or a time inside jsonb (ISO text)."""
+    if isinstance(value, datetime.datetime):
+        return value
+    return datetime.datetime.fromisoformat(str(value))
+
+
+class PostgresEngine(SqlEngine):
+    queries = QUERIES
+    translated = staticmethod(translated)
+    connection_type = psycopg.Connection
+
+    def __init__(self, pool: ConnectionPool) -> None:
+        self._pool = pool
+        self.channel = "jobtable_jobs_public"
+        """The NOTIFY channel of this store's jobs table: one per schema (set on migrating)."""
+
+    def read(self, work: Callable[[Connection], T]) -> T:
+        with translated(), self._pool.connection() as conn:
+            return work(conn)
+
+    def write(self, work: Callable[[Connection], T]) -> T:
+        with translated(), self._pool.connection() as conn, conn.transaction():
+            return work(conn)
+
+    def send(self, work: Callable[[Connection], object]) -> None:
+        with translated(), self._pool.connection() as conn, one_round_trip(conn):
+            work(conn)
+
+    def announce(self, conn: Connection) -> None:
+        conn.execute(NOTIFY, {"channel": self.channel})  # delivered at commit
+
+    def stamp(self, time: datetime.datetime) -> datetime.datetime:
+        return time
+
+    def parse_time(self, value: Any) -> datetime.datetime:
+        return as_time(value)

@@ -1,3 +1,0 @@
--- The running jobs of one runner that someone asked to cancel (reads jobs_running).
-SELECT id, attempt FROM jobs
-WHERE status = 'running' AND claimed_by = %(runner_id)s AND cancel_requested

@@ -1,2 +1,0 @@
-INSERT INTO jobtable_queues (name, paused, updated_at) VALUES (%(name)s, %(paused)s, %(now)s)
-ON CONFLICT (name) DO UPDATE SET paused = excluded.paused, updated_at = excluded.updated_at

@@ -1,5 +1,0 @@
--- Take the chore %(name)s until %(until)s: free, expired, or already ours. No row
--- changes when another holder's lease still runs.
-INSERT INTO jobtable_leases (name, holder, until) VALUES (%(name)s, %(holder)s, %(until)s)
-ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, until = excluded.until
-WHERE jobtable_leases.holder = excluded.holder OR jobtable_leases.until <= %(now)s

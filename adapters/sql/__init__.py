@@ -1,0 +1,1 @@
+"""The SQL store's shared body: one implementation per concern for SQLite and PostgreSQL."""

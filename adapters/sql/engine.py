@@ -1,0 +1,124 @@
+"""What the shared SQL store asks of an engine: its connections, its times, its SQL.
+
+``SqlEngine`` is all that differs between SQLite and PostgreSQL for the
+shared body: how a read or a transaction gets a connection (group commit or
+a pool), how a batch is sent, how others hear of new work, how times travel.
+"""
+
+from __future__ import annotations
+
+import abc
+import datetime
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager
+from typing import Any, Protocol, TypeVar
+
+from jobtable.adapters.sql.queries import Queries
+
+T = TypeVar("T")
+_NO_PARAMETERS: Mapping[str, Any] = {}
+
+
+class Cursor(Protocol):
+    """The part of a DB-API cursor the shared body uses (sqlite3's and psycopg's alike)."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    @property
+    def description(self) -> Any: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def executemany(self, sql: str, params: Iterable[Any], /) -> Any: ...
+
+    def close(self) -> None: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Connection(Protocol):
+    """The part of a DB-API connection the shared body uses."""
+
+    def execute(self, sql: str, params: Any = ..., /) -> Cursor: ...
+
+    def cursor(self) -> Cursor: ...
+
+
+class SqlEngine(abc.ABC):
+    """One engine's connections, SQL and time format, for the shared body.
+
+    Every method that touches the database raises ``StoreError`` (translated
+    from the driver's errors, with none of their text); ``work`` passed in
+    fetches every row it needs before it returns.
+    """
+
+    queries: Queries
+    """Its query files: its own where its SQL differs, else the shared ones."""
+
+    @abc.abstractmethod
+    def read(self, work: Callable[[Connection], T]) -> T:
+        """``work``'s value, run on a connection that reads."""
+
+    @abc.abstractmethod
+    def write(self, work: Callable[[Connection], T]) -> T:
+        """``work``'s value, run in one transaction committed durably before this returns;
+        rolled back (and raising) when ``work`` raises."""
+
+    @abc.abstractmethod
+    def send(self, work: Callable[[Connection], object]) -> None:
+        """``write`` for statements whose results nobody reads: one round trip where the
+        engine can (PostgreSQL's pipeline). ``work`` must not read a result."""
+
+    @abc.abstractmethod
+    def announce(self, conn: Connection) -> None:
+        """Tell runners in other processes, at this transaction's commit, that jobs may be
+        ready to claim (nothing where they watch the database themselves)."""
+
+    translated: Callable[[], AbstractContextManager[None]]
+    """A block whose driver errors come out as StoreError (with none of their text)."""
+
+    connection_type: type[Connection]
+    """The driver's connection class: an application's connection must be one."""
+
+    def application_connection(self, connection: object) -> Connection:
+        """An application's own connection, checked; TypeError when it is not this engine's."""
+        if not isinstance(connection, self.connection_type):
+            kind = self.connection_type  # named as users import it: sqlite3.Connection
+            name = f"{kind.__module__.split('.')[0]}.{kind.__qualname__}"
+            raise TypeError(f"connection must be a {name} to this database")
+        return connection
+
+    @abc.abstractmethod
+    def stamp(self, time: datetime.datetime) -> Any:
+        """A time as this engine stores it."""
+
+    @abc.abstractmethod
+    def parse_time(self, value: Any) -> datetime.datetime:
+        """A stored time (a column, or text inside a JSON value) as an aware datetime."""
+
+    def sql(self, name: str) -> str:
+        """The query file ``name``, in this engine's placeholder style."""
+        return self.queries[name]
+
+    def placeholder(self, name: str) -> str:
+        """The named parameter ``name`` as this engine's driver spells it."""
+        return self.queries.style.spell(name)
+
+
+class SqlPart(abc.ABC):
+    """A concern of the shared SQL store; every part runs on the one engine."""
+
+    _engine: SqlEngine
+
+    def _change(self, query: str, params: Mapping[str, Any]) -> int:
+        """Run the query file ``query`` in a transaction of its own; the rows it changed."""
+        sql = self._engine.sql(query)
+        return self._engine.write(lambda conn: conn.execute(sql, params).rowcount)
+
+    def _rows(self, query: str, params: Mapping[str, Any] = _NO_PARAMETERS) -> list[Any]:
+        """Every row the query file ``query`` reads."""
+        sql = self._engine.sql(query)
+        return self._engine.read(lambda conn: conn.execute(sql, params).fetchall())

@@ -1,0 +1,1 @@
+UPDATE jobtable_idempotency SET status = :status, body = :body WHERE key = :key

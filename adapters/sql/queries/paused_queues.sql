@@ -1,0 +1,1 @@
+SELECT name FROM jobtable_queues WHERE paused

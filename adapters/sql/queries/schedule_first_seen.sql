@@ -1,0 +1,1 @@
+SELECT first_seen FROM jobtable_schedules WHERE name = :name

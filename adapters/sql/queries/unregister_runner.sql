@@ -1,0 +1,1 @@
+DELETE FROM jobtable_runners WHERE id = :id

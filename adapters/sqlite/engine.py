@@ -1,0 +1,62 @@
+"""SQLite as the shared SQL body's engine: group-committed writes, pooled readers, ISO times.
+
+Other processes hear of a commit through the database file (watcher.py), so
+nothing is announced in the transaction.
+"""
+
+from __future__ import annotations
+
+import datetime
+import sqlite3
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from jobtable.adapters.sql.engine import Connection, SqlEngine
+from jobtable.adapters.sql.queries import Placeholders, Queries
+from jobtable.adapters.sqlite.connections import Connections
+from jobtable.adapters.sqlite.errors import translated
+
+T = TypeVar("T")
+
+QUERIES = Queries("jobtable.adapters.sqlite", Placeholders.NAMED)
+"""SQLite's own query files, else the shared ones."""
+
+
+def stamp(now: datetime.datetime) -> str:
+    """A time as SQLite stores it: ISO 8601 text in UTC, to the microsecond (it sorts)."""
+    return now.astimezone(datetime.UTC).isoformat(timespec="microseconds")
+
+
+def parse_stamp(text: Any) -> datetime.datetime:
+    """A stored time; one written without an offset (by a tool, say) is UTC, as ours are."""
+    parsed = datetime.datetime.fromisoformat(str(text))
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=datetime.UTC)
+
+
+class SqliteEngine(SqlEngine):
+    queries = QUERIES
+    translated = staticmethod(translated)
+    connection_type = sqlite3.Connection
+
+    def __init__(self, connections: Connections) -> None:
+        self._db = connections
+
+    def read(self, work: Callable[[Connection], T]) -> T:
+        with translated(), self._db.reader() as conn:
+            return work(conn)
+
+    def write(self, work: Callable[[Connection], T]) -> T:
+        with translated():
+            return self._db.write(work)
+
+    def send(self, work: Callable[[Connection], object]) -> None:
+        self.write(work)  # group commit already shares one transaction among writers
+
+    def announce(self, conn: Connection) -> None:
+        pass  # other processes watch the database file
+
+    def stamp(self, time: datetime.datetime) -> str:
+        return stamp(time)
+
+    def parse_time(self, value: Any) -> datetime.datetime:
+        return parse_stamp(value)
