@@ -11,7 +11,7 @@ import pytest
 from jobtable.adapters.fake_clock import FakeClock
 from jobtable.core import NewJob, Status
 from jobtable.core.looper import keep_looping
-from jobtable.core.runner import LONGEST_WAIT
+from jobtable.core.scheduler import LONGEST_WAIT
 from tests.support.logs import LogCapture
 from tests.unit.kinds_for_tests import CountPayload, count
 

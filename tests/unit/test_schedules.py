@@ -9,7 +9,7 @@ import pytest
 
 from jobtable.adapters.fake_clock import FakeClock
 from jobtable.core import RegistrationError, Status
-from jobtable.core.runner import LONGEST_WAIT
+from jobtable.core.scheduler import LONGEST_WAIT
 from jobtable.core.schedules import Schedule, resolve_timezone
 from tests.unit.kinds_for_tests import CountPayload, count
 
