@@ -112,6 +112,10 @@ class Attempts:
                     attempt.stop_reason = reason
             self.changed.notify_all()
 
+    def all_told_to_stop(self) -> bool:
+        """Whether ``stop_all`` was called: the runner's second phase of stopping."""
+        return self._stop_all is not None
+
     def stop_all(self, reason: str) -> None:
         """Tell every handler to stop, and every job begun from now on."""
         with self.changed:

@@ -1,17 +1,7 @@
-"""The liveness keeper: a runner's two background threads, and what they promise.
+"""The liveness keeper: a runner's registration, and the threads that keep it alive.
 
-The *check* thread confirms the runner's own lock several times per sweep,
-with a deadline on each round trip. Workers claim only while that
-confirmation is fresh (read from memory: no round trip per claim). A lock
-found lost is taken again at once; the runner then compares the jobs held in
-its name with what its workers run, keeps those still held and tells the
-handlers of the others to stop. When confirmations stop coming (a partition,
-a long outage) it tells every handler to stop before anyone else could
-judge it dead (core/liveness.py).
-
-The *sweep* thread raises the runner's beat, settles the jobs of runners
-whose death is certain, and gives back jobs held in this runner's name that
-no worker of it runs (a claim whose reply was lost).
+A *check* thread confirms its lock; a *sweep* thread raises its beat, then does
+the sweeper's duties to others (core/sweeper.py). The rules are core/liveness.py's.
 """
 
 from __future__ import annotations
@@ -20,23 +10,21 @@ import logging
 import threading
 from collections.abc import Callable
 
-from jobtable.core.attempts import Attempt, Attempts
+from jobtable.core.attempts import Attempts
 from jobtable.core.clock import Clock
-from jobtable.core.codes import INTERRUPTED
 from jobtable.core.errors import LivenessLockLostError
-from jobtable.core.jobs import Claim
+from jobtable.core.jobs import ClaimedJob
 from jobtable.core.liveness import (
     CHECK_INTERVAL,
     CHECK_TIMEOUT,
     SWEEP_INTERVAL,
-    DeathJudge,
     OwnLiveness,
     RunnerInfo,
 )
 from jobtable.core.looper import start_loop
-from jobtable.core.observer import NoObserver, RunnerObserver
 from jobtable.core.ports import JobStore
 from jobtable.core.recording import loggable_category
+from jobtable.core.sweeper import Sweeper
 
 UNREGISTER_WAIT = 5.0
 """Longest ``finish`` waits to delete the runner's row when given no timeout."""
@@ -71,6 +59,21 @@ class _Streak:
 
 
 class LivenessKeeper:
+    """Keeps runner ``runner_id`` alive in the database, and tells when it may claim.
+
+    The *check* thread confirms the runner's own lock several times per sweep,
+    with a deadline on each round trip. Workers claim only while that
+    confirmation is fresh (read from memory: no round trip per claim). A lock
+    found lost is taken again at once; the runner then compares the jobs held in
+    its name with what its workers run, keeps those still held and tells the
+    handlers of the others to stop. When confirmations stop coming (a partition,
+    a long outage) it tells every handler to stop before anyone else could
+    judge it dead.
+
+    The *sweep* thread raises the runner's beat, reconciles after a lost lock,
+    and then does the sweeper's rounds: cancels, dead runners, lost claims.
+    """
+
     def __init__(
         self,
         store: JobStore,
@@ -79,40 +82,30 @@ class LivenessKeeper:
         *,
         runner_id: str,
         attempts: Attempts,
+        sweeper: Sweeper,
+        take_spares: Callable[[], list[ClaimedJob]],
         wake_all: Callable[[], None],
-        wake_one: Callable[[], None],
+        on_sweep: Callable[[], None],
         check_interval: float | None,
         sweep_interval: float | None,
-        left_running: Callable[[], dict[Claim, str]] = dict,
-        kept_for_workers: Callable[[], set[Claim]] = set,
-        drop_kept: Callable[[], set[Claim]] = set,
-        cancel: Callable[[Attempt], None] = lambda attempt: None,
-        on_sweep: Callable[[], None] = lambda: None,
-        observer: RunnerObserver | None = None,
     ) -> None:
-        """``left_running`` names claims whose handler ran but whose outcome could not be
-        recorded, each with the code to settle it with: never given back as if unrun.
-        ``kept_for_workers`` names claims made for idle workers about to take them: run by
-        no worker yet, but not lost; ``drop_kept`` takes them all away from the workers
-        (this keeper gives them back when the runner's liveness was lost). ``cancel`` stops a
-        handler whose job someone asked to cancel (seen on each sweep, from any process).
-        ``observer`` hears of the jobs of dead runners this keeper settles."""
+        """``take_spares`` takes the jobs claimed for idle workers away from them (given back
+        when the runner's liveness was lost); ``wake_all`` tells the workers waiting for a
+        fresh confirmation that they may claim; ``on_sweep`` is called on every sweep."""
         self._store = store
         self._clock = clock
         self._log = log
         self._id = runner_id
         self._attempts = attempts
+        self._sweeper = sweeper
+        self._take_spares = take_spares
         self._wake_all = wake_all
-        self._wake_one = wake_one
-        self._cancel = cancel
         self._on_sweep = on_sweep
-        self._observer: RunnerObserver = observer or NoObserver()
         self._check_interval = check_interval
         self._sweep_interval = sweep_interval
         terms = store.liveness_terms
         freshness = float("inf") if check_interval is None else sweep_interval or SWEEP_INTERVAL
         self._own = OwnLiveness(terms, freshness=freshness)
-        self._judge = DeathJudge(terms, interval=sweep_interval or SWEEP_INTERVAL)
         self._info: RunnerInfo | None = None
         self._changed = threading.Condition()
         self._finished = False
@@ -124,10 +117,6 @@ class LivenessKeeper:
         self._ended = threading.Condition()
         self._handlers_stopped_until: float | None = None  # the deadline they were stopped at
         self._watchdog = terms.lease is not None or terms.lock_timeout is not None
-        self._left_running = left_running
-        self._kept_for_workers = kept_for_workers
-        self._drop_kept = drop_kept
-        self._suspects: set[Claim] = set()  # held here, run by no worker, at the last sweep
         self._check_streak = _Streak(log, "confirming this runner's liveness lock")
         self._sweep_streak = _Streak(log, "sweep")
 
@@ -144,14 +133,14 @@ class LivenessKeeper:
         try:
             self._own.lock_confirmed(sent)
             self._own.beat_landed(sent)
-            self._settle_dead()  # the first look: a verdict needs two
+            self._sweeper.settle_dead()  # the first look: a verdict needs two
         except BaseException:
             self._store.unregister_runner(self._id)
             raise
 
     def start(self) -> None:
         def loop(name: str, body: Callable[[], None]) -> None:
-            start_loop(name, body, clock=self._clock, log=self._log, ended=lambda: self._finished)
+            start_loop(name, body, clock=self._clock, log=self._log, ended=self._is_finished)
 
         if self._check_interval:
             loop("jobtable-liveness", self._check_loop)
@@ -199,6 +188,9 @@ class LivenessKeeper:
         with self._ended:
             self._unregistered.append(deleted)
             self._ended.notify_all()
+
+    def _is_finished(self) -> bool:
+        return self._finished
 
     def may_claim(self) -> bool:
         """Whether this runner's liveness is fresh enough to claim: memory only, no round trip."""
@@ -293,10 +285,10 @@ class LivenessKeeper:
                 self._own.lock_confirmed(started, retaken=not held)
             self._beat()
             self._reconcile()
-            self._stop_cancelled()
+            self._sweeper.stop_cancelled()
             self._on_sweep()
-            self._settle_dead()
-            self._requeue_lost_claims()
+            self._sweeper.settle_dead()
+            self._sweeper.requeue_lost_claims()
         except Exception as error:
             self._sweep_streak.failed(error, started)
         else:
@@ -327,7 +319,7 @@ class LivenessKeeper:
         # them meanwhile, so no worker may start one. Given back fenced: one settled
         # elsewhere is left as it is. Should the give-back fail, no worker holds them and the
         # sweep for lost claims gives them back.
-        kept = self._drop_kept()
+        kept = {spare.claim for spare in self._take_spares()}
         if kept:
             self._store.release_claims(kept, now=self._clock.now())
         running = self._attempts.snapshot()  # before the read: each of these was claimed before it
@@ -343,69 +335,3 @@ class LivenessKeeper:
         with self._changed:
             self._own.reconciled()
         self._wake_all()
-
-    def _stop_cancelled(self) -> None:
-        """Tell the handlers of jobs someone asked to cancel (here or elsewhere) to stop."""
-        if not self._attempts.busy():
-            return  # nothing running: no query
-        requested = set(self._store.cancel_requests(self._id))
-        for attempt in self._attempts.find(requested):
-            if attempt.stop_reason is None:
-                self._cancel(attempt)
-
-    def _settle_dead(self) -> None:
-        at = self._clock.monotonic()
-        sightings = [seen for seen in self._store.sight_runners() if seen.runner_id != self._id]
-        dead = self._judge.judge(sightings, at=at, returned_at=self._clock.monotonic())
-        if not dead:
-            return
-        try:
-            recovered = self._store.settle_dead(dead, code=INTERRUPTED, now=self._clock.now())
-        except Exception:
-            self._wake_one()  # its jobs may be queued already, the reply lost: a worker looks
-            raise
-        if recovered.failed or recovered.requeued:
-            self._observer.jobs_recovered(recovered)
-        if recovered.failed:
-            self._log.warning("marked jobs interrupted by restart count=%d", recovered.failed)
-        if recovered.requeued:
-            self._log.warning("requeued jobs of a dead runner count=%d", recovered.requeued)
-            self._wake_one()
-
-    def _requeue_lost_claims(self) -> None:
-        """Give back the jobs held in this runner's name that no worker of it runs.
-
-        A claim the database committed but whose reply was lost (a connection
-        dropped after COMMIT) leaves a job running under a live runner, which
-        no sweep for dead runners would ever touch. A job seen so in two
-        sweeps in a row is such a claim: a worker tracks a job microseconds
-        after its claim returns. Its handler never ran, so its attempt is
-        given back.
-        """
-        running_here = {attempt.claim for attempt in self._attempts.snapshot()}
-        running_here |= self._kept_for_workers()
-        lost = {claim for claim in self._suspects if claim not in running_here}
-        left_running = self._left_running()
-        ran = {claim for claim in lost if claim in left_running}  # handlers ran: not unrun
-        try:
-            for claim in ran:
-                code = left_running[claim]
-                if self._store.interrupt(claim, code=code, now=self._clock.now()):
-                    self._log.warning(
-                        "settled a job whose outcome was never recorded code=%s", code
-                    )
-                    self._wake_one()
-            if lost - ran:
-                moved = self._store.release_claims(lost - ran, now=self._clock.now())
-                if moved:
-                    self._log.warning("requeued jobs whose claim reply was lost count=%d", moved)
-                    self._wake_one()
-        except Exception:
-            # It may have committed with its reply lost: the jobs are queued and no later
-            # sweep sees them running here. A worker looks; finding nothing, it waits again.
-            self._wake_one()
-            raise
-        held = self._store.running_claims(self._id)
-        running_here = {attempt.claim for attempt in self._attempts.snapshot()}
-        running_here |= self._kept_for_workers()
-        self._suspects = {claim for claim in held if claim not in running_here} - lost

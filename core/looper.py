@@ -1,12 +1,6 @@
 """Background threads that outlive their own bugs: a loop that raises is logged and restarted.
 
-A runner's scheduler, sweeper, liveness check and retention each run one
-loop on a daemon thread. Should one raise (a bug of ours, a store raising
-past ``Exception``), the runner would go on without it: delayed jobs never
-due, dead runners never settled. So each loop runs here: a loop that
-returns has ended; one that raises is logged by its name and the error's
-category (never its text), then started again after the claim-retry backoff,
-unless ``ended()`` says the runner is done with it.
+The scheduler, the liveness keeper's check and sweep, and retention each run one.
 """
 
 from __future__ import annotations
@@ -31,7 +25,14 @@ def start_loop(
     log: logging.Logger,
     ended: Callable[[], bool],
 ) -> threading.Thread:
-    """Start ``loop`` on a daemon thread called ``name``, restarted whenever it raises."""
+    """Start ``loop`` on a daemon thread called ``name``, restarted whenever it raises.
+
+    Should a loop die (a bug of ours, a store raising past ``Exception``), the
+    runner would go on without it: delayed jobs never due, dead runners never
+    settled. A loop that returns has ended; one that raises is logged by its
+    name and the error's category (never its text), then started again after
+    the claim-retry backoff, unless ``ended()`` says the runner is done with it.
+    """
     thread = threading.Thread(
         target=keep_looping, args=(name, loop, clock, log, ended), name=name, daemon=True
     )

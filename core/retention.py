@@ -1,20 +1,19 @@
 """Retention: finished jobs are deleted once they are old enough, a small batch at a time.
 
-One runner at a time prunes (a lease in the database names it), each batch
-is one short transaction, and a batch that deletes fewer rows than it may
-ends the round: the table is never locked for long, and a backlog of a
-million old jobs drains in a few thousand quick steps rather than one
-statement that holds everyone up.
+One runner at a time prunes (a lease in the database names it), a round a
+minute on its own thread (``PruneLoop``) or when asked (``Pruner.prune``).
 """
 
 from __future__ import annotations
 
 import datetime
 import logging
+import threading
 from collections.abc import Callable
 
 from jobtable.core.clock import Clock
 from jobtable.core.jobs import Retention
+from jobtable.core.looper import start_loop
 from jobtable.core.ports import JobStore
 from jobtable.core.recording import loggable_category
 
@@ -31,7 +30,13 @@ LEASE_NAME = "retention"
 
 
 class Pruner:
-    """Deletes the finished jobs a retention no longer keeps, for the runner ``holder``."""
+    """Deletes the finished jobs a retention no longer keeps, for the runner ``holder``.
+
+    Each batch is one short transaction, and a batch that deletes fewer rows
+    than it may ends the round: the table is never locked for long, and a
+    backlog of a million old jobs drains in a few thousand quick steps rather
+    than one statement that holds everyone up.
+    """
 
     def __init__(
         self,
@@ -93,3 +98,43 @@ class Pruner:
             return
         if pruned:
             self._log.info("pruned %d finished jobs past their retention", pruned)
+
+
+class PruneLoop:
+    """A round of ``pruner`` every ``every`` seconds of real time, on a thread of its own.
+
+    Real time, not the runner's clock: a fake clock's tests prune by calling
+    ``Pruner.prune``, and see no sleeper of this loop's.
+    """
+
+    def __init__(
+        self, pruner: Pruner, clock: Clock, log: logging.Logger, *, every: float = PRUNE_EVERY
+    ) -> None:
+        self._pruner = pruner
+        self._every = every
+        self._clock = clock
+        self._log = log
+        self._stopped = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = start_loop(
+            "jobtable-retention",
+            self._loop,
+            clock=self._clock,
+            log=self._log,
+            ended=self._stopped.is_set,
+        )
+
+    def stop(self) -> None:
+        """No new round; a batch under way ends (``join`` waits for it)."""
+        self._stopped.set()
+
+    def join(self, timeout: float | None) -> None:
+        """Wait up to ``timeout`` seconds for the thread to end, so no batch outlives the store."""
+        if self._thread is not None and self._thread.is_alive():
+            self._thread.join(timeout)
+
+    def _loop(self) -> None:
+        while not self._stopped.wait(self._every):
+            self._pruner.prune_quietly(should_stop=self._stopped.is_set)

@@ -13,7 +13,6 @@ stop. ``shutdown(grace)`` runs both in turn.
 from __future__ import annotations
 
 import datetime
-import functools
 import json
 import logging
 import os
@@ -21,8 +20,6 @@ import random
 import threading
 from collections.abc import Callable, Collection, Sequence
 from typing import Any, cast
-
-import attrs
 
 from jobtable.core import codec
 from jobtable.core.announcing import AnnouncingStore
@@ -63,7 +60,6 @@ from jobtable.core.jobs import (
 from jobtable.core.keeper import LivenessKeeper
 from jobtable.core.kinds import EncodedJob, KindRegistry
 from jobtable.core.liveness import CHECK_INTERVAL, SWEEP_INTERVAL, RunnerInfo, RunnerRecord
-from jobtable.core.looper import start_loop
 from jobtable.core.observer import SUCCEEDED, GuardedObserver, NoObserver, RunnerObserver
 from jobtable.core.outcome import (
     Decision,
@@ -78,15 +74,13 @@ from jobtable.core.outcome import (
 from jobtable.core.ports import JobStore, Watcher
 from jobtable.core.preemption import ABANDON, PREEMPT_GRACE, STOP, Deadlines
 from jobtable.core.recording import OutcomeRecorder, job_fields, loggable_category
-from jobtable.core.retention import PRUNE_EVERY, Pruner
+from jobtable.core.retention import PruneLoop, Pruner
 from jobtable.core.retry import RetryAt, after_failure
-from jobtable.core.schedules import Schedule
+from jobtable.core.scheduler import Scheduler
 from jobtable.core.status import Status
+from jobtable.core.sweeper import Sweeper
+from jobtable.core.ticks import Ticks
 from jobtable.core.waiting import why_waiting
-
-LONGEST_WAIT = 3600.0
-"""Seconds the scheduler sleeps at most, however far off the next due time is: it then
-looks again (a job due in the year 2500 must not overflow a timeout)."""
 
 STOP_NOW_WAIT = 5.0
 """Seconds ``shutdown`` waits for handlers once they were told to stop."""
@@ -161,31 +155,19 @@ class Runner:
         self._queues = None if queues is None else frozenset(check_queue(q) for q in queues)
         self._jitter = jitter
         self._host = host or os.uname().nodename
-        self._log = logger or logging.getLogger("jobtable.runner")
+        self._log = log = logger or logging.getLogger("jobtable.runner")
         self._given_observer: RunnerObserver = observer or NoObserver()
         self._observer: RunnerObserver = (
-            self._given_observer if observer is None else GuardedObserver(observer, self._log)
+            self._given_observer if observer is None else GuardedObserver(observer, log)
         )
         self._ids = JobIdGenerator()
         self.id = self._ids.next_id(_unix_ms(clock.now()))
         """This runner's id, recorded on every job it claims."""
-        self._pruner = Pruner(
-            store, clock, self._log, holder=self.id, retention=retention or Retention()
-        )
-        self._exchange = JobExchange(
-            store,
-            clock,
-            runner_id=self.id,
-            idle_workers=lambda: self._idle_workers,
-            spares_ready=self._spares_ready,
-        )
-        self._recorder = OutcomeRecorder(
-            store, clock, self._log, self._exchange, is_stopping=lambda: self._stopping_now
-        )
-        self._converter = codec.make_converter()
-        self.kinds = KindRegistry(self._converter, self._store_jobs)
-        self.builtins: Builtins = register_builtins(self.kinds)
+        self._prunes = prunes
+        self._watches = watch
+        self._watcher: Watcher | None = None
 
+        # The worker pool: its wakes, its stop, the jobs its handlers run.
         lock = threading.Lock()
         self._wake = threading.Condition(lock)  # idle workers wait here for a token
         self._stop = threading.Condition(lock)  # timed waits that end on stop
@@ -193,42 +175,78 @@ class Runner:
         self._wake_tokens = 0
         self._idle_workers = 0
         self._liveness_waiters = 0
-        self._stopping = False  # phase 1: no new claims
-        self._stopping_now = False  # phase 2: handlers told to stop
+        self._stopping = False  # no new claims (the first phase of stopping)
         self._started = False
         self._live_workers = 0
         self._attempts = Attempts(workers)
         self._kinds: frozenset[str] = frozenset()  # what this runner claims: set at start
-        self._scheduler = threading.Condition()  # the scheduler thread waits here
-        self._reread_schedule = False  # the store may hold an earlier due time
-        self._reread_pending = False  # a change from elsewhere, not yet handed to the scheduler
-        self._deadlines_changed = False
         self._deadlines = Deadlines()
-        self._pruning_stopped = threading.Event()
-        self._prunes = prunes
-        self._watches = watch
-        self._watcher: Watcher | None = None
-        self._prune_thread: threading.Thread | None = None
         self._left_behind = 0  # handlers that ignored a stop, still running
         self._left_behind_cap = max(1, workers) if left_behind_cap is None else left_behind_cap
         self._empty_seats: list[int] = []  # workers not replaced while past the cap
-        self._ticks: dict[str, _Ticks] = {}  # schedule name -> its pending and next tick
+
+        # Claims and outcomes: batched per commit, recorded with retries.
+        self._exchange = JobExchange(
+            store,
+            clock,
+            runner_id=self.id,
+            idle_workers=self._count_idle_workers,
+            spares_ready=self._spares_ready,
+        )
+        self._recorder = OutcomeRecorder(
+            store, clock, log, self._exchange, is_stopping=self._attempts.all_told_to_stop
+        )
+        self._converter = codec.make_converter()
+        self.kinds = KindRegistry(self._converter, self._store_jobs)
+        self.builtins: Builtins = register_builtins(self.kinds)
+
+        # The background loops, each on a thread of its own once started.
+        self._ticks = Ticks(
+            store,
+            clock,
+            log,
+            kinds=self.kinds,
+            new_job=self._new_job,
+            enqueued=self._pass_the_wake,
+        )
+        self._scheduler = Scheduler(
+            store,
+            clock,
+            log,
+            ticks=self._ticks,
+            deadlines=self._deadlines,
+            act_on_deadlines=self._act_on_deadlines,
+            wake=self._wake_for,
+            wake_every_idle=self._wake_every_idle_worker,
+            workers_gone=self._no_workers_left,
+        )
+        self._pruner = Pruner(store, clock, log, holder=self.id, retention=retention or Retention())
+        self._pruning = PruneLoop(self._pruner, clock, log)
+        sweeper = Sweeper(
+            store,
+            clock,
+            log,
+            runner_id=self.id,
+            attempts=self._attempts,
+            kept_for_workers=self._exchange.spare_claims,
+            left_running=self._recorder.left_running,
+            preempt=self._preempt,
+            wake_one=self._pass_the_wake,
+            observer=self._observer,
+            interval=sweep_interval,
+        )
         self._keeper = LivenessKeeper(
             store,
             clock,
-            self._log,
+            log,
             runner_id=self.id,
             attempts=self._attempts,
+            sweeper=sweeper,
+            take_spares=self._exchange.take_all_spares,
             wake_all=self._wake_all,
-            wake_one=self._pass_the_wake,
+            on_sweep=self._scheduler.pass_on_notice,
             check_interval=check_interval,
             sweep_interval=sweep_interval,
-            left_running=self._recorder.left_running,
-            kept_for_workers=self._exchange.spare_claims,
-            drop_kept=lambda: {spare.claim for spare in self._exchange.take_all_spares()},
-            on_sweep=self._reread_if_pending,
-            cancel=lambda attempt: self._preempt(attempt, CANCELLED),
-            observer=self._observer,
         )
 
     # -- lifecycle ---------------------------------------------------------
@@ -258,7 +276,7 @@ class Runner:
             workers=self._workers,
         )
         try:
-            self._record_schedules()  # first: a failure here leaves nothing registered
+            self._ticks.record_schedules()  # first: a failure here leaves nothing registered
             # Before the workers' first claims: a job committed between one of them and
             # the watcher's first look cannot go unnoticed.
             self._watcher = self._watch_store()
@@ -273,21 +291,9 @@ class Runner:
         for number in range(self._workers):
             self._start_worker(number)
         self._keeper.start()
-        start_loop(
-            "jobtable-scheduler",
-            self._schedule_loop,
-            clock=self._clock,
-            log=self._log,
-            ended=lambda: self._stopping and self._no_workers_left(),
-        )
+        self._scheduler.start()
         if self._prunes:
-            self._prune_thread = start_loop(
-                "jobtable-retention",
-                self._prune_loop,
-                clock=self._clock,
-                log=self._log,
-                ended=self._pruning_stopped.is_set,
-            )
+            self._pruning.start()
 
     def _close_registration(self) -> None:
         """No kind may be registered from now on; these are the kinds this runner claims."""
@@ -314,20 +320,18 @@ class Runner:
 
         ``join`` waits for them; ``stop_now`` tells their handlers to stop.
         """
-        self._pruning_stopped.set()
+        self._pruning.stop()
         with self._wake:
             self._stopping = True
             self._wake.notify_all()
             self._stop.notify_all()
-        with self._scheduler:
-            self._scheduler.notify_all()
+        self._scheduler.stop()
         with self._done:
             if self._empty_seats:  # seats never refilled: nothing left to wait for in them
                 self._live_workers -= len(self._empty_seats)
                 self._empty_seats.clear()
                 self._done.notify_all()
-        with self._scheduler:
-            self._scheduler.notify_all()
+        self._scheduler.workers_changed()
 
     def stop_now(self) -> None:
         """The second phase: also tell every handler to stop (``ctx.wait`` returns True).
@@ -337,8 +341,6 @@ class Runner:
         failed ``interrupted by restart``. Returns at once.
         """
         self.stop()
-        with self._wake:
-            self._stopping_now = True
         self._attempts.stop_all("runner stopping")
 
     def join(self, timeout: float | None = None) -> bool:
@@ -357,9 +359,8 @@ class Runner:
             spent = self._clock.monotonic() - started
             self._stop_watching()
             self._keeper.finish(None if timeout is None else max(0.0, timeout - spent))
-            if self._prune_thread is not None and self._prune_thread.is_alive():
-                # A batch under way ends before the store closes.
-                self._prune_thread.join(None if timeout is None else max(0.0, timeout - spent))
+            # A batch under way ends before the store closes.
+            self._pruning.join(None if timeout is None else max(0.0, timeout - spent))
         return finished
 
     def shutdown(self, grace: float, *, then_wait: float = STOP_NOW_WAIT) -> bool:
@@ -650,11 +651,6 @@ class Runner:
         """
         return self._pruner.prune(retention)
 
-    def _prune_loop(self) -> None:
-        """Every minute of real time (a fake clock's tests prune by calling ``prune``)."""
-        while not self._pruning_stopped.wait(PRUNE_EVERY):
-            self._pruner.prune_quietly(should_stop=lambda: self._stopping)
-
     # -- workers -----------------------------------------------------------
 
     def _work(self, number: int) -> None:
@@ -740,7 +736,7 @@ class Runner:
                 self._clock.wait_for(self._stop, lambda: self._stopping, retry_delay)
                 continue
             claimed = trade.job
-            self._reread_if_pending()
+            self._scheduler.pass_on_notice()
             if claimed is None:
                 self._wait_for_wake()
             else:
@@ -806,14 +802,12 @@ class Runner:
         must not delay the claim that picks up the job. Cheap enough for a
         watcher to call on every change it sees.
         """
-        self._reread_pending = True
+        self._scheduler.noticed_elsewhere()
         self._pass_the_wake()
 
-    def _reread_if_pending(self) -> None:
-        """Hand a change seen elsewhere on to the scheduler (after a claim, or each sweep)."""
-        if self._reread_pending:
-            self._reread_pending = False
-            self._reread_schedule_soon()
+    def _reread_schedule_soon(self) -> None:
+        """The store may hold an earlier due time than the scheduler knows: it looks again."""
+        self._scheduler.look_again()
 
     def _pass_the_wake(self) -> None:
         """Make sure one worker looks: wake an idle one, or leave a token for the next to idle.
@@ -828,10 +822,20 @@ class Runner:
                 if self._idle_workers:
                     self._wake.notify()
 
+    def _wake_for(self, count: int) -> None:
+        """``count`` jobs fell due: wake that many idle workers (tokens for the rest to come)."""
+        with self._wake:
+            self._wake_tokens = min(self._wake_tokens + count, self._workers)
+            self._wake.notify(count)
+
     def _wake_every_idle_worker(self) -> None:
         with self._wake:
             self._wake_tokens = self._workers
             self._wake.notify_all()
+
+    def _count_idle_workers(self) -> int:
+        """Workers asleep for want of a job (the exchange claims spares for them)."""
+        return self._idle_workers
 
     def _wake_all(self) -> None:
         """Liveness was confirmed: every worker waiting for it may claim (cheap when none waits)."""
@@ -984,9 +988,7 @@ class Runner:
 
     def _add_deadline(self, seconds: float, action: str, code: str, attempt: Attempt) -> None:
         if self._deadlines.add(self._clock.monotonic() + seconds, action, code, attempt):
-            with self._scheduler:
-                self._deadlines_changed = True
-                self._scheduler.notify_all()
+            self._scheduler.deadlines_changed()
 
     def _act_on_deadlines(self) -> None:
         for action, code, attempt in self._deadlines.due(self._clock.monotonic()):
@@ -1050,8 +1052,7 @@ class Runner:
         with self._done:
             self._live_workers -= 1
             self._done.notify_all()
-        with self._scheduler:
-            self._scheduler.notify_all()
+        self._scheduler.workers_changed()
 
     def _left_behind_returned(self) -> None:
         """A handler left behind returned at last: refill a seat left empty past the cap."""
@@ -1061,185 +1062,8 @@ class Runner:
         if seat is not None and not self._replace_worker(seat):
             self._seat_freed()
 
-    # -- periodic schedules ----------------------------------------------------
-
-    def _record_schedules(self) -> None:
-        """Learn when each schedule was first seen; queue its latest missed tick after that."""
-        now = self._clock.now()
-        for schedule in self.kinds.schedules():
-            first_seen = self._store.record_schedule(schedule.name, now=now)
-            latest = schedule.latest_tick(now)
-            pending = latest if latest >= first_seen else None
-            self._ticks[schedule.name] = _Ticks(
-                schedule=schedule,
-                first_seen=first_seen,
-                pending=pending,
-                next=schedule.next_tick(now),
-            )
-
-    def _run_schedules(self) -> float | None:
-        """Enqueue each schedule's pending tick; when the next tick is, on the monotonic clock
-        (None: none)."""
-        # The monotonic reading first: should the clock move between the two, the wait
-        # comes out short (one more look), never long (a tick late).
-        read_at = self._clock.monotonic()
-        now = self._clock.now()
-        soonest: float | None = None
-        for ticks in self._ticks.values():
-            schedule = ticks.schedule
-            if now >= ticks.next:
-                latest = schedule.latest_tick(now)  # only the latest one missed
-                # Never one from before the schedule was first seen (a first deploy runs
-                # nothing from the past) nor one already handled.
-                if latest >= max(ticks.first_seen, ticks.next):
-                    ticks.pending = latest
-                ticks.next = schedule.next_tick(now)  # always after now: the wait is never 0
-            if ticks.pending is not None:
-                try:
-                    self._enqueue_tick(schedule, ticks.pending, now)
-                except Exception as error:
-                    self._log.warning(
-                        "enqueue a scheduled tick failed; retrying schedule=%s category=%s",
-                        schedule.name,
-                        loggable_category(error),
-                    )
-                    soonest = 1.0 if soonest is None else min(soonest, 1.0)
-                else:
-                    ticks.pending = None
-            until = max(0.0, (ticks.next - now).total_seconds())
-            soonest = until if soonest is None else min(soonest, until)
-        return None if soonest is None else read_at + soonest
-
-    def _enqueue_tick(
-        self, schedule: Schedule, tick: datetime.datetime, now: datetime.datetime
-    ) -> None:
-        spec = self.kinds.get(schedule.kind)
-        assert spec is not None  # a schedule is registered with its kind
-        job = attrs.evolve(
-            self._new_job(
-                EncodedJob(spec=spec, payload=schedule.payload, options=_NO_OPTIONS), now
-            ),
-            run_at=tick,
-            unique_key=schedule.unique_key(tick),
-            unique_while_active=False,  # one job per tick, whatever becomes of it
-            key_until=schedule.next_tick(tick),  # after that, no runner makes this tick again
-        )
-        enqueued = self._store.create(job, now=now)
-        if not enqueued.duplicate:
-            self._log.info(
-                "enqueued a scheduled job schedule=%s tick=%s job_id=%s",
-                schedule.name,
-                tick.isoformat(),
-                enqueued,
-                extra={"job_id": str(enqueued), "kind": schedule.kind},
-            )
-            self._pass_the_wake()
-
-    # -- the scheduler: due jobs and deadlines -------------------------------
-
-    def _reread_schedule_soon(self) -> None:
-        with self._scheduler:
-            self._reread_schedule = True
-            self._scheduler.notify_all()
-
-    def _schedule_loop(self) -> None:
-        """Sleep until the earliest due job or deadline; then promote, wake workers, act.
-
-        No polling: the wait ends at the earliest due time this runner knows
-        of, or when an enqueue here or a change from elsewhere may have made
-        an earlier one. Wakes that arrive while it looks are folded into one
-        more look, so a busy database costs one indexed read per look.
-        """
-        retry_delay: float | None = None
-        due_at: float | None = None  # monotonic time the earliest known job falls due
-        tick_at: float | None = None
-        look = True
-        while True:
-            self._act_on_deadlines()
-            stopping = self._stopping
-            if stopping:
-                # No more promotions or ticks, but timeouts and the grace of handlers told
-                # to stop are kept until the last worker is gone: join depends on them.
-                if self._no_workers_left():
-                    return
-                due_at = tick_at = None
-            else:
-                if look:
-                    try:
-                        due_at = self._promote_due()
-                    except Exception as error:
-                        # The promotion may have committed with its reply lost: the jobs
-                        # are due now and no later look finds them scheduled. Let the
-                        # workers look; an idle one that finds nothing waits again.
-                        self._wake_every_idle_worker()
-                        retry_delay = next_claim_retry_delay(retry_delay)
-                        self._log.warning(
-                            "scheduling due jobs failed; retrying category=%s retry_in=%.3fs",
-                            loggable_category(error),
-                            retry_delay,
-                        )
-                        due_at = self._clock.monotonic() + retry_delay
-                    else:
-                        retry_delay = None
-                tick_at = self._run_schedules()
-            self._clock.wait_for(
-                self._scheduler,
-                functools.partial(self._look_again, stopping),
-                self._next_wait(due_at, tick_at),
-            )
-            with self._scheduler:
-                reread = self._reread_schedule
-                self._reread_schedule = self._deadlines_changed = False
-            look = reread or (due_at is not None and self._clock.monotonic() >= due_at)
-
-    def _look_again(self, was_stopping: bool) -> bool:
-        """What ends the scheduler's wait early: news, a stop, the last worker gone."""
-        return (
-            self._reread_schedule
-            or self._deadlines_changed
-            or self._stopping != was_stopping
-            or (was_stopping and self._no_workers_left())
-        )
-
     def _no_workers_left(self) -> bool:
         return self._live_workers == 0  # one read of an int: no lock needed, none taken
-
-    def _next_wait(self, due_at: float | None, tick_at: float | None) -> float | None:
-        """Seconds until the earliest due job, tick or deadline; None: nothing to wait for."""
-        times = [t for t in (due_at, tick_at, self._deadlines.next_at()) if t is not None]
-        if not times:
-            return None
-        return min(LONGEST_WAIT, max(0.0, min(times) - self._clock.monotonic()))
-
-    def _promote_due(self) -> float | None:
-        """Promote what is due, wake workers for it, and say when the next job falls due, on
-        the monotonic clock (None: no job is scheduled)."""
-        due = self._store.next_due()
-        now = self._clock.now()
-        if due is not None and due <= now:
-            promoted = self._store.promote_due(now=now)
-            if promoted:
-                with self._wake:
-                    self._wake_tokens = min(self._wake_tokens + promoted, self._workers)
-                    self._wake.notify(promoted)
-            due = self._store.next_due()
-        if due is None:
-            return None
-        read_at = self._clock.monotonic()  # first: a clock moving between reads wakes it early
-        return read_at + max(0.0, (due - self._clock.now()).total_seconds())
-
-
-@attrs.define
-class _Ticks:
-    """A schedule's tick still to enqueue (after a store error, or missed) and its next one."""
-
-    schedule: Schedule
-    first_seen: datetime.datetime
-    pending: datetime.datetime | None
-    next: datetime.datetime
-
-
-_NO_OPTIONS = EnqueueOptions()
 
 
 def _public_status(name: str | None) -> Status | None:

@@ -1,5 +1,6 @@
 """Background threads never die for good: the scheduler's wait is bounded however far off
-the next due job is, and a loop that raises is logged and started again."""
+the next due job is, and a loop that raises (the scheduler, the sweeper, the liveness check,
+retention) is logged and started again."""
 
 from __future__ import annotations
 
@@ -9,11 +10,15 @@ import threading
 import pytest
 
 from jobtable.adapters.fake_clock import FakeClock
-from jobtable.core import NewJob, Status
+from jobtable.core import INTERRUPTED, NewJob, Status
+from jobtable.core.jobs import Retention
+from jobtable.core.liveness import CHECK_INTERVAL, SWEEP_INTERVAL
 from jobtable.core.looper import keep_looping
-from jobtable.core.runner import LONGEST_WAIT
+from jobtable.core.retention import PruneLoop, Pruner
+from jobtable.core.scheduler import LONGEST_WAIT
 from tests.support.logs import LogCapture
 from tests.unit.kinds_for_tests import CountPayload, count
+from tests.unit.test_liveness import a_dead_runner_holding, sweep
 
 
 class Unusual(BaseException):
@@ -104,3 +109,96 @@ def test_a_scheduler_that_crashes_is_started_again_and_promotes_what_falls_due(m
     system.clock.advance(10)
     assert system.wait_for(later).status is Status.SUCCEEDED
     assert "background thread crashed; restarting it thread=jobtable-scheduler" in system.logs.text
+
+
+def test_a_sweeper_that_crashes_is_started_again_and_settles_a_dead_runners_job(make_system):
+    survivor = make_system(sweep_interval=SWEEP_INTERVAL)
+    kind = survivor.kinds.register("slow", count, payload=CountPayload)
+    kind.enqueue(CountPayload())
+    claim = a_dead_runner_holding(survivor.store, survivor.clock)
+    store = survivor.store
+    real_sight_runners = store.sight_runners
+    looks: list[int] = []
+
+    def sight_runners():
+        looks.append(len(looks))
+        if len(looks) == 2:  # the first sweep's: past the sweep's `except Exception`
+            raise Unusual()
+        return real_sight_runners()
+
+    store.sight_runners = sight_runners
+    survivor.start()  # its first look at the others
+    survivor.runner.stop()  # no claims of its own: only its sweeps act
+    sweep(survivor)  # crashes
+    assert survivor.clock.wait_for_sleepers(1) == [pytest.approx(0.05)]  # the backoff
+    survivor.clock.advance(0.05)
+    sweep(survivor)  # the dead runner was seen at start, over a second ago: settled
+    job = survivor.wait_for(claim.job_id)
+    assert (job.status, job.error) == (Status.FAILED, INTERRUPTED)
+    assert "background thread crashed; restarting it thread=jobtable-sweeper" in (
+        survivor.logs.text
+    )
+
+
+def test_a_liveness_check_that_crashes_is_started_again_and_keeps_the_runner_claiming(
+    make_system,
+):
+    system = make_system(check_interval=CHECK_INTERVAL)
+    kind = system.kinds.register("count", count, payload=CountPayload)
+    store = system.store
+    real_confirm = store.confirm_liveness
+    checks: list[int] = []
+
+    def confirm_liveness(runner_id, *, timeout):
+        checks.append(len(checks))
+        if len(checks) == 1:
+            raise Unusual()
+        return real_confirm(runner_id, timeout=timeout)
+
+    store.confirm_liveness = confirm_liveness
+    system.start()
+    system.clock.wait_for_sleepers(1)
+    system.clock.advance(CHECK_INTERVAL)  # the first check crashes the thread
+    assert system.clock.wait_for_sleepers(1) == [pytest.approx(0.05)]
+    system.clock.advance(0.05)
+    # Long past the lock's freshness (a sweep interval): claims go on only if checks do.
+    for _ in range(round(2 * SWEEP_INTERVAL / CHECK_INTERVAL)):
+        system.clock.wait_for_sleepers(1)
+        system.clock.advance(CHECK_INTERVAL)
+    store.wait_until(lambda: len(checks) > 2 * SWEEP_INTERVAL / CHECK_INTERVAL)
+    job_id = kind.enqueue(CountPayload(steps=1))
+    assert system.wait_for(job_id).status is Status.SUCCEEDED
+    assert "background thread crashed; restarting it thread=jobtable-liveness" in (system.logs.text)
+
+
+def test_a_retention_loop_that_crashes_is_started_again_and_prunes(make_system):
+    an_hour = Retention(succeeded=datetime.timedelta(hours=1), failed=None)
+    system = make_system(retention=an_hour)
+    kind = system.kinds.register("count", count, payload=CountPayload)
+    job_id = kind.enqueue(CountPayload())
+    system.runner.drain()
+    system.clock.advance(3601)
+    store = system.store
+    real_take_lease = store.take_lease
+    leases: list[int] = []
+
+    def take_lease(name, **arguments):
+        leases.append(len(leases))
+        if len(leases) == 1:  # past the round's `except Exception`
+            raise Unusual()
+        return real_take_lease(name, **arguments)
+
+    store.take_lease = take_lease
+    pruner = Pruner(store, system.clock, system.logs.logger, holder="pruner", retention=an_hour)
+    pruning = PruneLoop(pruner, system.clock, system.logs.logger, every=0.001)
+    pruning.start()
+    try:
+        assert system.clock.wait_for_sleepers(1) == [pytest.approx(0.05)]
+        system.clock.advance(0.05)
+        store.wait_until(lambda: store.get(job_id) is None)
+    finally:
+        pruning.stop()
+        pruning.join(10)
+    assert "background thread crashed; restarting it thread=jobtable-retention" in (
+        system.logs.text
+    )

@@ -9,7 +9,8 @@ import pytest
 
 from jobtable.adapters.fake_clock import FakeClock
 from jobtable.core import RegistrationError, Status
-from jobtable.core.runner import LONGEST_WAIT
+from jobtable.core.errors import StoreUnavailableError
+from jobtable.core.scheduler import LONGEST_WAIT
 from jobtable.core.schedules import Schedule, resolve_timezone
 from tests.unit.kinds_for_tests import CountPayload, count
 
@@ -138,6 +139,37 @@ def test_each_tick_is_enqueued_once_across_two_runners(make_system):
         "2026-01-01T00:00:20.000000+00:00",
         "2026-01-01T00:00:30.000000+00:00",
     ]
+
+
+def test_a_tick_whose_enqueue_fails_is_tried_again_a_second_later_and_runs_once(make_system):
+    clock = FakeClock()
+    clock.advance(1)
+    system = make_system(clock=clock)
+    kind = system.kinds.register("count", count, payload=CountPayload)
+    system.kinds.every(10, kind, CountPayload(steps=1), name="report")
+    store = system.store
+    real_create = store.create
+    failures = [StoreUnavailableError("database unavailable")]
+
+    def create(job, *, now, keep=None):
+        if failures:
+            raise failures.pop()
+        return real_create(job, now=now, keep=keep)
+
+    store.create = create
+    system.start()
+    clock.wait_for_sleeping(lambda sleeping: sleeping == [9.0])
+    clock.advance(9)  # the tick at 00:00:10, whose enqueue fails
+    clock.wait_for_sleeping(lambda sleeping: sleeping == [1.0])
+    assert "enqueue a scheduled tick failed; retrying schedule=report" in system.logs.text
+    assert jobs_of(store, "count") == []
+    clock.advance(1)
+    store.wait_until(lambda: jobs_of(store, "count") != [])
+    (row,) = jobs_of(store, "count")
+    assert row.run_at == "2026-01-01T00:00:10.000000+00:00"
+    assert system.wait_for(row.id).status is Status.SUCCEEDED
+    assert clock.wait_for_sleeping(lambda sleeping: sleeping == [9.0])  # then the next tick
+    assert len(jobs_of(store, "count")) == 1
 
 
 def test_after_an_outage_only_the_latest_missed_tick_runs(make_system):

@@ -1,0 +1,187 @@
+"""The scheduler thread: makes scheduled jobs due, enqueues periodic ticks, keeps deadlines.
+
+It sleeps until the earliest of them (no polling); an enqueue here or a change
+seen elsewhere wakes it early.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+from collections.abc import Callable
+
+from jobtable.core.backoff import next_claim_retry_delay
+from jobtable.core.clock import Clock
+from jobtable.core.looper import start_loop
+from jobtable.core.ports import JobStore
+from jobtable.core.preemption import Deadlines
+from jobtable.core.recording import loggable_category
+from jobtable.core.ticks import Ticks
+
+LONGEST_WAIT = 3600.0
+"""Seconds the scheduler sleeps at most, however far off the next due time is: it then
+looks again (a job due in the year 2500 must not overflow a timeout)."""
+
+
+class Scheduler:
+    """One runner's scheduler; nothing runs until ``start``.
+
+    ``deadlines`` are the handlers' (timeouts, the grace after a stop), and
+    ``act_on_deadlines`` acts on those that came; ``wake(count)`` wakes that
+    many idle workers for jobs just due, ``wake_every_idle`` all of them; once
+    stopping it keeps the deadlines until ``workers_gone``.
+    """
+
+    def __init__(
+        self,
+        store: JobStore,
+        clock: Clock,
+        log: logging.Logger,
+        *,
+        ticks: Ticks,
+        deadlines: Deadlines,
+        act_on_deadlines: Callable[[], None],
+        wake: Callable[[int], None],
+        wake_every_idle: Callable[[], None],
+        workers_gone: Callable[[], bool],
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._log = log
+        self._ticks = ticks
+        self._deadlines = deadlines
+        self._act_on_deadlines = act_on_deadlines
+        self._wake = wake
+        self._wake_every_idle = wake_every_idle
+        self._workers_gone = workers_gone
+        self._changed = threading.Condition()  # the scheduler thread waits here
+        self._look_soon = False  # the store may hold an earlier due time
+        self._noticed = False  # a change from elsewhere, not yet handed to the scheduler
+        self._deadlines_changed = False
+        self._stopping = False
+
+    def start(self) -> None:
+        start_loop(
+            "jobtable-scheduler", self._loop, clock=self._clock, log=self._log, ended=self._ended
+        )
+
+    def look_again(self) -> None:
+        """The store may hold an earlier due time than the scheduler knows: look at once."""
+        with self._changed:
+            self._look_soon = True
+            self._changed.notify_all()
+
+    def noticed_elsewhere(self) -> None:
+        """Another process may have scheduled a job: look again at ``pass_on_notice``.
+
+        Not at once: the read must not delay the claim that picks up the job.
+        """
+        self._noticed = True
+
+    def pass_on_notice(self) -> None:
+        """Look again if a change from elsewhere was noticed (after a claim, or each sweep)."""
+        if self._noticed:
+            self._noticed = False
+            self.look_again()
+
+    def deadlines_changed(self) -> None:
+        """A deadline earlier than every other was added: shorten the wait."""
+        with self._changed:
+            self._deadlines_changed = True
+            self._changed.notify_all()
+
+    def stop(self) -> None:
+        """No more promotions or ticks; deadlines are kept until the workers are gone."""
+        with self._changed:
+            self._stopping = True
+            self._changed.notify_all()
+
+    def workers_changed(self) -> None:
+        """A worker's place was given up: the last one gone ends a stopping scheduler."""
+        with self._changed:
+            self._changed.notify_all()
+
+    def _ended(self) -> bool:
+        return self._stopping and self._workers_gone()
+
+    def _loop(self) -> None:
+        """Sleep until the earliest due job or deadline; then promote, wake workers, act.
+
+        No polling: the wait ends at the earliest due time this runner knows
+        of, or when an enqueue here or a change from elsewhere may have made
+        an earlier one. Wakes that arrive while it looks are folded into one
+        more look, so a busy database costs one indexed read per look.
+        """
+        retry_delay: float | None = None
+        due_at: float | None = None  # monotonic time the earliest known job falls due
+        tick_at: float | None = None
+        look = True
+        while True:
+            self._act_on_deadlines()
+            stopping = self._stopping
+            if stopping:
+                # No more promotions or ticks, but timeouts and the grace of handlers told
+                # to stop are kept until the last worker is gone: join depends on them.
+                if self._workers_gone():
+                    return
+                due_at = tick_at = None
+            else:
+                if look:
+                    try:
+                        due_at = self._promote_due()
+                    except Exception as error:
+                        # The promotion may have committed with its reply lost: the jobs
+                        # are due now and no later look finds them scheduled. Let the
+                        # workers look; an idle one that finds nothing waits again.
+                        self._wake_every_idle()
+                        retry_delay = next_claim_retry_delay(retry_delay)
+                        self._log.warning(
+                            "scheduling due jobs failed; retrying category=%s retry_in=%.3fs",
+                            loggable_category(error),
+                            retry_delay,
+                        )
+                        due_at = self._clock.monotonic() + retry_delay
+                    else:
+                        retry_delay = None
+                tick_at = self._ticks.enqueue_due()
+            self._clock.wait_for(
+                self._changed,
+                functools.partial(self._woken, stopping),
+                self._next_wait(due_at, tick_at),
+            )
+            with self._changed:
+                look_soon = self._look_soon
+                self._look_soon = self._deadlines_changed = False
+            look = look_soon or (due_at is not None and self._clock.monotonic() >= due_at)
+
+    def _woken(self, was_stopping: bool) -> bool:
+        """What ends the scheduler's wait early: news, a stop, the last worker gone."""
+        return (
+            self._look_soon
+            or self._deadlines_changed
+            or self._stopping != was_stopping
+            or (was_stopping and self._workers_gone())
+        )
+
+    def _next_wait(self, due_at: float | None, tick_at: float | None) -> float | None:
+        """Seconds until the earliest due job, tick or deadline; None: nothing to wait for."""
+        times = [t for t in (due_at, tick_at, self._deadlines.next_at()) if t is not None]
+        if not times:
+            return None
+        return min(LONGEST_WAIT, max(0.0, min(times) - self._clock.monotonic()))
+
+    def _promote_due(self) -> float | None:
+        """Promote what is due, wake workers for it, and say when the next job falls due, on
+        the monotonic clock (None: no job is scheduled)."""
+        due = self._store.next_due()
+        now = self._clock.now()
+        if due is not None and due <= now:
+            promoted = self._store.promote_due(now=now)
+            if promoted:
+                self._wake(promoted)
+            due = self._store.next_due()
+        if due is None:
+            return None
+        read_at = self._clock.monotonic()  # first: a clock moving between reads wakes it early
+        return read_at + max(0.0, (due - self._clock.now()).total_seconds())

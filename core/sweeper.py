@@ -1,0 +1,122 @@
+"""The sweep's duties to others: handlers whose job was cancelled, dead runners' jobs, lost claims.
+
+Each sweep of the liveness keeper (core/keeper.py) runs them in that order.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from jobtable.core.attempts import Attempt, Attempts
+from jobtable.core.clock import Clock
+from jobtable.core.codes import CANCELLED, INTERRUPTED
+from jobtable.core.jobs import Claim
+from jobtable.core.liveness import SWEEP_INTERVAL, DeathJudge
+from jobtable.core.observer import NoObserver, RunnerObserver
+from jobtable.core.ports import JobStore
+
+
+class Sweeper:
+    """Settles for runner ``runner_id`` what no worker of any live runner will finish."""
+
+    def __init__(
+        self,
+        store: JobStore,
+        clock: Clock,
+        log: logging.Logger,
+        *,
+        runner_id: str,
+        attempts: Attempts,
+        kept_for_workers: Callable[[], set[Claim]],
+        left_running: Callable[[], dict[Claim, str]],
+        preempt: Callable[[Attempt, str], None],
+        wake_one: Callable[[], None],
+        observer: RunnerObserver | None = None,
+        interval: float | None = SWEEP_INTERVAL,
+    ) -> None:
+        """``kept_for_workers`` names claims made for idle workers about to take them: run by
+        no worker yet, but not lost. ``left_running`` names claims whose handler ran but whose
+        outcome could not be recorded, each with the code to settle it with: never given back
+        as if unrun. ``preempt`` stops a handler with a code; ``wake_one`` has a worker look
+        for jobs; ``observer`` hears of the jobs of dead runners settled here. ``interval`` is
+        the seconds between sweeps (None: swept by hand, at the default pace)."""
+        self._store = store
+        self._clock = clock
+        self._log = log
+        self._id = runner_id
+        self._attempts = attempts
+        self._kept_for_workers = kept_for_workers
+        self._left_running = left_running
+        self._preempt = preempt
+        self._wake_one = wake_one
+        self._observer: RunnerObserver = observer or NoObserver()
+        self._judge = DeathJudge(store.liveness_terms, interval=interval or SWEEP_INTERVAL)
+        self._suspects: set[Claim] = set()  # held here, run by no worker, at the last sweep
+
+    def stop_cancelled(self) -> None:
+        """Tell the handlers of jobs someone asked to cancel (here or elsewhere) to stop."""
+        if not self._attempts.busy():
+            return  # nothing running: no query
+        requested = set(self._store.cancel_requests(self._id))
+        for attempt in self._attempts.find(requested):
+            if attempt.stop_reason is None:
+                self._preempt(attempt, CANCELLED)
+
+    def settle_dead(self) -> None:
+        """Settle the jobs of the runners whose death is now certain (a first look judges none)."""
+        at = self._clock.monotonic()
+        sightings = [seen for seen in self._store.sight_runners() if seen.runner_id != self._id]
+        dead = self._judge.judge(sightings, at=at, returned_at=self._clock.monotonic())
+        if not dead:
+            return
+        try:
+            recovered = self._store.settle_dead(dead, code=INTERRUPTED, now=self._clock.now())
+        except Exception:
+            self._wake_one()  # its jobs may be queued already, the reply lost: a worker looks
+            raise
+        if recovered.failed or recovered.requeued:
+            self._observer.jobs_recovered(recovered)
+        if recovered.failed:
+            self._log.warning("marked jobs interrupted by restart count=%d", recovered.failed)
+        if recovered.requeued:
+            self._log.warning("requeued jobs of a dead runner count=%d", recovered.requeued)
+            self._wake_one()
+
+    def requeue_lost_claims(self) -> None:
+        """Give back the jobs held in this runner's name that no worker of it runs.
+
+        A claim the database committed but whose reply was lost (a connection
+        dropped after COMMIT) leaves a job running under a live runner, which
+        no sweep for dead runners would ever touch. A job seen so in two
+        sweeps in a row is such a claim: a worker tracks a job microseconds
+        after its claim returns. Its handler never ran, so its attempt is
+        given back.
+        """
+        running_here = {attempt.claim for attempt in self._attempts.snapshot()}
+        running_here |= self._kept_for_workers()
+        lost = {claim for claim in self._suspects if claim not in running_here}
+        left_running = self._left_running()
+        ran = {claim for claim in lost if claim in left_running}  # handlers ran: not unrun
+        try:
+            for claim in ran:
+                code = left_running[claim]
+                if self._store.interrupt(claim, code=code, now=self._clock.now()):
+                    self._log.warning(
+                        "settled a job whose outcome was never recorded code=%s", code
+                    )
+                    self._wake_one()
+            if lost - ran:
+                moved = self._store.release_claims(lost - ran, now=self._clock.now())
+                if moved:
+                    self._log.warning("requeued jobs whose claim reply was lost count=%d", moved)
+                    self._wake_one()
+        except Exception:
+            # It may have committed with its reply lost: the jobs are queued and no later
+            # sweep sees them running here. A worker looks; finding nothing, it waits again.
+            self._wake_one()
+            raise
+        held = self._store.running_claims(self._id)
+        running_here = {attempt.claim for attempt in self._attempts.snapshot()}
+        running_here |= self._kept_for_workers()
+        self._suspects = {claim for claim in held if claim not in running_here} - lost
