@@ -80,15 +80,24 @@ class UnknownKindError(LookupError):
         self.kind = kind
 
 
+PROBLEMS_SHOWN = 10
+"""How many of a payload's problems its error's message lists (``problems`` has them all)."""
+
+
 class InvalidPayloadError(ValueError):
-    """An enqueue by name whose payload does not fit the kind; nothing was stored.
+    """An enqueue whose payload does not fit the kind; nothing was stored.
 
     ``problems`` name each offending field path and what was expected, never
-    a submitted value, so they are safe to show to whoever sent the payload.
+    a submitted value, so they (and the message, which lists them) are safe to
+    show to whoever sent the payload.
     """
 
     def __init__(self, kind: str, problems: tuple[str, ...]) -> None:
-        super().__init__("payload does not match the job kind")
+        shown = "; ".join(problems[:PROBLEMS_SHOWN])
+        more = len(problems) - PROBLEMS_SHOWN
+        if more > 0:
+            shown += f" (and {more} more)"
+        super().__init__(f"payload does not match the job kind {kind!r}: {shown}")
         self.kind = kind
         self.problems = problems
 

@@ -543,18 +543,20 @@ class Runner:
             return None
         return outcome, job
 
-    def detail(self, job_id: str) -> tuple[JobDetail, list[str]] | None:
-        """The job's detail and, when it is not running, why it waits (plain sentences)."""
+    def detail(self, job_id: str) -> JobDetail | None:
+        """The job's detail (its job as ``get`` gives it, its attempts) and, when it is not
+        running, why it waits (``waiting``, plain sentences); None when there is no such job."""
         detail = self._store.detail(job_id) if could_exist(job_id) else None
         if detail is None:
             return None
-        return detail, why_waiting(
+        waiting = why_waiting(
             detail,
             now=self._clock.now(),
             paused=self._store.paused_queues(),
             runners=self._store.runners(),
             ahead=lambda: self._store.jobs_ahead(detail),
         )
+        return attrs.evolve(detail, waiting=tuple(waiting))
 
     def begin_idempotent(self, key: str, request_hash: str) -> Repeat | None:
         """Take an idempotency key for a request (None: go on, then ``keep_answer``), or

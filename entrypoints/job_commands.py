@@ -50,7 +50,7 @@ def run_get(args: argparse.Namespace) -> int:
             return _wait_for(store, runner, args.id)
         if detail:
             found = one_off_runner(args, store).detail(args.id)
-            shown = None if found is None else views.job_detail(*found)
+            shown = None if found is None else views.job_detail(found)
         else:
             job = store.get(args.id) if could_exist(args.id) else None
             shown = None if job is None else job.to_public()

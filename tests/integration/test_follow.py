@@ -6,6 +6,7 @@ import io
 import json
 import sqlite3
 import threading
+from typing import Any
 
 import attrs
 import pytest
@@ -19,16 +20,16 @@ from jobtable.core.jobs import JobEvent, JobEvents, events_after
 from jobtable.entrypoints.follow import follow
 
 
-def job(status: Status, result: str | None = None, error: str | None = None) -> Job:
+def job(status: Status, result: Any = None, error: str | None = None) -> Job:
     return Job(id="j1", kind="countdown", status=status, result=result, error=error)
 
 
 STATES = [
     job(Status.QUEUED),
     job(Status.RUNNING),
-    job(Status.RUNNING, '{"remaining":2}'),
-    job(Status.RUNNING, '{"remaining":1}'),
-    job(Status.SUCCEEDED, '{"remaining":0,"counted":2}'),
+    job(Status.RUNNING, {"remaining": 2}),
+    job(Status.RUNNING, {"remaining": 1}),
+    job(Status.SUCCEEDED, {"remaining": 0, "counted": 2}),
 ]
 
 
@@ -166,7 +167,7 @@ def test_a_failure_the_job_was_retried_from_does_not_end_the_follow():
         job(Status.FAILED, error="boom"),
         job(Status.QUEUED),
         job(Status.RUNNING),
-        job(Status.SUCCEEDED, '{"ok":true}'),
+        job(Status.SUCCEEDED, {"ok": True}),
     ]
     history = History(retried)
     history.shown = 4  # the first read already holds the failure and the retry after it
