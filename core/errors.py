@@ -72,6 +72,15 @@ class StoreError(Exception):
         self.category = category
 
 
+class JobNotFoundError(LookupError):
+    """No job has this id (never had, or it was pruned): raised by a client's ``wait`` and
+    ``follow``, where there is no job to return (``get`` returns None instead)."""
+
+    def __init__(self, job_id: str) -> None:
+        super().__init__(f"no job {job_id!r}")
+        self.job_id = job_id
+
+
 class UnknownKindError(LookupError):
     """An enqueue by name for a kind with no registered handler; nothing was stored."""
 

@@ -1,4 +1,5 @@
-"""``enqueue --wait`` rendering, and the watcher that notices other processes' commits."""
+"""``enqueue --wait`` rendering of the versions core/following.py yields, and the watcher
+that notices other processes' commits."""
 
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ from jobtable.adapters.sqlite import SqliteStore
 from jobtable.adapters.sqlite.watcher import DataVersionWatcher
 from jobtable.core import Job, Status
 from jobtable.core.changes import JobChanges
+from jobtable.core.following import job_versions
 from jobtable.core.jobs import JobEvent, JobEvents, events_after
-from jobtable.entrypoints.follow import follow
+from jobtable.entrypoints.follow import show_changes
 
 
 def job(status: Status, result: Any = None, error: str | None = None) -> Job:
@@ -44,6 +46,10 @@ class History:
         self.subscription = self.changes.subscribe("j1")
         self.asked: list[int | None] = []
 
+    def versions(self):
+        """The job's versions as a client's ``follow`` yields them, from this history."""
+        return job_versions("j1", self.read, lambda: self.subscription.wait(10))
+
     def read(self, after: int | None) -> JobEvents:
         self.asked.append(after)
         known = self.events[: self.shown]
@@ -59,7 +65,7 @@ class History:
 def test_piped_output_is_one_json_line_per_change_then_the_final_job():
     history = History(list(STATES))
     out, err = io.StringIO(), io.StringIO()
-    final = follow(history.read, history.subscription, out=out, err=err, live=False)
+    final = show_changes(history.versions(), out=out, err=err, live=False)
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
     assert [(line["status"], line["result"]) for line in lines] == [
         ("queued", None),
@@ -77,7 +83,7 @@ def test_a_follower_behind_the_kept_history_starts_again_from_the_current_state(
     history = History(list(STATES), kept_from=3)
     history.shown = 4  # the first read already sees versions 0-3, of which 0-2 are trimmed
     out, err = io.StringIO(), io.StringIO()
-    follow(history.read, history.subscription, out=out, err=err, live=False)
+    show_changes(history.versions(), out=out, err=err, live=False)
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
     assert [(line["status"], line["result"]) for line in lines] == [
         ("running", {"remaining": 1}),
@@ -88,7 +94,7 @@ def test_a_follower_behind_the_kept_history_starts_again_from_the_current_state(
 def test_a_terminal_gets_one_live_line_and_the_final_job_on_stdout():
     history = History(list(STATES))
     out, err = io.StringIO(), io.StringIO()
-    follow(history.read, history.subscription, out=out, err=err, live=True)
+    show_changes(history.versions(), out=out, err=err, live=True)
     redraws = err.getvalue().split("\r\033[K")[1:]
     assert redraws == [
         "queued",
@@ -172,7 +178,7 @@ def test_a_failure_the_job_was_retried_from_does_not_end_the_follow():
     history = History(retried)
     history.shown = 4  # the first read already holds the failure and the retry after it
     out, err = io.StringIO(), io.StringIO()
-    final = follow(history.read, history.subscription, out=out, err=err, live=False)
+    final = show_changes(history.versions(), out=out, err=err, live=False)
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
     assert [line["status"] for line in lines] == [
         "queued", "running", "failed", "queued", "running", "succeeded",
