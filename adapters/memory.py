@@ -41,6 +41,7 @@ from jobtable.core.jobs import (
     RetryOutcome,
     events_after,
     every_attempt,
+    stored_result,
 )
 from jobtable.core.liveness import (
     DeadRunner,
@@ -720,7 +721,7 @@ class MemoryStore:
             id=row.id,
             kind=row.kind,
             status=row.shown_status(),
-            result=row.result,
+            result=stored_result(row.result),
             error=row.error,
             version=row.version,
         )

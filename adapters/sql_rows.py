@@ -35,6 +35,7 @@ from jobtable.core.jobs import (
     QueueState,
     events_after,
     every_attempt,
+    stored_result,
 )
 from jobtable.core.liveness import RunnerInfo, RunnerRecord
 from jobtable.core.outcome import Requeue, Succeed, Write
@@ -175,9 +176,9 @@ def job_detail(row: Any, *, parse_time: Callable[[Any], datetime.datetime]) -> J
     (
         job_id, kind, shown, result, error, queue, priority, run_at, attempt, max_attempts,
         created_at, started_at, finished_at, timeout, unique_key, cancel_requested,
-        claimed_by, attempts_log, last_code, _stored_status, snoozes,
+        claimed_by, attempts_log, last_code, _stored_status, snoozes, version,
     ) = row  # fmt: skip
-    job = Job(id=job_id, kind=kind, status=Status(shown), result=result, error=error)
+    job = public_job((job_id, kind, shown, result, error, version))
     started = None if started_at is None else parse_time(started_at)
     finished = None if finished_at is None else parse_time(finished_at)
     return JobDetail(
@@ -211,7 +212,12 @@ def public_job(row: Any) -> Job:
     """An ``id, kind, shown status, result, error, version`` row as the public job."""
     job_id, kind, status, result, error, version = row
     return Job(
-        id=job_id, kind=kind, status=Status(status), result=result, error=error, version=version
+        id=job_id,
+        kind=kind,
+        status=Status(status),
+        result=stored_result(result),
+        error=error,
+        version=version,
     )
 
 
@@ -220,23 +226,11 @@ def job_events(rows: Any, job_id: str, *, after: int | None) -> JobEvents | None
     ``after``; None for no row (no such job)."""
     if not rows:
         return None
-    kind, shown, result, error, version = rows[0][:5]
-    current = Job(
-        id=job_id, kind=kind, status=Status(shown), result=result, error=error, version=version
-    )
+    current = public_job((job_id, *rows[0][:5]))
+    kind = current.kind
     kept = tuple(
-        JobEvent(
-            version=changed,
-            job=Job(
-                id=job_id,
-                kind=kind,
-                status=Status(status),
-                result=changed_result,
-                error=changed_error,
-                version=changed,
-            ),
-        )
-        for *_, changed, status, changed_result, changed_error in rows
+        JobEvent(version=changed, job=public_job((job_id, kind, status, result, error, changed)))
+        for *_, changed, status, result, error in rows
         if changed is not None
     )
     return events_after(current, kept, after=after)

@@ -7,7 +7,7 @@
         countdowns = myapp.jobs.register(kit.kinds)
         job_id = countdowns.enqueue(CountdownPayload(seconds=3))
         (job,) = kit.drain()
-        assert job.to_public()["result"] == {"remaining": 0, "counted": 3}
+        assert job.result == {"remaining": 0, "counted": 3}
 
 ``drain()`` runs every due job to completion in the calling thread,
 including jobs those handlers enqueue, and returns them in the order they

@@ -12,6 +12,7 @@ from jobtable.core.enqueue_options import EnqueueOptions, InvalidOptionError, Un
 from jobtable.core.errors import (
     Failure,
     InvalidPayloadError,
+    JobNotFoundError,
     RegistrationError,
     RunnerStateError,
     Snooze,
@@ -63,6 +64,7 @@ __all__ = [
     "Job",
     "JobContext",
     "JobDetail",
+    "JobNotFoundError",
     "JobNotHeldError",
     "JobStore",
     "Kind",

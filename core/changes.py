@@ -12,6 +12,8 @@ from __future__ import annotations
 import threading
 from types import TracebackType
 
+from jobtable.core.clock import Clock
+
 
 class Subscription:
     """One reader's interest in one job; a context manager that unsubscribes on exit."""
@@ -19,20 +21,30 @@ class Subscription:
     def __init__(self, hub: JobChanges, job_id: str) -> None:
         self._hub = hub
         self.job_id = job_id
-        self._poked = threading.Event()
+        self._changed = threading.Condition()
+        self._poked = False
 
     def poke(self) -> None:
-        self._poked.set()
+        with self._changed:
+            self._poked = True
+            self._changed.notify_all()
 
-    def wait(self, timeout: float) -> bool:
-        """Wait up to ``timeout`` seconds for a poke; True when poked (read again).
+    def wait(self, timeout: float | None, *, clock: Clock | None = None) -> bool:
+        """Wait up to ``timeout`` seconds (None: for good) for a poke; True when poked (read
+        again), False when the time ran out.
 
         A poke that came since the last wait counts: read, then wait, and no
         change between the two is missed. True too once the hub is closed.
+        The wait is timed on ``clock`` when given (a fake clock's tests), else
+        in real time.
         """
-        poked = self._poked.wait(timeout)
-        if poked:
-            self._poked.clear()
+        if clock is None:
+            with self._changed:
+                self._changed.wait_for(lambda: self._poked, timeout)
+        else:
+            clock.wait_for(self._changed, lambda: self._poked, timeout)
+        with self._changed:
+            poked, self._poked = self._poked, False
         return poked or self._hub.closed
 
     def __enter__(self) -> Subscription:

@@ -72,6 +72,15 @@ class StoreError(Exception):
         self.category = category
 
 
+class JobNotFoundError(LookupError):
+    """No job has this id (never had, or it was pruned): raised by a client's ``wait`` and
+    ``follow``, where there is no job to return (``get`` returns None instead)."""
+
+    def __init__(self, job_id: str) -> None:
+        super().__init__(f"no job {job_id!r}")
+        self.job_id = job_id
+
+
 class UnknownKindError(LookupError):
     """An enqueue by name for a kind with no registered handler; nothing was stored."""
 
@@ -80,15 +89,24 @@ class UnknownKindError(LookupError):
         self.kind = kind
 
 
+PROBLEMS_SHOWN = 10
+"""How many of a payload's problems its error's message lists (``problems`` has them all)."""
+
+
 class InvalidPayloadError(ValueError):
-    """An enqueue by name whose payload does not fit the kind; nothing was stored.
+    """An enqueue whose payload does not fit the kind; nothing was stored.
 
     ``problems`` name each offending field path and what was expected, never
-    a submitted value, so they are safe to show to whoever sent the payload.
+    a submitted value, so they (and the message, which lists them) are safe to
+    show to whoever sent the payload.
     """
 
     def __init__(self, kind: str, problems: tuple[str, ...]) -> None:
-        super().__init__("payload does not match the job kind")
+        shown = "; ".join(problems[:PROBLEMS_SHOWN])
+        more = len(problems) - PROBLEMS_SHOWN
+        if more > 0:
+            shown += f" (and {more} more)"
+        super().__init__(f"payload does not match the job kind {kind!r}: {shown}")
         self.kind = kind
         self.problems = problems
 

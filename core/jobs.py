@@ -31,15 +31,16 @@ job that snoozes or retries for ever stays the same size."""
 class Job:
     """A job as shown to anyone: exactly what GET /api/v1/jobs/{id} serves.
 
-    ``result`` is the JSON text of the latest partial or final result (None
-    until one is published); ``error`` is a failure code, set only on a
-    failed job.
+    ``result`` is the latest partial or final result as its decoded JSON
+    value (a dict, list, str, number, bool, or None until one is published);
+    ``error`` is a failure code, set only on a failed job.
     """
 
     id: str
     kind: str
     status: Status
-    result: str | None
+    result: Any = attrs.field(hash=False)
+    """Left out of the hash (a dict has none), kept in equality."""
     error: str | None
     version: int = attrs.field(default=0, eq=False)
     """How many visible changes the job has had (0: as created). Its HTTP ETag; not
@@ -51,9 +52,20 @@ class Job:
             "id": self.id,
             "kind": self.kind,
             "status": self.status.value,
-            "result": None if self.result is None else json.loads(self.result),
+            "result": self.result,
             "error": self.error,
         }
+
+
+def stored_result(text: str | None) -> Any:
+    """A stored result's JSON text as the value a Job holds; None for none, or for text that
+    is not JSON (a row written by hand): a read never fails on it."""
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError, RecursionError):
+        return None
 
 
 @attrs.frozen(kw_only=True)
@@ -153,7 +165,8 @@ class AttemptRecord:
 
 @attrs.frozen(kw_only=True)
 class JobDetail:
-    """Everything stored about a job that may be shown: its public view and its lifecycle."""
+    """Everything about a job that may be shown: its public view (as ``get`` gives it, with
+    its version), its lifecycle, its attempts, and why it waits."""
 
     job: Job
     queue: str
@@ -174,6 +187,9 @@ class JobDetail:
     snoozes: int = 0
     """How many times it snoozed (each gave its attempt back; ``attempts`` keeps the last
     ATTEMPTS_KEPT of any kind)."""
+    waiting: tuple[str, ...] = ()
+    """Why it is not running, in plain sentences (empty for a running or finished job).
+    Worked out by the core (``core/waiting.py``); a store leaves it empty."""
 
 
 class CancelOutcome(enum.Enum):

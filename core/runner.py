@@ -8,6 +8,9 @@ one. Idle workers sleep until woken: a single process never polls.
 Stopping has two phases, as River's and Oban's do: ``stop()`` takes no new
 job and lets running ones finish; ``stop_now()`` also tells every handler to
 stop. ``shutdown(grace)`` runs both in turn.
+
+Enqueues, reads and operator actions are its Client's (``runner.client``,
+core/client.py), which tells the pool what it stored.
 """
 
 from __future__ import annotations
@@ -18,31 +21,27 @@ import logging
 import os
 import random
 import threading
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any, cast
 
 from jobtable.core import codec
-from jobtable.core.announcing import AnnouncingStore
 from jobtable.core.attempts import Attempt, Attempts
 from jobtable.core.backoff import CLAIM_RETRY_MAXIMUM, next_claim_retry_delay
-from jobtable.core.builtins import Builtins, register_builtins
 from jobtable.core.changes import JobChanges
+from jobtable.core.client import Client
+from jobtable.core.client_operations import LocalWorkers
 from jobtable.core.clock import Clock
 from jobtable.core.codes import CANCELLED, INTERNAL_ERROR, INTERRUPTED, TIMED_OUT, UNKNOWN_KIND
 from jobtable.core.context import JobContext, JobNotHeldError
 from jobtable.core.enqueue_options import (
-    WHILE_ACTIVE,
     EnqueueOptions,
-    InvalidOptionError,
     check_queue,
-    check_text,
 )
-from jobtable.core.errors import InvalidPayloadError, RunnerStateError, UnknownKindError
+from jobtable.core.errors import RunnerStateError
 from jobtable.core.exchange import JobExchange
-from jobtable.core.idempotency import KeepAnswer, Repeat, check_key, judge_repeat
-from jobtable.core.ids import JobIdGenerator, could_exist
+from jobtable.core.idempotency import KeepAnswer, Repeat
+from jobtable.core.ids import JobIdGenerator
 from jobtable.core.jobs import (
-    MAX_PAGE,
     CancelOutcome,
     ClaimedJob,
     Enqueued,
@@ -50,15 +49,13 @@ from jobtable.core.jobs import (
     JobCount,
     JobDetail,
     JobEvents,
-    JobFilter,
     JobPage,
-    NewJob,
     QueueState,
     Retention,
     RetryOutcome,
 )
 from jobtable.core.keeper import LivenessKeeper
-from jobtable.core.kinds import EncodedJob, KindRegistry
+from jobtable.core.kinds import EncodedJob
 from jobtable.core.liveness import CHECK_INTERVAL, SWEEP_INTERVAL, RunnerInfo, RunnerRecord
 from jobtable.core.observer import SUCCEEDED, GuardedObserver, NoObserver, RunnerObserver
 from jobtable.core.outcome import (
@@ -74,13 +71,11 @@ from jobtable.core.outcome import (
 from jobtable.core.ports import JobStore, Watcher
 from jobtable.core.preemption import ABANDON, PREEMPT_GRACE, STOP, Deadlines
 from jobtable.core.recording import OutcomeRecorder, job_fields, loggable_category
-from jobtable.core.retention import PruneLoop, Pruner
+from jobtable.core.retention import PruneLoop
 from jobtable.core.retry import RetryAt, after_failure
 from jobtable.core.scheduler import Scheduler
-from jobtable.core.status import Status
 from jobtable.core.sweeper import Sweeper
 from jobtable.core.ticks import Ticks
-from jobtable.core.waiting import why_waiting
 
 STOP_NOW_WAIT = 5.0
 """Seconds ``shutdown`` waits for handlers once they were told to stop."""
@@ -146,10 +141,6 @@ class Runner:
             raise ValueError("Runner needs a clock")
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
             raise ValueError(f"Runner needs 0 or more workers, got {workers!r}")
-        self.changes = JobChanges() if changes is None else changes
-        """Readers waiting for a job to change (long-polls, event streams) subscribe here."""
-        store = cast(JobStore, AnnouncingStore(store, self.changes))
-        self._store = store
         self._clock = clock
         self._workers = workers
         self._queues = None if queues is None else frozenset(check_queue(q) for q in queues)
@@ -166,6 +157,30 @@ class Runner:
         self._prunes = prunes
         self._watches = watch
         self._watcher: Watcher | None = None
+        self._converter = codec.make_converter()
+        self.client = Client(
+            store,
+            clock,
+            changes=changes,
+            workers=LocalWorkers(
+                jobs_due=self._wake_for,
+                job_scheduled=self._reread_schedule_soon,
+                cancel_requested=self._cancel_here,
+                queue_resumed=self.notice_jobs_from_elsewhere,
+            ),
+            converter=self._converter,
+            logger=self._log,
+            holder=self.id,
+            retention=retention,
+        )
+        """Enqueues, reads and operator actions (core/client.py); the runner's own methods
+        for them are the client's."""
+        self.changes = self.client.changes
+        """Readers waiting for a job to change (long-polls, event streams) subscribe here."""
+        store = self._store = self.client.store  # every write announced to ``changes``
+        self._pruner = self.client.pruner
+        self.kinds = self.client.kinds
+        self.builtins = self.client.builtins
 
         # The worker pool: its wakes, its stop, the jobs its handlers run.
         lock = threading.Lock()
@@ -196,9 +211,6 @@ class Runner:
         self._recorder = OutcomeRecorder(
             store, clock, log, self._exchange, is_stopping=self._attempts.all_told_to_stop
         )
-        self._converter = codec.make_converter()
-        self.kinds = KindRegistry(self._converter, self._store_jobs)
-        self.builtins: Builtins = register_builtins(self.kinds)
 
         # The background loops, each on a thread of its own once started.
         self._ticks = Ticks(
@@ -206,7 +218,7 @@ class Runner:
             clock,
             log,
             kinds=self.kinds,
-            new_job=self._new_job,
+            new_job=self.client.new_job,
             enqueued=self._pass_the_wake,
         )
         self._scheduler = Scheduler(
@@ -220,7 +232,6 @@ class Runner:
             wake_every_idle=self._wake_every_idle_worker,
             workers_gone=self._no_workers_left,
         )
-        self._pruner = Pruner(store, clock, log, holder=self.id, retention=retention or Retention())
         self._pruning = PruneLoop(self._pruner, clock, log)
         sweeper = Sweeper(
             store,
@@ -388,11 +399,10 @@ class Runner:
         """What this runner reports its events to (a no-op unless one was given)."""
         return self._given_observer
 
-    # -- jobs --------------------------------------------------------------
+    # -- the client's methods: enqueue, read, wait, operate (core/client.py) ---
 
     def get(self, job_id: str) -> Job | None:
-        """The job with ``job_id`` as shown to anyone, or None when there is none."""
-        return self._store.get(job_id) if could_exist(job_id) else None
+        return self.client.get(job_id)
 
     def enqueue(
         self,
@@ -402,40 +412,77 @@ class Runner:
         *,
         keep: KeepAnswer | None = None,
     ) -> Enqueued:
-        """Enqueue a job by kind name with a decoded JSON payload, as a typed handle would.
-
-        The payload is validated exactly as the kind's handle validates it,
-        and stored as the handle would store it. Raises UnknownKindError,
-        InvalidPayloadError or InvalidOptionError, storing nothing. With
-        ``keep``, an idempotency key's answer is kept in the same transaction.
-        """
-        (enqueued,) = self._store_jobs([self.encode(kind, payload, options)], keep=keep)
-        return enqueued
+        return self.client.enqueue(kind, payload, options, keep=keep)
 
     def enqueue_batch(
         self, jobs: Sequence[EncodedJob], *, keep: KeepAnswer | None = None
     ) -> list[Enqueued]:
-        """Store jobs made by ``encode`` in one transaction: all of them, or none (with
-        ``keep``'s answer)."""
-        return self._store_jobs(jobs, keep=keep)
+        return self.client.enqueue_batch(jobs, keep=keep)
 
     def encode(self, kind: str, payload: Any, options: EnqueueOptions | None = None) -> EncodedJob:
-        """Check and encode one job by kind name, storing nothing (for ``enqueue_batch``)."""
-        spec = self.kinds.get(kind) if isinstance(kind, str) else None
-        if spec is None:
-            raise UnknownKindError(str(kind))
-        try:
-            structured = codec.structure_payload(self._converter, payload, spec.payload_type)
-            encoded = codec.encode_payload(self._converter, structured)
-        except codec.PayloadDecodeError as error:
-            raise InvalidPayloadError(kind, error.problems) from None
-        except codec.NotStrictJsonError as error:
-            raise InvalidPayloadError(kind, (error.problem,)) from None
-        return EncodedJob(
-            spec=spec,
-            payload=encoded,
-            options=(options or EnqueueOptions()).check(now=self._clock.now()),
+        return self.client.encode(kind, payload, options)
+
+    def detail(self, job_id: str) -> JobDetail | None:
+        return self.client.detail(job_id)
+
+    def events(self, job_id: str, after: int | None = None) -> JobEvents | None:
+        return self.client.events(job_id, after)
+
+    def wait(self, job_id: str, timeout: float | None = None) -> Job:
+        return self.client.wait(job_id, timeout)
+
+    def follow(self, job_id: str) -> Iterator[Job]:
+        return self.client.follow(job_id)
+
+    def list_jobs(
+        self,
+        *,
+        status: str | None = None,
+        kind: str | None = None,
+        queue: str | None = None,
+        limit: int = 50,
+        after: str | None = None,
+    ) -> JobPage:
+        return self.client.list_jobs(
+            status=status, kind=kind, queue=queue, limit=limit, after=after
         )
+
+    def cancel(self, job_id: str) -> tuple[CancelOutcome, Job] | None:
+        return self.client.cancel(job_id)
+
+    def retry(self, job_id: str) -> tuple[RetryOutcome, Job] | None:
+        return self.client.retry(job_id)
+
+    def queues(self) -> list[QueueState]:
+        return self.client.queues()
+
+    def pause_queue(self, name: str) -> None:
+        self.client.pause_queue(name)
+
+    def resume_queue(self, name: str) -> None:
+        self.client.resume_queue(name)
+
+    def runners(self) -> list[RunnerRecord]:
+        return self.client.runners()
+
+    def job_counts(self) -> list[JobCount]:
+        return self.client.job_counts()
+
+    def prune(self, retention: Retention | None = None) -> int | None:
+        """Delete the finished jobs ``retention`` (default: this runner's) no longer keeps;
+        how many, or None when another runner is pruning now."""
+        return self.client.prune(retention)
+
+    def begin_idempotent(self, key: str, request_hash: str) -> Repeat | None:
+        return self.client.begin_idempotent(key, request_hash)
+
+    def keep_answer(self, key: str, status: int, body: str) -> None:
+        self.client.keep_answer(key, status, body)
+
+    def forget_key(self, key: str) -> None:
+        self.client.forget_key(key)
+
+    # -- running jobs in the calling thread (tests) -------------------------
 
     def drain(self) -> list[Job]:
         """Run every due job to completion in the calling thread; return them as finished.
@@ -466,190 +513,6 @@ class Runner:
         return self._store.claim_next(
             runner_id=self.id, now=now, kinds=self._kinds, queues=self._queues
         )
-
-    def _store_jobs(
-        self,
-        requests: Sequence[EncodedJob],
-        *,
-        connection: Any = None,
-        keep: KeepAnswer | None = None,
-    ) -> list[Enqueued]:
-        """Store checked jobs (one, many in one transaction, or one on the caller's connection)."""
-        now = self._clock.now()  # one reading: the ids' time and the stored time agree
-        jobs = [self._new_job(request, now) for request in requests]
-        if connection is not None:
-            if len(jobs) != 1:
-                raise ValueError("enqueue on a connection takes one job at a time")
-            enqueued = [self._store.create_in(connection, jobs[0], now=now)]
-        elif len(jobs) == 1:
-            enqueued = [self._store.create(jobs[0], now=now, keep=keep)]
-        else:
-            enqueued = self._store.create_many(jobs, now=now, keep=keep) if jobs else []
-        due_now = sum(
-            1
-            for job, stored in zip(jobs, enqueued, strict=True)
-            if not stored.duplicate and (job.run_at is None or job.run_at <= now)
-        )
-        if due_now:
-            with self._wake:
-                self._wake_tokens = min(self._wake_tokens + due_now, self._workers)
-                self._wake.notify(due_now)
-        if len(enqueued) > due_now:
-            self._reread_schedule_soon()  # a scheduled job may fall due before any known
-        return enqueued
-
-    def _new_job(self, request: EncodedJob, now: datetime.datetime) -> NewJob:
-        spec, options = request.spec, request.options
-        unique = spec.unique or WHILE_ACTIVE
-        unique_key, while_active = unique.key(options.unique_key, request.payload, now)
-        return NewJob(
-            id=self._ids.next_id(_unix_ms(now)),
-            kind=spec.name,
-            payload=request.payload,
-            max_attempts=spec.policy.max_attempts,
-            retry=spec.policy,
-            queue=options.queue or spec.queue,
-            priority=spec.priority if options.priority is None else options.priority,
-            run_at=options.due(now),
-            timeout=spec.timeout if options.timeout is None else options.timeout,
-            unique_key=unique_key,
-            unique_while_active=while_active,
-            key_until=None if while_active else unique.held_until(now),
-        )
-
-    # -- operating: cancel, queues, detail ------------------------------------
-
-    def cancel(self, job_id: str) -> tuple[CancelOutcome, Job] | None:
-        """Cancel a job: at once when it is not running; a running one's handler is told to stop.
-
-        Returns what happened and the job as it is now, or None when there is
-        no such job. A running job is recorded ``cancelled`` when its handler
-        stops (within a second in whichever process runs it), unless it
-        returned a result first. A job that finished otherwise is left as it
-        is (REFUSED).
-        """
-        if not could_exist(job_id):
-            return None
-        outcome = self._store.cancel(job_id, now=self._clock.now())
-        if outcome is None:
-            return None
-        # Read before a handler here is told to stop: it may stop and record its outcome at
-        # once, and the answer to a request is the job as the request left it (running).
-        job = self._store.get(job_id)
-        if outcome is CancelOutcome.REQUESTED:
-            for attempt in self._attempts.snapshot():
-                if attempt.claim.job_id == job_id:
-                    self._preempt(attempt, CANCELLED)  # ours: no need to wait for a sweep
-        if job is None:
-            return None
-        return outcome, job
-
-    def detail(self, job_id: str) -> tuple[JobDetail, list[str]] | None:
-        """The job's detail and, when it is not running, why it waits (plain sentences)."""
-        detail = self._store.detail(job_id) if could_exist(job_id) else None
-        if detail is None:
-            return None
-        return detail, why_waiting(
-            detail,
-            now=self._clock.now(),
-            paused=self._store.paused_queues(),
-            runners=self._store.runners(),
-            ahead=lambda: self._store.jobs_ahead(detail),
-        )
-
-    def begin_idempotent(self, key: str, request_hash: str) -> Repeat | None:
-        """Take an idempotency key for a request (None: go on, then ``keep_answer``), or
-        say what a repeat of it gets: the first answer, "still in flight", or "reused".
-        Raises InvalidOptionError for a key that is not 1 to 255 visible ASCII characters."""
-        kept = self._store.begin_idempotent(check_key(key), request_hash, now=self._clock.now())
-        return None if kept is None else judge_repeat(kept, request_hash)
-
-    def keep_answer(self, key: str, status: int, body: str) -> None:
-        """The answer to the request that took ``key``, replayed to its repeats for 24 h."""
-        self._store.finish_idempotent(key, status=status, body=body)
-
-    def forget_key(self, key: str) -> None:
-        """Let ``key`` go: its request failed in a way a retry may fix (the database). A key
-        whose answer was kept stays: its jobs were stored (the reply was lost after)."""
-        self._store.drop_idempotent(key)
-
-    def queues(self) -> list[QueueState]:
-        return self._store.queues()
-
-    def pause_queue(self, name: str) -> None:
-        """Stop every runner claiming from ``name`` (its running jobs go on); persisted."""
-        self._store.set_queue_paused(check_queue(name), paused=True, now=self._clock.now())
-
-    def resume_queue(self, name: str) -> None:
-        self._store.set_queue_paused(check_queue(name), paused=False, now=self._clock.now())
-        self.notice_jobs_from_elsewhere()
-
-    def runners(self) -> list[RunnerRecord]:
-        """Every live runner on the database, oldest first."""
-        return self._store.runners()
-
-    # -- observing: lists, histories, counts; retry and retention ---------------
-
-    def list_jobs(
-        self,
-        *,
-        status: str | None = None,
-        kind: str | None = None,
-        queue: str | None = None,
-        limit: int = 50,
-        after: str | None = None,
-    ) -> JobPage:
-        """A page of jobs, newest first, that match every filter given.
-
-        ``status`` is a public status (queued includes jobs due later);
-        ``limit`` is clamped to 1..500; ``after`` is the previous page's
-        ``next_after``. Raises InvalidOptionError for an unknown status, or a kind, queue
-        or ``after`` that no job could have.
-        """
-        which = JobFilter(
-            status=_public_status(status),
-            kind=None if kind is None else check_text(kind, "kind"),
-            queue=None if queue is None else check_queue(queue),
-        )
-        if after is not None and not could_exist(after):
-            raise InvalidOptionError("after", "must be the id of the last job of a page")
-        size = max(1, min(MAX_PAGE, int(limit)))
-        found = self._store.list_jobs(which, limit=size + 1, after=after)
-        page = tuple(found[:size])
-        return JobPage(jobs=page, next_after=page[-1].id if len(found) > size else None)
-
-    def events(self, job_id: str, after: int | None = None) -> JobEvents | None:
-        """The job's changes after version ``after`` (None: all it keeps, from its creation)."""
-        return self._store.events(job_id, after=after) if could_exist(job_id) else None
-
-    def retry(self, job_id: str) -> tuple[RetryOutcome, Job] | None:
-        """Queue a failed job again (any code, ``cancelled`` and ``timed_out`` too) with one
-        more attempt allowed; its earlier attempts stay in its detail.
-
-        REFUSED when it has not failed; None when there is no such job.
-        """
-        if not could_exist(job_id):
-            return None
-        outcome = self._store.retry(job_id, now=self._clock.now())
-        if outcome is None:
-            return None
-        if outcome is RetryOutcome.RETRIED:
-            with self._wake:
-                self._wake_tokens = min(self._wake_tokens + 1, self._workers)
-                self._wake.notify()
-        job = self._store.get(job_id)
-        return None if job is None else (outcome, job)
-
-    def job_counts(self) -> list[JobCount]:
-        """Jobs queued, scheduled and running, by queue and kind: cheap enough for every scrape."""
-        return self._store.job_counts()
-
-    def prune(self, retention: Retention | None = None) -> int | None:
-        """Delete the finished jobs ``retention`` (default: this runner's) no longer keeps.
-
-        Returns how many, or None when another runner is pruning now.
-        """
-        return self._pruner.prune(retention)
 
     # -- workers -----------------------------------------------------------
 
@@ -977,6 +840,13 @@ class Runner:
 
     # -- cancels, timeouts and handlers left behind ----------------------------
 
+    def _cancel_here(self, job_id: str) -> None:
+        """A cancel asked of a running job: stop its handler if it runs here (else another
+        process's runner sees the flag on its next sweep)."""
+        for attempt in self._attempts.snapshot():
+            if attempt.claim.job_id == job_id:
+                self._preempt(attempt, CANCELLED)
+
     def _preempt(self, attempt: Attempt, code: str) -> None:
         """Tell a handler to stop with ``code`` now; leave it behind if it has not returned
         after PREEMPT_GRACE."""
@@ -1064,16 +934,6 @@ class Runner:
 
     def _no_workers_left(self) -> bool:
         return self._live_workers == 0  # one read of an int: no lock needed, none taken
-
-
-def _public_status(name: str | None) -> Status | None:
-    if name is None:
-        return None
-    try:
-        return Status(name)
-    except ValueError:
-        shown = ", ".join(status.value for status in Status)
-        raise InvalidOptionError("status", f"must be one of {shown}") from None
 
 
 def _unix_ms(now: datetime.datetime) -> int:

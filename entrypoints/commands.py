@@ -103,7 +103,7 @@ def one_off(args: argparse.Namespace) -> Iterator[Runner]:
 def one_off_runner(args: argparse.Namespace, store: Store) -> Runner:
     """An insert-only runner for a command that enqueues, reads or cancels, then exits."""
     runner = Runner(store, SystemClock(), workers=0, logger=logging.getLogger("jobtable.runner"))
-    load_kinds(runner, config.parse_modules(getattr(args, "kinds", None)))
+    load_kinds(runner.kinds, config.parse_modules(getattr(args, "kinds", None)))
     return runner
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime
 import os
 import re
+from collections.abc import Iterable
 
 import attrs
 
@@ -383,10 +384,19 @@ def parse_queues(value: str | None) -> QueueServing:
 def parse_modules(value: str | None) -> tuple[str, ...]:
     if not value:
         return ()
-    modules = tuple(part.strip() for part in value.split(",") if part.strip())
-    for module in modules:
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*", module):
+    return module_names(part.strip() for part in value.split(",") if part.strip())
+
+
+def module_names(names: Iterable[object], *, setting: str = "--kinds") -> tuple[str, ...]:
+    """Each a dotted module name, as given; a ConfigError naming ``setting`` otherwise."""
+    modules: list[str] = []
+    for module in names:
+        if not isinstance(module, str) or not re.fullmatch(_MODULE_NAME, module):
             raise ConfigError(
-                f"--kinds: {module!r} is not a module name; give dotted names like myapp.jobs"
+                f"{setting}: {module!r} is not a module name; give dotted names like myapp.jobs"
             )
-    return modules
+        modules.append(module)
+    return tuple(modules)
+
+
+_MODULE_NAME = r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*"

@@ -19,7 +19,7 @@ from jobtable.core.jobs import CancelOutcome, RetryOutcome
 from jobtable.entrypoints import config, views
 from jobtable.entrypoints.commands import CommandError, one_off, one_off_runner, open_for
 from jobtable.entrypoints.config import SETTINGS, ConfigError
-from jobtable.entrypoints.follow import follow
+from jobtable.entrypoints.follow import show_changes
 from jobtable.entrypoints.times import TimeFormatError, parse_duration, parse_rfc3339
 from jobtable.entrypoints.wiring import Store, follow_changes, redact
 
@@ -50,7 +50,7 @@ def run_get(args: argparse.Namespace) -> int:
             return _wait_for(store, runner, args.id)
         if detail:
             found = one_off_runner(args, store).detail(args.id)
-            shown = None if found is None else views.job_detail(*found)
+            shown = None if found is None else views.job_detail(found)
         else:
             job = store.get(args.id) if could_exist(args.id) else None
             shown = None if job is None else job.to_public()
@@ -191,19 +191,18 @@ def _whole_number(text: str) -> int | str:
 
 def _wait_for(store: Store, runner: Runner, job_id: str) -> int:
     """Print the job's changes as they happen (``follow``); exit as the job ended."""
-    with runner.changes.subscribe(job_id) as subscription:
-        watcher = follow_changes(store, runner.changes)
-        try:
-            job = follow(lambda after: runner.events(job_id, after), subscription)
-        except KeyboardInterrupt:
-            raise CommandError(
-                f"stopped waiting; the job goes on: jobtable get {job_id}",
-                exit_code=EXIT_INTERRUPTED,
-            ) from None
-        except LookupError:
-            raise CommandError(f"job {job_id} is gone (pruned or deleted)") from None
-        finally:
-            watcher.stop()
+    watcher = follow_changes(store, runner.changes)
+    try:
+        job = show_changes(runner.follow(job_id))
+    except KeyboardInterrupt:
+        raise CommandError(
+            f"stopped waiting; the job goes on: jobtable get {job_id}",
+            exit_code=EXIT_INTERRUPTED,
+        ) from None
+    except LookupError:
+        raise CommandError(f"job {job_id} is gone (pruned or deleted)") from None
+    finally:
+        watcher.stop()
     if job.error is not None:
         print(f"jobtable: job {job_id} failed: {job.error}", file=sys.stderr)
         return EXIT_JOB_FAILED

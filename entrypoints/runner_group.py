@@ -124,7 +124,7 @@ class RunnerGroup:
     def load_kinds(self, modules: tuple[str, ...]) -> None:
         """Each module's ``register(kinds)`` runs once per runner: each claims every kind."""
         for runner in self.runners:
-            load_kinds(runner, modules)
+            load_kinds(runner.kinds, modules)
 
     def start(self) -> None:
         """Start every runner; if one cannot start, stop those that did, then raise."""

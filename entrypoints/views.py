@@ -16,7 +16,7 @@ from jobtable.core.jobs import AttemptRecord, JobDetail, QueueState
 from jobtable.entrypoints.times import format_time
 
 
-def job_detail(detail: JobDetail, waiting: list[str]) -> dict[str, Any]:
+def job_detail(detail: JobDetail) -> dict[str, Any]:
     """The five public keys of the job, then its lifecycle, then why it waits (if it does)."""
     return {
         **detail.job.to_public(),
@@ -31,7 +31,7 @@ def job_detail(detail: JobDetail, waiting: list[str]) -> dict[str, Any]:
         "finished_at": format_time(detail.finished_at),
         "timeout": None if detail.timeout is None else float(detail.timeout),
         "attempts": [_attempt(record) for record in detail.attempts],
-        "waiting": list(waiting),
+        "waiting": list(detail.waiting),
     }
 
 

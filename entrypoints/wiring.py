@@ -16,7 +16,7 @@ from typing import Protocol
 
 from jobtable.adapters.sqlite import SqliteStore
 from jobtable.adapters.sqlite.connections import BUSY_TIMEOUT_MS
-from jobtable.core import JobStore, RegistrationError, Runner, RunnerStateError
+from jobtable.core import JobStore, KindRegistry, RegistrationError, RunnerStateError
 from jobtable.core.changes import JobChanges
 from jobtable.entrypoints.config import ConfigError
 
@@ -100,8 +100,9 @@ def open_store(
     )
 
 
-def load_kinds(runner: Runner, modules: tuple[str, ...]) -> None:
-    """Import each module and call its ``register(kinds)``.
+def load_kinds(kinds: KindRegistry, modules: tuple[str, ...], *, setting: str = "--kinds") -> None:
+    """Import each module and call its ``register(kinds)``; a ConfigError, starting with
+    ``setting`` (the flag or argument that named them), for one that will not.
 
     Modules are found in the current directory first, as ``python -m`` finds
     them: a console script's path holds only its own folder.
@@ -113,18 +114,20 @@ def load_kinds(runner: Runner, modules: tuple[str, ...]) -> None:
         try:
             module = importlib.import_module(name)
         except Exception as error:
-            raise ConfigError(f"--kinds: cannot import {name!r}: {_why_not(name, error)}") from None
+            raise ConfigError(
+                f"{setting}: cannot import {name!r}: {_why_not(name, error)}"
+            ) from None
         register = getattr(module, "register", None)
         if not callable(register):
-            raise ConfigError(f"--kinds: module {name!r} has no register(kinds) function")
+            raise ConfigError(f"{setting}: module {name!r} has no register(kinds) function")
         try:
-            register(runner.kinds)
+            register(kinds)
         except (RegistrationError, RunnerStateError) as error:
-            raise ConfigError(f"--kinds: {name}.register refused a kind: {error}") from None
+            raise ConfigError(f"{setting}: {name}.register refused a kind: {error}") from None
         except Exception as error:
             frame = traceback.extract_tb(error.__traceback__)[-1]
             raise ConfigError(
-                f"--kinds: {name}.register raised {type(error).__name__} "
+                f"{setting}: {name}.register raised {type(error).__name__} "
                 f"at {os.path.basename(frame.filename)}:{frame.lineno}"
             ) from None
 

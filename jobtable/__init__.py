@@ -2,11 +2,11 @@
 
 The public API is what ``__all__`` lists; everything else is an implementation
 detail that may change. The pure core (``Runner``, ``Failure``, ``JobContext``,
-...) is imported at once; the stores, the clock and the HTTP app are imported
-the first time they are used, so an application that only enqueues through
-SQLite never imports psycopg or Falcon.
+...) is imported at once; the stores, the clock, ``Client`` and the HTTP app are
+imported the first time they are used, so an application that only enqueues
+through SQLite never imports psycopg or Falcon.
 
-    from jobtable import Failure, JobContext, Runner, SqliteStore, SystemClock
+    from jobtable import Client, Failure, JobContext, Runner, SqliteStore, SystemClock
 
 The repository keeps the folders ``core/``, ``adapters/``, ``entrypoints/`` and
 ``migrations/`` at its top; they are installed as ``jobtable.core``,
@@ -35,6 +35,7 @@ from jobtable.core import (
     Job,
     JobContext,
     JobDetail,
+    JobNotFoundError,
     JobNotHeldError,
     JobStore,
     Kind,
@@ -57,10 +58,12 @@ if TYPE_CHECKING:
     from jobtable.adapters.sqlite import SqliteStore
     from jobtable.adapters.system_clock import SystemClock
     from jobtable.adapters.testkit import JobTestKit
+    from jobtable.entrypoints.embedded_client import Client
     from jobtable.entrypoints.http.app import create_app
     from jobtable.entrypoints.metrics import JobMetrics
 
 _LAZY = {
+    "Client": "jobtable.entrypoints.embedded_client",
     "MemoryStore": "jobtable.adapters.memory",
     "PostgresStore": "jobtable.adapters.postgres",
     "SqliteStore": "jobtable.adapters.sqlite",
@@ -77,6 +80,7 @@ __all__ = [
     "TIMED_OUT",
     "UNKNOWN_KIND",
     "CancelOutcome",
+    "Client",
     "Clock",
     "EnqueueOptions",
     "Enqueued",
@@ -87,6 +91,7 @@ __all__ = [
     "JobContext",
     "JobDetail",
     "JobMetrics",
+    "JobNotFoundError",
     "JobNotHeldError",
     "JobStore",
     "JobTestKit",

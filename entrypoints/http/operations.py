@@ -25,7 +25,7 @@ class JobDetailResource:
         found = self._runner.detail(job_id)
         if found is None:
             raise api_error(404, *JOB_NOT_FOUND)
-        resp.media = views.job_detail(*found)
+        resp.media = views.job_detail(found)
 
 
 class CancelResource:

@@ -10,6 +10,7 @@ import datetime
 import json
 import urllib.parse
 import uuid
+from typing import Any
 
 import attrs
 
@@ -45,10 +46,10 @@ def created_at(job_id: str) -> datetime.datetime | None:
     return datetime.datetime.fromtimestamp((parsed.int >> 80) / 1000, tz=datetime.UTC)
 
 
-def result_preview(result: str | None) -> str:
+def result_preview(result: Any) -> str:
     if result is None:
         return "—"
-    text = json.dumps(json.loads(result), ensure_ascii=False)
+    text = json.dumps(result, ensure_ascii=False)
     return text if len(text) <= RESULT_CHARS else text[: RESULT_CHARS - 1] + "…"
 
 

@@ -78,7 +78,7 @@ def _attempts(detail: JobDetail) -> Markup:
     )
 
 
-def _waiting(reasons: list[str]) -> Markup | None:
+def _waiting(reasons: tuple[str, ...]) -> Markup | None:
     if not reasons:
         return None
     return el(
@@ -101,7 +101,7 @@ def _actions(detail: JobDetail, csrf: str) -> Markup:
     )
 
 
-def render_job(detail: JobDetail, waiting: list[str], *, csrf: str, notice: str | None) -> str:
+def render_job(detail: JobDetail, *, csrf: str, notice: str | None) -> str:
     if notice == "stopping" and detail.job.status.finished:
         # It stopped before this page was drawn: say what became of it.
         notice = "cancelled" if detail.job.error == "cancelled" else None
@@ -115,7 +115,7 @@ def render_job(detail: JobDetail, waiting: list[str], *, csrf: str, notice: str 
             el("section", _lifecycle(detail)),
             class_="columns",
         ),
-        _waiting(waiting),
+        _waiting(detail.waiting),
         _attempts(detail),
         el("p", "", class_="live", data_field="live"),
     )

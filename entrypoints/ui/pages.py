@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import attrs
 import falcon
 
 from jobtable.core import Runner
@@ -59,20 +58,13 @@ class OverviewData(_Page):
 
 class JobPage(_Page):
     def on_get(self, req: falcon.Request, resp: falcon.Response, job_id: str) -> None:
-        # The five keys and their version from one read, the rest after: the page's stream
-        # starts at that version, so no change between the two reads is missed.
-        job = self._runner.get(job_id)
-        found = None if job is None else self._runner.detail(job_id)
-        if job is None or found is None:
+        # The job and its version come from one read: the page's stream starts at that
+        # version, so no change after the page was drawn is missed.
+        detail = self._runner.detail(job_id)
+        if detail is None:
             send_page(resp, render_missing(csrf=self._csrf(req)), status=404)
             return
-        detail, waiting = found
-        document = render_job(
-            attrs.evolve(detail, job=job),
-            waiting,
-            csrf=self._csrf(req),
-            notice=req.get_param("done"),
-        )
+        document = render_job(detail, csrf=self._csrf(req), notice=req.get_param("done"))
         send_page(resp, document)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import json
 import urllib.parse
+from typing import Any
 
 from jobtable.entrypoints.ui.markup import Markup, el
 
@@ -19,11 +20,9 @@ def when(value: datetime.datetime | None) -> Markup | str:
     return el("time", utc.strftime("%Y-%m-%d %H:%M:%S UTC"), datetime=utc.isoformat())
 
 
-def result_text(result: str | None) -> str:
+def result_text(result: Any) -> str:
     """A result's JSON, indented for reading (still escaped where it is shown)."""
-    if result is None:
-        return "null"
-    return json.dumps(json.loads(result), indent=2, ensure_ascii=False)
+    return json.dumps(result, indent=2, ensure_ascii=False)
 
 
 def status_badge(status: str, *, field: str | None = None) -> Markup:

@@ -124,7 +124,7 @@ def test_a_requeued_job_waits_for_its_time_keeps_its_partial_result_and_hands_it
     assert store.requeue(first.claim, retry, now=later(1))
     assert not store.requeue(first.claim, retry, now=later(1))  # fenced: once only
     job = store.get(job_id)
-    assert (job.status, job.result, job.error) == (Status.QUEUED, '{"done":4}', None)
+    assert (job.status, job.result, job.error) == (Status.QUEUED, {"done": 4}, None)
     assert claim(store, now=later(29)) is None
     store.promote_due(now=later(30))
     second = claim(store, now=later(30))
@@ -282,6 +282,20 @@ def test_the_detail_tells_the_whole_story(store):
     assert as_datetime(detail.attempts[0].ended_at) == later(5)
     assert as_datetime(detail.finished_at) == later(12)
     assert store.detail("missing") is None
+
+
+def test_the_details_job_is_the_job_get_gives_with_its_version(store):
+    job_id = add(store)
+    running = claim(store)
+    for done in (1, 2, 3):
+        assert store.publish(running.claim, result=f'{{"done":{done}}}', now=later(done))
+    store.succeed(running.claim, result='{"done":4}', now=later(4))
+    job = store.get(job_id)
+    assert (job.version, job.result) == (5, {"done": 4})  # claimed, three publishes, succeeded
+    detail = store.detail(job_id)
+    assert detail.job == job
+    assert detail.job.version == job.version  # equality leaves the version out: ask for it
+    assert detail.waiting == ()  # the core says why a job waits, not the store
 
 
 def test_jobs_ahead_counts_due_jobs_before_it_in_claim_order(store):

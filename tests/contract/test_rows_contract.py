@@ -14,7 +14,7 @@ from jobtable.adapters.fake_clock import FakeClock
 from jobtable.core import DeadRunner, NewJob, Runner, Status
 from jobtable.core.codes import INTERNAL_ERROR, INTERRUPTED
 from jobtable.core.ids import JobIdGenerator
-from jobtable.core.jobs import ATTEMPTS_KEPT
+from jobtable.core.jobs import ATTEMPTS_KEPT, JobFilter
 from jobtable.core.outcome import Requeue
 from tests.support.rows import write_row
 from tests.unit.kinds_for_tests import CountPayload, CountResult, count
@@ -142,6 +142,18 @@ def test_a_running_row_whose_policy_cannot_be_read_is_settled_failed(store, engi
     assert (recovered.failed, recovered.requeued) == (1, 0)
     assert store.get(job_id).error == INTERNAL_ERROR
     assert len(set_aside(store_log, job_id)) == 1
+
+
+def test_a_result_that_is_not_json_reads_as_none_wherever_the_job_is_shown(store, engine):
+    column, value = unreadable(engine, "checkpoint")
+    job_id = add(store)
+    write_row(store, job_id, **{column: value})
+
+    assert store.get(job_id).result is None
+    assert store.detail(job_id).job.result is None
+    (listed,) = store.list_jobs(JobFilter(), limit=1, after=None)
+    assert (listed.id, listed.result) == (job_id, None)
+    assert store.events(job_id, after=None).last.job.result is None
 
 
 def test_a_scheduled_time_that_cannot_be_read_hides_no_job_due_after_it(store, engine):

@@ -97,7 +97,7 @@ def test_publish_stores_a_partial_result_only_under_the_same_claim(store):
     for stale in stale_claims(claim):
         assert not store.publish(stale, result='{"done":99}', now=LATER)
     job = store.get(claim.job_id)
-    assert (job.status, job.result) == (Status.RUNNING, '{"done":1}')
+    assert (job.status, job.result) == (Status.RUNNING, {"done": 1})
 
 
 def test_succeed_records_the_result_only_under_the_same_claim(store):
@@ -107,7 +107,7 @@ def test_succeed_records_the_result_only_under_the_same_claim(store):
     assert store.get(claim.job_id).status is Status.RUNNING
     assert store.succeed(claim, result='{"done":2}', now=LATER)
     job = store.get(claim.job_id)
-    assert (job.status, job.result, job.error) == (Status.SUCCEEDED, '{"done":2}', None)
+    assert (job.status, job.result, job.error) == (Status.SUCCEEDED, {"done": 2}, None)
 
 
 def test_fail_records_the_code_and_keeps_the_partial_result_only_under_the_same_claim(store):
@@ -118,7 +118,7 @@ def test_fail_records_the_code_and_keeps_the_partial_result_only_under_the_same_
     assert store.get(claim.job_id).status is Status.RUNNING
     assert store.fail(claim, code="quota_exceeded", now=LATER)
     job = store.get(claim.job_id)
-    assert (job.status, job.result, job.error) == (Status.FAILED, '{"done":1}', "quota_exceeded")
+    assert (job.status, job.result, job.error) == (Status.FAILED, {"done": 1}, "quota_exceeded")
 
 
 def test_a_finished_job_cannot_be_changed_again(store):
@@ -128,7 +128,7 @@ def test_a_finished_job_cannot_be_changed_again(store):
     assert not store.publish(claim, result='{"done":5}', now=LATER)
     assert not store.succeed(claim, result='{"done":6}', now=LATER)
     job = store.get(claim.job_id)
-    assert (job.status, job.result, job.error) == (Status.SUCCEEDED, '{"done":1}', None)
+    assert (job.status, job.result, job.error) == (Status.SUCCEEDED, {"done": 1}, None)
 
 
 def test_get_of_an_unknown_id_returns_none(store):
@@ -178,7 +178,7 @@ def test_record_and_claim_records_the_outcome_and_claims_the_next_job(store):
     )
     assert (held, none_left) == ([True], [])
     job = store.get(waiting)
-    assert (job.status, job.error, job.result) == (Status.FAILED, "quota_exceeded", '{"done":0}')
+    assert (job.status, job.error, job.result) == (Status.FAILED, "quota_exceeded", {"done": 0})
 
 
 def test_record_and_claim_with_a_stale_claim_records_nothing_but_still_claims(store):
@@ -225,7 +225,7 @@ def test_release_claims_gives_back_untouched_only_jobs_still_running_under_those
     assert store.get(other.job_id).status is Status.RUNNING
     assert store.get(finished.job_id).status is Status.SUCCEEDED
     job = store.get(lost.job_id)
-    assert (job.status, job.result) == (Status.QUEUED, '{"done":1}')
+    assert (job.status, job.result) == (Status.QUEUED, {"done": 1})
     again = store.claim_next(runner_id="runner-me", now=LATER)
     assert (again.id, again.claim.attempt) == (lost.job_id, lost.attempt)  # attempt given back
     assert store.release_claims([], now=LATER) == 0
@@ -242,7 +242,7 @@ def test_interrupt_queues_a_job_again_while_its_stored_attempts_last(store, max_
         assert not store.interrupt(stale, code="interrupted by restart", now=LATER)
     assert store.interrupt(claim, code="interrupted by restart", now=LATER)
     job = store.get(claim.job_id)
-    assert (job.status, job.error, job.result) == (*expected, '{"done":1}')
+    assert (job.status, job.error, job.result) == (*expected, {"done": 1})
     assert not store.interrupt(claim, code="interrupted by restart", now=LATER)
 
 
@@ -337,7 +337,7 @@ def test_settling_a_dead_runner_settles_only_its_running_jobs_and_removes_its_ro
     assert (recovered.failed, recovered.requeued) == (1, 1)
     job = store.get(interrupted.job_id)
     assert (job.status, job.result, job.error) == (
-        Status.FAILED, '{"done":1}', "interrupted by restart",
+        Status.FAILED, {"done": 1}, "interrupted by restart",
     )  # fmt: skip
     assert store.get(retried.job_id).status is Status.QUEUED
     assert store.get(live.job_id).status is Status.RUNNING

@@ -59,12 +59,12 @@ def work(ctx: JobContext, payload: Work) -> Done:
     return Done(payload.n)
 
 
-def expected(n: int) -> tuple[Status, str | None, str | None]:
+def expected(n: int) -> tuple[Status, str | None, dict[str, int] | None]:
     if n % 5 == 0:
         return Status.FAILED, "declined", None
     if n % 7 == 0:
         return Status.FAILED, "internal_error", None
-    return Status.SUCCEEDED, None, f'{{"n":{n}}}'
+    return Status.SUCCEEDED, None, {"n": n}
 
 
 def wait_until_finished(store, job_ids: list[str], *, within: float) -> list:
@@ -172,7 +172,7 @@ def test_faults_with_retries_schedules_and_cancels_in_the_mix_run_no_job_past_it
                 # Only faults could fail it: three attempts, each ended by a lost outcome.
                 assert job.error in {"flaky", "interrupted by restart"}, job
             else:
-                assert job.result == f'{{"n":{n}}}', job
+                assert job.result == {"n": n}, job
         assert sum(job.status is Status.SUCCEEDED for job in jobs) > MIXED_JOBS * 0.8
         assert "Traceback" not in logs.text
 

@@ -54,7 +54,7 @@ def test_get_job_shows_progress_then_the_result(system, client):
     system.start()
     job_id = kind.enqueue(DraftPayload())
 
-    system.wait_for(job_id, lambda job: job.result == '{"days":1}')
+    system.wait_for(job_id, lambda job: job.result == {"days": 1})
     assert get_job(client, job_id) == {
         "id": job_id, "kind": "draft", "status": "running", "result": {"days": 1}, "error": None,
     }  # fmt: skip

@@ -58,7 +58,7 @@ def test_post_then_get_shows_progress_then_the_result(draft_system, client):
     job_id = result.json["id"]
     assert result.headers["Location"] == f"/api/v1/jobs/{job_id}"
 
-    draft_system.wait_for(job_id, lambda job: job.result == '{"days":1}')
+    draft_system.wait_for(job_id, lambda job: job.result == {"days": 1})
     mid = client.simulate_get(result.headers["Location"], headers=AUTH).json
     assert (mid["status"], mid["result"], mid["error"]) == ("running", {"days": 1}, None)
     draft_system.release.set()
@@ -217,7 +217,7 @@ def test_post_enqueues_the_builtin_noop(system, client):
     system.start()
     result = post(client, '{"kind":"noop","payload":{}}')
     assert result.status_code == 202
-    assert system.wait_for(result.json["id"]).result == '{"ok":true}'
+    assert system.wait_for(result.json["id"]).result == {"ok": True}
 
 
 def test_a_payload_is_stored_as_the_typed_handle_would_store_it(draft_system, client):

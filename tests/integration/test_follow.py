@@ -1,4 +1,5 @@
-"""``enqueue --wait`` rendering, and the watcher that notices other processes' commits."""
+"""``enqueue --wait`` rendering of the versions core/following.py yields, and the watcher
+that notices other processes' commits."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import io
 import json
 import sqlite3
 import threading
+from typing import Any
 
 import attrs
 import pytest
@@ -15,20 +17,21 @@ from jobtable.adapters.sqlite import SqliteStore
 from jobtable.adapters.sqlite.watcher import DataVersionWatcher
 from jobtable.core import Job, Status
 from jobtable.core.changes import JobChanges
+from jobtable.core.following import job_versions
 from jobtable.core.jobs import JobEvent, JobEvents, events_after
-from jobtable.entrypoints.follow import follow
+from jobtable.entrypoints.follow import show_changes
 
 
-def job(status: Status, result: str | None = None, error: str | None = None) -> Job:
+def job(status: Status, result: Any = None, error: str | None = None) -> Job:
     return Job(id="j1", kind="countdown", status=status, result=result, error=error)
 
 
 STATES = [
     job(Status.QUEUED),
     job(Status.RUNNING),
-    job(Status.RUNNING, '{"remaining":2}'),
-    job(Status.RUNNING, '{"remaining":1}'),
-    job(Status.SUCCEEDED, '{"remaining":0,"counted":2}'),
+    job(Status.RUNNING, {"remaining": 2}),
+    job(Status.RUNNING, {"remaining": 1}),
+    job(Status.SUCCEEDED, {"remaining": 0, "counted": 2}),
 ]
 
 
@@ -42,6 +45,10 @@ class History:
         self.changes = JobChanges()
         self.subscription = self.changes.subscribe("j1")
         self.asked: list[int | None] = []
+
+    def versions(self):
+        """The job's versions as a client's ``follow`` yields them, from this history."""
+        return job_versions("j1", self.read, lambda: self.subscription.wait(10))
 
     def read(self, after: int | None) -> JobEvents:
         self.asked.append(after)
@@ -58,7 +65,7 @@ class History:
 def test_piped_output_is_one_json_line_per_change_then_the_final_job():
     history = History(list(STATES))
     out, err = io.StringIO(), io.StringIO()
-    final = follow(history.read, history.subscription, out=out, err=err, live=False)
+    final = show_changes(history.versions(), out=out, err=err, live=False)
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
     assert [(line["status"], line["result"]) for line in lines] == [
         ("queued", None),
@@ -76,7 +83,7 @@ def test_a_follower_behind_the_kept_history_starts_again_from_the_current_state(
     history = History(list(STATES), kept_from=3)
     history.shown = 4  # the first read already sees versions 0-3, of which 0-2 are trimmed
     out, err = io.StringIO(), io.StringIO()
-    follow(history.read, history.subscription, out=out, err=err, live=False)
+    show_changes(history.versions(), out=out, err=err, live=False)
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
     assert [(line["status"], line["result"]) for line in lines] == [
         ("running", {"remaining": 1}),
@@ -87,7 +94,7 @@ def test_a_follower_behind_the_kept_history_starts_again_from_the_current_state(
 def test_a_terminal_gets_one_live_line_and_the_final_job_on_stdout():
     history = History(list(STATES))
     out, err = io.StringIO(), io.StringIO()
-    follow(history.read, history.subscription, out=out, err=err, live=True)
+    show_changes(history.versions(), out=out, err=err, live=True)
     redraws = err.getvalue().split("\r\033[K")[1:]
     assert redraws == [
         "queued",
@@ -166,12 +173,12 @@ def test_a_failure_the_job_was_retried_from_does_not_end_the_follow():
         job(Status.FAILED, error="boom"),
         job(Status.QUEUED),
         job(Status.RUNNING),
-        job(Status.SUCCEEDED, '{"ok":true}'),
+        job(Status.SUCCEEDED, {"ok": True}),
     ]
     history = History(retried)
     history.shown = 4  # the first read already holds the failure and the retry after it
     out, err = io.StringIO(), io.StringIO()
-    final = follow(history.read, history.subscription, out=out, err=err, live=False)
+    final = show_changes(history.versions(), out=out, err=err, live=False)
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
     assert [line["status"] for line in lines] == [
         "queued", "running", "failed", "queued", "running", "succeeded",

@@ -130,8 +130,8 @@ def test_the_readme_lifecycle_example_runs_as_written():
     kit.advance(datetime.timedelta(minutes=10).total_seconds())
     kit.drain()
     assert kit.get(busy).status == "succeeded"  # its second attempt
-    detail, waiting = kit.runner.detail(slow)
-    assert (detail.attempt, waiting[0].startswith("due at")) == (0, True)  # snoozes for good
+    detail = kit.runner.detail(slow)
+    assert (detail.attempt, detail.waiting[0].startswith("due at")) == (0, True)  # snoozes for good
 
 
 def test_the_readme_example_test_passes_against_the_readme_kind(myapp_jobs):

@@ -137,7 +137,7 @@ def test_a_queue_no_runner_of_the_process_serves_waits(store, group):
     served = api.enqueue("note", {}, EnqueueOptions(queue="mail"))
     claimed_by(store, served)
     assert store.get(waiting).status.value == "queued"
-    assert "no live runner of kind note serves queue elsewhere" in api.detail(waiting)[1]
+    assert "no live runner of kind note serves queue elsewhere" in api.detail(waiting).waiting
 
 
 def test_a_scheduled_job_wakes_the_runner_of_its_queue_when_due(store, group):
@@ -151,7 +151,7 @@ def test_resuming_a_queue_wakes_the_runner_that_serves_it(store, group):
     api, mail, _ = group.runners
     api.pause_queue("mail")
     job_id = api.enqueue("note", {}, EnqueueOptions(queue="mail"))
-    assert "queue mail is paused" in api.detail(job_id)[1]
+    assert "queue mail is paused" in api.detail(job_id).waiting
     api.resume_queue("mail")
     assert claimed_by(store, job_id) == mail.id
 
@@ -181,7 +181,7 @@ def test_a_group_stops_in_two_phases_across_all_its_runners(store, group):
     api = group.first
     held = [api.enqueue("hold", {}, EnqueueOptions(queue=queue)) for queue in ("mail", "reports")]
     store.wait_until(
-        lambda: all(store.get(job_id).result == '{"queue":"holding"}' for job_id in held),
+        lambda: all(store.get(job_id).result == {"queue": "holding"} for job_id in held),
         within=15,
     )
     group.stop()  # the first phase: no new claims, running handlers go on
@@ -189,7 +189,7 @@ def test_a_group_stops_in_two_phases_across_all_its_runners(store, group):
     assert [store.get(job_id).status.value for job_id in held] == ["running", "running"]
     group.stop_now()  # the second: every runner's handlers are told
     assert group.join(timeout=15)
-    assert [store.get(job_id).result for job_id in held] == ['{"queue":"told"}'] * 2
+    assert [store.get(job_id).result for job_id in held] == [{"queue": "told"}] * 2
     assert store.runners() == []
 
 

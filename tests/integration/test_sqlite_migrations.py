@@ -201,7 +201,7 @@ def test_a_job_the_reference_left_running_is_settled_not_run_again(tmp_path):
             clock.advance(0.5)
         clock.wait_for_sleepers(1)
         job = store.get("job-left")
-        assert (job.status, job.error, job.result) == (Status.FAILED, INTERRUPTED, '{"done":1}')
+        assert (job.status, job.error, job.result) == (Status.FAILED, INTERRUPTED, {"done": 1})
         assert ran == []
     finally:
         runner.stop()

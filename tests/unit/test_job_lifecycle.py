@@ -34,13 +34,13 @@ def test_a_retryable_code_runs_again_after_its_backoff_resuming_from_its_checkpo
     system.start()
     job_id = kind.enqueue(CountPayload())
     waiting = system.wait_for(
-        job_id, lambda job: job.result == '{"done":1}' and job.status is Status.QUEUED
+        job_id, lambda job: job.result == {"done": 1} and job.status is Status.QUEUED
     )
     assert waiting.error is None  # a retrying job is queued, its partial result visible
     assert system.clock.wait_for_sleepers(1) == [4.0]  # the scheduler sleeps until it is due
     system.clock.advance(4.0)
     job = system.wait_for(job_id)
-    assert (job.status, job.result) == (Status.SUCCEEDED, '{"done":3}')
+    assert (job.status, job.result) == (Status.SUCCEEDED, {"done": 3})
     assert seen == [(1, None), (2, {"done": 1})]
     assert "job attempt failed; retrying" in system.logs.text
 
@@ -193,7 +193,7 @@ def test_cancelling_a_running_job_stops_its_handler_and_records_cancelled(make_s
     outcome, job = system.runner.cancel(job_id)
     assert (outcome, job.status) == (CancelOutcome.REQUESTED, Status.RUNNING)
     job = system.wait_for(job_id)
-    assert (job.status, job.error, job.result) == (Status.FAILED, CANCELLED, '{"done":1}')
+    assert (job.status, job.error, job.result) == (Status.FAILED, CANCELLED, {"done": 1})
     assert system.runner.cancel(job_id)[0] is CancelOutcome.CANCELLED  # again: same answer
 
 
@@ -218,7 +218,7 @@ def test_a_cancel_from_another_process_reaches_the_handler_on_the_next_sweep(mak
     worker.clock.advance(SWEEP_INTERVAL)
     job = worker.wait_for(job_id)
     # It returned a result once told to stop: a result returned first wins over the cancel.
-    assert (job.status, job.result) == (Status.SUCCEEDED, '{"done":0}')
+    assert (job.status, job.result) == (Status.SUCCEEDED, {"done": 0})
 
 
 def test_a_finished_job_is_not_cancelled(make_system):
@@ -275,7 +275,7 @@ def test_a_timed_out_job_retries_while_attempts_remain(make_system):
     system.clock.wait_for_sleepers(1)
     system.clock.advance(1)
     job = system.wait_for(job_id)
-    assert (job.status, job.result, attempts) == (Status.SUCCEEDED, '{"done":2}', [1, 2])
+    assert (job.status, job.result, attempts) == (Status.SUCCEEDED, {"done": 2}, [1, 2])
 
 
 def test_a_handler_that_ignores_its_stop_is_left_behind_and_its_worker_replaced(make_system):
@@ -459,7 +459,7 @@ def test_a_job_requeued_by_the_runner_past_the_cap_wakes_an_idle_worker(make_sys
         job = system.wait_for(
             job_id, lambda job: job is not None and job.status is Status.SUCCEEDED
         )
-        assert job.result == '{"done":2}'  # the other, idle worker ran the retry
+        assert job.result == {"done": 2}  # the other, idle worker ran the retry
     finally:
         release.set()
 

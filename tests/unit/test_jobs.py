@@ -42,7 +42,7 @@ def test_a_job_succeeds_with_its_public_result(make_system):
     job = system.wait_for(job_id)
 
     assert (job.id, job.kind, job.status, job.error) == (job_id, "count", Status.SUCCEEDED, None)
-    assert json.loads(job.result) == {"done": 3}
+    assert job.result == {"done": 3}  # the decoded value, not its JSON text
     row = system.store.row(job_id)
     assert row["payload"] == '{"steps":3}'
     for column in ("started_at", "finished_at", "created_at", "updated_at"):
@@ -167,11 +167,11 @@ def test_partial_results_are_visible_while_the_job_runs(make_system):
 
     job_id = kind.enqueue(CountPayload(steps=3))
     for step in (1, 2):
-        job = system.wait_for(job_id, lambda j, s=step: j.result == f'{{"done":{s}}}')
+        job = system.wait_for(job_id, lambda j, s=step: j.result == {"done": s})
         assert (job.status, job.error) == (Status.RUNNING, None)
         release.release()
     job = system.wait_for(job_id)
-    assert (job.status, job.result) == (Status.SUCCEEDED, '{"done":3}')
+    assert (job.status, job.result) == (Status.SUCCEEDED, {"done": 3})
 
 
 def test_a_restart_fails_interrupted_jobs_and_runs_queued_ones(make_system):
@@ -196,7 +196,7 @@ def test_a_restart_fails_interrupted_jobs_and_runs_queued_ones(make_system):
     # keeping its partial result (a runner that died is settled the same way by
     # others: tests/unit/test_liveness.py).
     job = first.store.get(interrupted)
-    assert (job.status, job.error, job.result) == (Status.FAILED, INTERRUPTED, '{"done":1}')
+    assert (job.status, job.error, job.result) == (Status.FAILED, INTERRUPTED, {"done": 1})
     assert first.store.get(waiting).status is Status.QUEUED
 
     second = make_system(workers=1)
@@ -251,7 +251,7 @@ def test_a_job_of_a_kind_a_runner_does_not_run_waits_for_one_that_does(make_syst
     able = make_system()
     able.kinds.register("retired", count, payload=CountPayload)
     job = able.start().wait_for(job_id)
-    assert (job.status, job.result) == (Status.SUCCEEDED, '{"done":2}')
+    assert (job.status, job.result) == (Status.SUCCEEDED, {"done": 2})
 
 
 def test_get_of_an_unknown_id_is_none(make_system):
@@ -263,7 +263,7 @@ def test_the_noop_kind_succeeds_with_ok_true(make_system):
     system = make_system().start()
     job = system.wait_for(system.runner.builtins.noop.enqueue(NoopPayload()))
     assert (job.kind, job.status, job.result, job.error) == (
-        "noop", Status.SUCCEEDED, '{"ok":true}', None,
+        "noop", Status.SUCCEEDED, {"ok": True}, None,
     )  # fmt: skip
 
 
@@ -285,7 +285,7 @@ def test_a_claim_error_is_retried_and_finds_a_job_queued_without_a_wake(make_sys
         assert system.clock.wait_for_sleepers(1) == [pytest.approx(delay)]
         system.clock.advance(delay)
     job = system.wait_for("01900000-0000-7000-8000-000000000001")
-    assert (job.status, job.result) == (Status.SUCCEEDED, '{"done":3}')
+    assert (job.status, job.result) == (Status.SUCCEEDED, {"done": 3})
     assert system.store.claims >= 2
     assert "claim job failed; retrying" in system.logs.text
     assert SENTINEL_SECRET not in system.logs.text

@@ -72,7 +72,7 @@ def test_the_stop_signal_reaches_every_handler_and_a_returned_result_is_recorded
     system.stop()
     for job_id in ids:
         job = system.runner.get(job_id)
-        assert (job.status, job.result) == (Status.SUCCEEDED, '{"done":1}')
+        assert (job.status, job.result) == (Status.SUCCEEDED, {"done": 1})
 
 
 @pytest.mark.parametrize(
@@ -97,7 +97,7 @@ def test_a_handler_failing_because_it_was_stopped_is_queued_again_while_attempts
     assert started.wait(10)
     system.stop()  # both phases
     job = system.runner.get(job_id)
-    assert (job.status, job.error, job.result) == (*settled, '{"done":1}')
+    assert (job.status, job.error, job.result) == (*settled, {"done": 1})
     assert f"job stopped before it finished; interrupted job_id={job_id}" in system.logs.text
 
 
@@ -141,7 +141,7 @@ def test_a_handler_waits_on_the_runner_clock(make_system):
     job_id = kind.enqueue(CountPayload())
     assert system.clock.wait_for_sleepers(1) == [pytest.approx(30)]
     system.clock.advance(30)
-    assert system.wait_for(job_id).result == '{"done":0}'
+    assert system.wait_for(job_id).result == {"done": 0}
 
 
 def test_an_outcome_that_fails_to_record_is_retried_with_backoff(make_system):
@@ -155,7 +155,7 @@ def test_an_outcome_that_fails_to_record_is_retried_with_backoff(make_system):
         assert system.clock.wait_for_sleepers(1) == [pytest.approx(delay)]
         system.clock.advance(delay)
     job = system.wait_for(job_id)
-    assert (job.status, job.result) == (Status.SUCCEEDED, '{"done":5}')
+    assert (job.status, job.result) == (Status.SUCCEEDED, {"done": 5})
     assert "record job outcome failed" in system.logs.text
     assert "attempt=2" in system.logs.text
 
@@ -175,7 +175,7 @@ def test_a_running_runner_keeps_retrying_an_outcome_past_record_attempts(make_sy
         delays.append(delay)
         system.clock.advance(delay)
     job = system.wait_for(job_id)
-    assert (job.status, job.result) == (Status.SUCCEEDED, '{"done":5}')
+    assert (job.status, job.result) == (Status.SUCCEEDED, {"done": 5})
     assert delays == [pytest.approx(0.05 * 2**n) for n in range(faults)]
     assert system.logs.text.count("record job outcome failed") == faults
     assert "not recorded" not in system.logs.text
@@ -243,7 +243,7 @@ def test_a_partial_result_the_database_refuses_is_retried_then_dropped_and_the_j
         job = system.wait_for(job_id)
     finally:
         system.stop()
-    assert (job.status, job.result) == (Status.SUCCEEDED, '{"done":3}')
+    assert (job.status, job.result) == (Status.SUCCEEDED, {"done": 3})
     assert faulty.faults["publish"] == PUBLISH_ATTEMPTS
     assert f"partial result dropped job_id={job_id}" in system.logs.text
 

@@ -103,7 +103,7 @@ def test_a_dead_runners_job_is_settled_once_seen_dead_for_two_sweeps(make_system
     assert survivor.store.get(claim.job_id).status is Status.RUNNING
     sweep(survivor)
     job = survivor.wait_for(claim.job_id)
-    assert (job.status, job.error, job.result) == (Status.FAILED, INTERRUPTED, '{"done":1}')
+    assert (job.status, job.error, job.result) == (Status.FAILED, INTERRUPTED, {"done": 1})
     assert not survivor.store.succeed(claim, result="{}", now=survivor.clock.now())  # fenced
     assert [r.info.id for r in survivor.store.runners()] == [survivor.runner.id]  # row removed
     assert "marked jobs interrupted by restart count=1" in survivor.logs.text
@@ -123,7 +123,7 @@ def test_the_attempt_budget_stored_on_the_job_is_used_whoever_settles_it(make_sy
     for _ in range(2):  # its first look at start, then two sweeps' worth
         sweep(survivor)
     job = survivor.wait_for(job_id)
-    assert (job.status, job.result) == (Status.SUCCEEDED, '{"done":3}')
+    assert (job.status, job.result) == (Status.SUCCEEDED, {"done": 3})
     assert survivor.store.row(job_id)["attempt"] == 2
     assert "requeued jobs of a dead runner count=1" in survivor.logs.text
 
@@ -352,7 +352,7 @@ def test_a_claim_whose_reply_was_lost_is_given_back_after_two_sweeps_and_runs(ma
     assert system.runner.get(job_id).status is Status.RUNNING  # suspected, not yet moved
     system.clock.advance(0.5)
     job = system.wait_for(job_id)
-    assert (job.status, job.result) == (Status.SUCCEEDED, '{"done":2}')
+    assert (job.status, job.result) == (Status.SUCCEEDED, {"done": 2})
     assert "requeued jobs whose claim reply was lost count=1" in system.logs.text
     assert system.store.inner.row(job_id)["attempt"] == 1  # the lost claim's attempt given back
 

@@ -55,7 +55,7 @@ def test_shutdown_tells_handlers_to_stop_once_the_grace_period_is_over(make_syst
     stopper.join(10)
     assert result == [True]
     job = system.runner.get(job_id)
-    assert (job.status, job.result) == (Status.SUCCEEDED, '{"done":1}')
+    assert (job.status, job.result) == (Status.SUCCEEDED, {"done": 1})
 
 
 def test_a_claim_that_returns_after_stop_is_given_back_untouched(make_system):

@@ -73,7 +73,7 @@ def test_a_partial_result_that_cannot_be_stored_fails_the_job_keeping_the_last_g
     kind = system.kinds.register("publishes", publishes, payload=CountPayload)
     system.start()
     job = system.wait_for(kind.enqueue(CountPayload()))
-    assert (job.status, job.error, job.result) == (Status.FAILED, INTERNAL_ERROR, '{"step":1}')
+    assert (job.status, job.error, job.result) == (Status.FAILED, INTERNAL_ERROR, {"step": 1})
     assert "reason=partial result does not encode" in system.logs.text
 
 

@@ -68,7 +68,7 @@ def test_drain_is_refused_once_the_runner_has_started(make_system):
 def test_the_builtin_noop_is_there():
     kit = JobTestKit()
     kit.runner.builtins.noop.enqueue(NoopPayload())
-    assert kit.drain()[0].result == '{"ok":true}'
+    assert kit.drain()[0].result == {"ok": True}
 
 
 def test_a_users_test_advances_time_to_run_scheduled_and_retrying_jobs():

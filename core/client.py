@@ -1,0 +1,257 @@
+"""The embedding API over one store: enqueue, read, wait for, follow and operate on jobs.
+
+No workers: a Runner holds one (``runner.client``) and hears through ``LocalWorkers``
+what it stored; a process that only enqueues and reads opens one on its own.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, cast
+
+import attrs
+import cattrs
+
+from jobtable.core import codec
+from jobtable.core.announcing import AnnouncingStore
+from jobtable.core.builtins import Builtins, register_builtins
+from jobtable.core.changes import JobChanges
+from jobtable.core.client_operations import LocalWorkers, OperatorActions
+from jobtable.core.clock import Clock
+from jobtable.core.enqueue_options import WHILE_ACTIVE, EnqueueOptions
+from jobtable.core.errors import InvalidPayloadError, JobNotFoundError, UnknownKindError
+from jobtable.core.following import LOOK_AGAIN, job_versions
+from jobtable.core.idempotency import KeepAnswer
+from jobtable.core.ids import JobIdGenerator, could_exist
+from jobtable.core.jobs import Enqueued, Job, JobDetail, JobEvents, NewJob, Retention
+from jobtable.core.kinds import EncodedJob, KindRegistry
+from jobtable.core.ports import JobStore
+from jobtable.core.retention import Pruner
+from jobtable.core.waiting import why_waiting
+
+
+def _nothing() -> None:
+    return None
+
+
+class Client(OperatorActions):
+    """Enqueue, read, wait for, follow and operate on the jobs of one store, for any process."""
+
+    def __init__(
+        self,
+        store: JobStore,
+        clock: Clock,
+        *,
+        changes: JobChanges | None = None,
+        workers: LocalWorkers | None = None,
+        converter: cattrs.Converter | None = None,
+        logger: logging.Logger | None = None,
+        holder: str | None = None,
+        retention: Retention | None = None,
+        hear_elsewhere: Callable[[], None] = _nothing,
+    ) -> None:
+        """A client over ``store``; register the kinds it may enqueue on ``client.kinds``.
+
+        ``changes`` is the hub readers wait on (default: a new one); every
+        write through ``store`` pokes it. ``workers``: the pool of this process
+        to tell of what it stores (default: none). ``holder`` names who prunes
+        (a runner's id; default: a new id) by ``retention`` (default: succeeded
+        kept 7 days, failed 30). ``hear_elsewhere`` is called before each wait
+        or follow: it makes other processes' changes reach ``changes`` (a
+        store's watcher, started on first use).
+        """
+        self.changes = JobChanges() if changes is None else changes
+        """Readers waiting for a job to change (long-polls, event streams) subscribe here."""
+        self.store = cast(JobStore, AnnouncingStore(store, self.changes))
+        """The store as this client writes it: each change is announced to ``changes``."""
+        self._clock = clock
+        self._workers = LocalWorkers() if workers is None else workers
+        self._converter = codec.make_converter() if converter is None else converter
+        self._ids = JobIdGenerator()
+        self._hear_elsewhere = hear_elsewhere
+        self.kinds = KindRegistry(self._converter, self._store_jobs)
+        """Register kinds here; their handles enqueue through this client."""
+        self.builtins: Builtins = register_builtins(self.kinds)
+        self.pruner = Pruner(
+            self.store,
+            clock,
+            logger or logging.getLogger("jobtable.client"),
+            holder=holder or self._ids.next_id(_unix_ms(clock.now())),
+            retention=retention or Retention(),
+        )
+        """Deletes the finished jobs ``retention`` no longer keeps (``prune``)."""
+
+    # -- enqueue -----------------------------------------------------------
+
+    def enqueue(
+        self,
+        kind: str,
+        payload: Any,
+        options: EnqueueOptions | None = None,
+        *,
+        keep: KeepAnswer | None = None,
+    ) -> Enqueued:
+        """Enqueue a job by kind name with a decoded JSON payload, as a typed handle would.
+
+        The payload is validated exactly as the kind's handle validates it,
+        and stored as the handle would store it. Raises UnknownKindError,
+        InvalidPayloadError (naming each field) or InvalidOptionError, storing
+        nothing. With ``keep``, an idempotency key's answer is kept in the same
+        transaction.
+        """
+        (enqueued,) = self._store_jobs([self.encode(kind, payload, options)], keep=keep)
+        return enqueued
+
+    def enqueue_batch(
+        self, jobs: Sequence[EncodedJob], *, keep: KeepAnswer | None = None
+    ) -> list[Enqueued]:
+        """Store jobs made by ``encode`` in one transaction: all of them, or none (with
+        ``keep``'s answer)."""
+        return self._store_jobs(jobs, keep=keep)
+
+    def encode(self, kind: str, payload: Any, options: EnqueueOptions | None = None) -> EncodedJob:
+        """Check and encode one job by kind name, storing nothing (for ``enqueue_batch``)."""
+        spec = self.kinds.get(kind) if isinstance(kind, str) else None
+        if spec is None:
+            raise UnknownKindError(str(kind))
+        try:
+            structured = codec.structure_payload(self._converter, payload, spec.payload_type)
+            encoded = codec.encode_payload(self._converter, structured)
+        except codec.PayloadDecodeError as error:
+            raise InvalidPayloadError(kind, error.problems) from None
+        except codec.NotStrictJsonError as error:
+            raise InvalidPayloadError(kind, (error.problem,)) from None
+        return EncodedJob(
+            spec=spec,
+            payload=encoded,
+            options=(options or EnqueueOptions()).check(now=self._clock.now()),
+        )
+
+    def _store_jobs(
+        self,
+        requests: Sequence[EncodedJob],
+        *,
+        connection: Any = None,
+        keep: KeepAnswer | None = None,
+    ) -> list[Enqueued]:
+        """Store checked jobs (one, many in one transaction, or one on the caller's connection)."""
+        now = self._clock.now()  # one reading: the ids' time and the stored time agree
+        jobs = [self.new_job(request, now) for request in requests]
+        if connection is not None:
+            if len(jobs) != 1:
+                raise ValueError("enqueue on a connection takes one job at a time")
+            enqueued = [self.store.create_in(connection, jobs[0], now=now)]
+        elif len(jobs) == 1:
+            enqueued = [self.store.create(jobs[0], now=now, keep=keep)]
+        else:
+            enqueued = self.store.create_many(jobs, now=now, keep=keep) if jobs else []
+        due_now = sum(
+            1
+            for job, stored in zip(jobs, enqueued, strict=True)
+            if not stored.duplicate and (job.run_at is None or job.run_at <= now)
+        )
+        if due_now:
+            self._workers.jobs_due(due_now)
+        if len(enqueued) > due_now:
+            self._workers.job_scheduled()  # a scheduled job may fall due before any known
+        return enqueued
+
+    def new_job(self, request: EncodedJob, now: datetime.datetime) -> NewJob:
+        """The row to store for a checked job created ``now``: a new id, the kind's defaults
+        where its options say nothing, its unique key."""
+        spec, options = request.spec, request.options
+        unique = spec.unique or WHILE_ACTIVE
+        unique_key, while_active = unique.key(options.unique_key, request.payload, now)
+        return NewJob(
+            id=self._ids.next_id(_unix_ms(now)),
+            kind=spec.name,
+            payload=request.payload,
+            max_attempts=spec.policy.max_attempts,
+            retry=spec.policy,
+            queue=options.queue or spec.queue,
+            priority=spec.priority if options.priority is None else options.priority,
+            run_at=options.due(now),
+            timeout=spec.timeout if options.timeout is None else options.timeout,
+            unique_key=unique_key,
+            unique_while_active=while_active,
+            key_until=None if while_active else unique.held_until(now),
+        )
+
+    # -- reads -------------------------------------------------------------
+
+    def get(self, job_id: str) -> Job | None:
+        """The job with ``job_id`` as shown to anyone (its ``result`` decoded), or None."""
+        return self.store.get(job_id) if could_exist(job_id) else None
+
+    def detail(self, job_id: str) -> JobDetail | None:
+        """The job's detail (its job as ``get`` gives it, its attempts) and, when it is not
+        running, why it waits (``waiting``, plain sentences); None when there is no such job."""
+        detail = self.store.detail(job_id) if could_exist(job_id) else None
+        if detail is None:
+            return None
+        waiting = why_waiting(
+            detail,
+            now=self._clock.now(),
+            paused=self.store.paused_queues(),
+            runners=self.store.runners(),
+            ahead=lambda: self.store.jobs_ahead(detail),
+        )
+        return attrs.evolve(detail, waiting=tuple(waiting))
+
+    def events(self, job_id: str, after: int | None = None) -> JobEvents | None:
+        """The job's changes after version ``after`` (None: all it keeps, from its creation)."""
+        return self.store.events(job_id, after=after) if could_exist(job_id) else None
+
+    def wait(self, job_id: str, timeout: float | None = None) -> Job:
+        """The job once it has finished (succeeded or failed, cancelled included).
+
+        Woken by each change to it, from this process or another. Raises
+        TimeoutError when it has not finished within ``timeout`` seconds (None:
+        waits for good), JobNotFoundError when there is no such job (or it is
+        pruned meanwhile).
+        """
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout >= 0
+        ):
+            raise ValueError("wait: timeout must be None or seconds, 0 or more")
+        if not could_exist(job_id):
+            raise JobNotFoundError(job_id)
+        self._hear_elsewhere()
+        deadline = None if timeout is None else self._clock.monotonic() + timeout
+        with self.changes.subscribe(job_id) as subscription:
+            while True:
+                job = self.store.get(job_id)
+                if job is None:
+                    raise JobNotFoundError(job_id)
+                if job.status.finished:
+                    return job
+                left = LOOK_AGAIN
+                if deadline is not None:
+                    left = min(left, deadline - self._clock.monotonic())
+                    if left <= 0:
+                        raise TimeoutError(f"job {job_id} has not finished within {timeout} s")
+                subscription.wait(left, clock=self._clock)
+
+    def follow(self, job_id: str) -> Iterator[Job]:
+        """Each version of the job, in order, until it finishes: the last one is finished.
+
+        Every change is read from the job's kept history, so none is skipped
+        however fast they come; a reader behind it gets the current state
+        first. Raises JobNotFoundError (at the first ``next``) when there is no
+        such job, or it is pruned meanwhile.
+        """
+        if not could_exist(job_id):
+            raise JobNotFoundError(job_id)
+        self._hear_elsewhere()
+        with self.changes.subscribe(job_id) as subscription:
+            yield from job_versions(
+                job_id,
+                lambda after: self.store.events(job_id, after=after),
+                lambda: subscription.wait(LOOK_AGAIN, clock=self._clock),
+            )
+
+
+def _unix_ms(now: datetime.datetime) -> int:
+    return int(now.timestamp() * 1000)
