@@ -42,7 +42,7 @@ from jobtable.core.liveness import (
     RunnerRecord,
     RunnerSighting,
 )
-from jobtable.core.outcome import Requeue, Succeed, Write
+from jobtable.core.outcome import Outcome, Succeed
 from jobtable.core.ports import JobStore
 
 T = TypeVar("T")
@@ -57,7 +57,7 @@ _ERRORS = (
 )
 
 
-def _operation_of(outcomes: Sequence[tuple[Claim, Write]]) -> str:
+def _operation_of(outcomes: Sequence[tuple[Claim, Outcome]]) -> str:
     """A batch counts as its first outcome's operation; one with none is a claim."""
     if not outcomes:
         return "claim"
@@ -142,15 +142,14 @@ class FaultyStore:
     def publish(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
         return self._call("publish", lambda: self.inner.publish(claim, result=result, now=now))
 
-    def succeed(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
-        return self._call("succeed", lambda: self.inner.succeed(claim, result=result, now=now))
-
-    def fail(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
-        return self._call("fail", lambda: self.inner.fail(claim, code=code, now=now))
+    def record(self, claim: Claim, outcome: Outcome, *, now: datetime.datetime) -> bool:
+        return self._call(
+            _operation_of([(claim, outcome)]), lambda: self.inner.record(claim, outcome, now=now)
+        )
 
     def record_and_claim(
         self,
-        outcomes: Sequence[tuple[Claim, Write]],
+        outcomes: Sequence[tuple[Claim, Outcome]],
         *,
         limit: int,
         runner_id: str,
@@ -164,9 +163,6 @@ class FaultyStore:
                 outcomes, limit=limit, runner_id=runner_id, now=now, kinds=kinds, queues=queues
             ),
         )
-
-    def requeue(self, claim: Claim, outcome: Requeue, *, now: datetime.datetime) -> bool:
-        return self._call("fail", lambda: self.inner.requeue(claim, outcome, now=now))
 
     def interrupt(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
         return self._call("fail", lambda: self.inner.interrupt(claim, code=code, now=now))

@@ -50,8 +50,8 @@ from jobtable.core.liveness import (
     RunnerRecord,
     RunnerSighting,
 )
-from jobtable.core.outcome import Requeue, Succeed, Write
-from jobtable.core.retry import RetryAt, RetryPolicy, after_failure
+from jobtable.core.outcome import Fail, Outcome, RunAgain, Succeed, settle_interrupted
+from jobtable.core.policies import RetryPolicy
 from jobtable.core.status import Status
 
 _jitter = random.random  # the retry backoff's random share; no secret rides on it
@@ -318,21 +318,19 @@ class MemoryStore:
             self._note(row)
             return True
 
-    def succeed(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
+    def record(self, claim: Claim, outcome: Outcome, *, now: datetime.datetime) -> bool:
         with self._lock:
             row = self._held(claim)
             if row is None:
                 return False
-            row.result = result
-            self._finish(row, Status.SUCCEEDED, None, _stamp(now))
-            return True
-
-    def fail(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
-        with self._lock:
-            row = self._held(claim)
-            if row is None:
-                return False
-            self._finish(row, Status.FAILED, code, _stamp(now))
+            stamp = _stamp(now)
+            if isinstance(outcome, Succeed):
+                row.result = outcome.result
+                self._finish(row, Status.SUCCEEDED, None, stamp)
+            elif isinstance(outcome, Fail):
+                self._finish(row, Status.FAILED, outcome.code, stamp)
+            else:
+                self._run_again(row, outcome, stamp)
             return True
 
     def _finish(self, row: _Row, status: Status, code: str | None, stamp: str) -> None:
@@ -371,21 +369,13 @@ class MemoryStore:
         )
         del row.attempts_log[:-ATTEMPTS_KEPT]
 
-    def requeue(self, claim: Claim, outcome: Requeue, *, now: datetime.datetime) -> bool:
-        with self._lock:
-            row = self._held(claim)
-            if row is None:
-                return False
-            self._requeue(row, outcome, _stamp(now))
-            return True
-
-    def _requeue(self, row: _Row, outcome: Requeue, stamp: str) -> None:
+    def _run_again(self, row: _Row, outcome: RunAgain, stamp: str) -> None:
         self._log_attempt(row, outcome.code, stamp)
-        row.snoozes += int(outcome.give_back)
+        row.snoozes += int(not outcome.counts_attempt)
         if row.cancel_requested:  # a cancel is never lost to a retry
             self._finish(row, Status.FAILED, CANCELLED, stamp)
             return
-        if outcome.give_back:
+        if not outcome.counts_attempt:
             row.attempt -= 1
         due = _stamp(outcome.run_at)
         if due > stamp:  # due later: it waits for then; due at once: it keeps its place
@@ -398,7 +388,7 @@ class MemoryStore:
 
     def record_and_claim(
         self,
-        outcomes: Sequence[tuple[Claim, Write]],
+        outcomes: Sequence[tuple[Claim, Outcome]],
         *,
         limit: int,
         runner_id: str,
@@ -407,7 +397,7 @@ class MemoryStore:
         queues: Collection[str] | None = None,
     ) -> tuple[list[bool], list[ClaimedJob]]:
         with self._lock:
-            held = [self._record(claim, outcome, now) for claim, outcome in outcomes]
+            held = [self.record(claim, outcome, now=now) for claim, outcome in outcomes]
             jobs: list[ClaimedJob] = []
             while len(jobs) < limit:
                 job = self.claim_next(runner_id=runner_id, now=now, kinds=kinds, queues=queues)
@@ -415,13 +405,6 @@ class MemoryStore:
                     break
                 jobs.append(job)
             return held, jobs
-
-    def _record(self, claim: Claim, outcome: Write, now: datetime.datetime) -> bool:
-        if isinstance(outcome, Succeed):
-            return self.succeed(claim, result=outcome.result, now=now)
-        if isinstance(outcome, Requeue):
-            return self.requeue(claim, outcome, now=now)
-        return self.fail(claim, code=outcome.code, now=now)
 
     def interrupt(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
         with self._lock:
@@ -437,12 +420,12 @@ class MemoryStore:
         A row found running has had at least one attempt, whatever its count says.
         """
         row.attempt = max(row.attempt, 1)
-        decision = after_failure(
-            row.policy, attempt=row.attempt, code=code, now=now, jitter=_jitter()
+        decision = settle_interrupted(
+            row.policy, attempt=row.attempt, code=code, now=now, jitter=_jitter
         )
         stamp = _stamp(now)
-        if isinstance(decision, RetryAt):
-            self._requeue(row, Requeue(run_at=decision.run_at, code=code), stamp)
+        if isinstance(decision, RunAgain):
+            self._run_again(row, decision, stamp)
             return row.status != Status.FAILED
         self._finish(row, Status.FAILED, decision.code, stamp)
         return False

@@ -23,7 +23,7 @@ import attrs
 
 from jobtable.core.codes import INTERNAL_ERROR
 from jobtable.core.jobs import Claim, ClaimedJob
-from jobtable.core.retry import RetryPolicy
+from jobtable.core.policies import RetryPolicy
 
 _log = logging.getLogger("jobtable.store")
 

@@ -37,8 +37,7 @@ from jobtable.core.jobs import (
     every_attempt,
 )
 from jobtable.core.liveness import RunnerInfo, RunnerRecord
-from jobtable.core.outcome import Requeue, Succeed, Write
-from jobtable.core.retry import FailWith, RetryAt, after_failure
+from jobtable.core.outcome import Fail, Outcome, Succeed, settle_interrupted
 from jobtable.core.status import Status
 
 
@@ -47,24 +46,22 @@ def fence(claim: Claim) -> dict[str, Any]:
     return {"id": claim.job_id, "runner_id": claim.runner_id, "attempt": claim.attempt}
 
 
-def finish_parameters(
-    claim: Claim,
-    outcome: Write,
-    now: Any,
-    *,
-    succeed_sql: str,
-    fail_sql: str,
-    retry_sql: str,
-    stamp: Callable[[Any], Any] = lambda value: value,
-) -> tuple[str, dict[str, Any]]:
-    """The statement and parameters that record ``outcome`` under ``claim``."""
+def outcome_parameters(
+    claim: Claim, outcome: Outcome, now: Any, *, stamp: Callable[[Any], Any] = lambda value: value
+) -> dict[str, Any]:
+    """The parameters of the statement that records ``outcome`` under ``claim`` (one
+    statement per shape): the fence, ``now``, and the outcome's own values."""
     if isinstance(outcome, Succeed):
-        return succeed_sql, {**fence(claim), "result": outcome.result, "now": stamp(now)}
-    if isinstance(outcome, Requeue):
-        retry = RetryAt(run_at=outcome.run_at, code=outcome.code)
-        params = requeue_parameters(claim, retry, now, stamp=stamp, give_back=outcome.give_back)
-        return retry_sql, params
-    return fail_sql, {**fence(claim), "code": outcome.code, "now": stamp(now)}
+        return {**fence(claim), "result": outcome.result, "now": stamp(now)}
+    if isinstance(outcome, Fail):
+        return {**fence(claim), "code": outcome.code, "now": stamp(now)}
+    return {
+        **fence(claim),
+        "run_at": stamp(outcome.run_at),
+        "code": outcome.code,
+        "now": stamp(now),
+        "uncounted": 0 if outcome.counts_attempt else 1,
+    }
 
 
 def claim_readable_rows(
@@ -113,19 +110,6 @@ def new_job_parameters(job: NewJob, now: Any, *, stamp: Callable[[Any], Any]) ->
     }
 
 
-def requeue_parameters(
-    claim: Claim, retry: RetryAt, now: Any, *, stamp: Callable[[Any], Any], give_back: bool
-) -> dict[str, Any]:
-    """The retry statement's parameters: due at ``retry.run_at``, the attempt kept or given back."""
-    return {
-        **fence(claim),
-        "run_at": stamp(retry.run_at),
-        "code": retry.code,
-        "now": stamp(now),
-        "give_back": 1 if give_back else 0,
-    }
-
-
 def settle_by_policy(
     owner: str | None,
     row: Any,
@@ -133,7 +117,7 @@ def settle_by_policy(
     code: str,
     now: datetime.datetime,
     jitter: Callable[[], float] = random.random,
-) -> tuple[Claim, RetryAt | FailWith]:
+) -> tuple[Claim, Outcome]:
     """A running job's ``id, attempt, max_attempts, retry`` row, and what its policy says.
 
     The decision is the core's (``core/retry.py``): queued again, due after
@@ -147,8 +131,8 @@ def settle_by_policy(
         started = whole("attempt", attempt)
     except UnreadableRowError as error:
         log_unreadable(job_id, error.column)
-        return claim, FailWith(INTERNAL_ERROR)
-    return claim, after_failure(policy, attempt=started, code=code, now=now, jitter=jitter())
+        return claim, Fail(code=INTERNAL_ERROR)
+    return claim, settle_interrupted(policy, attempt=started, code=code, now=now, jitter=jitter)
 
 
 def attempt_records(

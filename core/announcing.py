@@ -21,7 +21,7 @@ from jobtable.core.jobs import (
     RetryOutcome,
 )
 from jobtable.core.liveness import DeadRunner
-from jobtable.core.outcome import Requeue, Write
+from jobtable.core.outcome import Outcome
 from jobtable.core.ports import JobStore
 
 
@@ -48,18 +48,8 @@ class AnnouncingStore:
         self._changes.changed(claim.job_id)
         return held
 
-    def succeed(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
-        held = self._store.succeed(claim, result=result, now=now)
-        self._changes.changed(claim.job_id)
-        return held
-
-    def fail(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
-        held = self._store.fail(claim, code=code, now=now)
-        self._changes.changed(claim.job_id)
-        return held
-
-    def requeue(self, claim: Claim, outcome: Requeue, *, now: datetime.datetime) -> bool:
-        held = self._store.requeue(claim, outcome, now=now)
+    def record(self, claim: Claim, outcome: Outcome, *, now: datetime.datetime) -> bool:
+        held = self._store.record(claim, outcome, now=now)
         self._changes.changed(claim.job_id)
         return held
 
@@ -69,7 +59,7 @@ class AnnouncingStore:
         return held
 
     def record_and_claim(
-        self, outcomes: Sequence[tuple[Claim, Write]], **arguments: Any
+        self, outcomes: Sequence[tuple[Claim, Outcome]], **arguments: Any
     ) -> tuple[list[bool], list[ClaimedJob]]:
         held, claimed = self._store.record_and_claim(outcomes, **arguments)
         for claim, _ in outcomes:

@@ -9,7 +9,7 @@ from typing import Any
 
 import attrs
 
-from jobtable.core.retry import RetryPolicy
+from jobtable.core.policies import RetryPolicy
 from jobtable.core.status import Status
 
 DEFAULT_QUEUE = "default"

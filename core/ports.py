@@ -36,7 +36,7 @@ from jobtable.core.liveness import (
     RunnerRecord,
     RunnerSighting,
 )
-from jobtable.core.outcome import Requeue, Write
+from jobtable.core.outcome import Outcome
 
 
 class Watcher(Protocol):
@@ -116,29 +116,22 @@ class JobStore(Protocol):
         """
         ...
 
-    def succeed(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
-        """Mark the job succeeded with ``result``; False and no change unless running under ``claim``."""
-        ...
+    def record(self, claim: Claim, outcome: Outcome, *, now: datetime.datetime) -> bool:
+        """Record the decided ``outcome`` of the attempt running under ``claim``.
 
-    def fail(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
-        """Mark the job failed with ``code``, keeping its last partial result.
-
-        False and no change unless the job is running under ``claim``.
-        """
-        ...
-
-    def requeue(self, claim: Claim, outcome: Requeue, *, now: datetime.datetime) -> bool:
-        """Queue the job again, due at ``outcome.run_at``, keeping its last partial result.
-
-        The attempt counts unless ``outcome.give_back`` (a snooze). A job
-        someone asked to cancel meanwhile fails ``cancelled`` instead. False
-        and no change unless running under ``claim``.
+        ``Succeed``: succeeded with its result. ``Fail``: failed with its code.
+        ``RunAgain``: queued again, due at ``run_at`` (scheduled when later; due
+        at once it keeps its place in line), its attempt given back unless it
+        counts; a job someone asked to cancel meanwhile fails ``cancelled``
+        instead. Each keeps the last partial result. A job that ends for good
+        lets go of a unique key held while it is active. False and no change
+        unless the job is running under exactly ``claim`` (a stale worker).
         """
         ...
 
     def record_and_claim(
         self,
-        outcomes: Sequence[tuple[Claim, Write]],
+        outcomes: Sequence[tuple[Claim, Outcome]],
         *,
         limit: int,
         runner_id: str,
@@ -146,7 +139,7 @@ class JobStore(Protocol):
         kinds: Collection[str] | None = None,
         queues: Collection[str] | None = None,
     ) -> tuple[list[bool], list[ClaimedJob]]:
-        """Record each outcome as ``succeed``, ``fail`` or ``requeue`` would, then claim up to
+        """Record each outcome as ``record`` would, then claim up to
         ``limit`` due jobs as ``claim_next`` would, all in one transaction.
 
         A runner's workers hand in their outcomes and take their next jobs

@@ -45,16 +45,15 @@ from jobtable.adapters.readable_rows import Unreadable, log_set_aside
 from jobtable.adapters.sql_rows import (
     claim_readable_rows,
     fence,
-    finish_parameters,
     idempotency_parameters,
     job_detail,
     job_events,
     kept_answer,
     list_statement,
     new_job_parameters,
+    outcome_parameters,
     public_job,
     queue_states,
-    requeue_parameters,
     runner_parameters,
     runner_record,
     settle_by_policy,
@@ -85,8 +84,7 @@ from jobtable.core.liveness import (
     RunnerRecord,
     RunnerSighting,
 )
-from jobtable.core.outcome import Requeue, Succeed, Write
-from jobtable.core.retry import FailWith, RetryAt
+from jobtable.core.outcome import Fail, Outcome, RunAgain, Succeed
 
 DEFAULT_POOL_SIZE = 10
 CONNECT_TIMEOUT = 5.0
@@ -116,10 +114,9 @@ _CREATE = _query("create_job")
 _CLAIM = _query("claim_next_job")
 _CLAIM_ANY = _query("claim_any_job")
 _PUBLISH = _query("publish_job_result")
-_SUCCEED = _query("succeed_job")
 _SUCCEED_MANY = _query("succeed_jobs")
 _FAIL = _query("fail_job")
-_RETRY = _query("retry_job")
+_RUN_AGAIN = _query("run_job_again")
 _RELEASE = _query("release_claim")
 _RUNNING_CLAIMS = _query("running_claims")
 _RUNNING_POLICIES = _query("running_policies")
@@ -209,7 +206,7 @@ def _claim_parameters(
     return (_CLAIM_ANY if kinds is None else _CLAIM), params
 
 
-def _successes(outcomes: Sequence[tuple[Claim, Write]], now: datetime.datetime) -> dict[str, Any]:
+def _successes(outcomes: Sequence[tuple[Claim, Outcome]], now: datetime.datetime) -> dict[str, Any]:
     """The succeed_jobs arrays: one row per successful outcome, with its claim's fence."""
     done = [(claim, outcome) for claim, outcome in outcomes if isinstance(outcome, Succeed)]
     return {
@@ -250,6 +247,17 @@ def _one_round_trip(conn: psycopg.Connection) -> Iterator[None]:
             conn.autocommit = False
         except psycopg.Error:
             conn.close()
+
+
+def _outcome_statement(
+    claim: Claim, outcome: Outcome, now: datetime.datetime
+) -> tuple[str, dict[str, Any]]:
+    """The statement that records ``outcome`` (one per shape) and its parameters."""
+    if isinstance(outcome, Succeed):
+        return _SUCCEED_MANY, _successes([(claim, outcome)], now)
+    return (_FAIL if isinstance(outcome, Fail) else _RUN_AGAIN), outcome_parameters(
+        claim, outcome, now
+    )
 
 
 def _named(name: str) -> str:
@@ -528,7 +536,7 @@ class PostgresStore:
 
     def record_and_claim(
         self,
-        outcomes: Sequence[tuple[Claim, Write]],
+        outcomes: Sequence[tuple[Claim, Outcome]],
         *,
         limit: int,
         runner_id: str,
@@ -540,9 +548,7 @@ class PostgresStore:
         statement, any other outcome in one each, and the claim."""
         successes = _successes(outcomes, now)
         others = [
-            finish_parameters(
-                claim, outcome, now, succeed_sql=_SUCCEED, fail_sql=_FAIL, retry_sql=_RETRY
-            )
+            _outcome_statement(claim, outcome, now)
             for claim, outcome in outcomes
             if not isinstance(outcome, Succeed)
         ]
@@ -578,19 +584,14 @@ class PostgresStore:
     def publish(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
         return self._fenced(_PUBLISH, claim, result=result, now=now)
 
-    def succeed(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
-        return self._fenced(_SUCCEED, claim, result=result, now=now)
-
-    def fail(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
-        return self._fenced(_FAIL, claim, code=code, now=now)
-
-    def requeue(self, claim: Claim, outcome: Requeue, *, now: datetime.datetime) -> bool:
-        retry = RetryAt(run_at=outcome.run_at, code=outcome.code)
-        params = requeue_parameters(claim, retry, now, stamp=_same, give_back=outcome.give_back)
+    def record(self, claim: Claim, outcome: Outcome, *, now: datetime.datetime) -> bool:
+        """One statement; a job queued again wakes the listeners (it may be due at once)."""
+        sql, params = _outcome_statement(claim, outcome, now)
         with translated(), self._pool.connection() as conn:
-            changed = conn.execute(_RETRY, params).rowcount
-            self._notify(conn)  # it may be due at once
-        return bool(changed == 1)
+            changed = conn.execute(sql, params).rowcount == 1
+            if changed and isinstance(outcome, RunAgain):
+                self._notify(conn)
+        return changed
 
     def interrupt(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
         with translated(), self._pool.connection() as conn, conn.transaction():
@@ -606,17 +607,13 @@ class PostgresStore:
     def _apply(
         conn: psycopg.Connection,
         claim: Claim,
-        decision: RetryAt | FailWith,
+        decision: Outcome,
         now: datetime.datetime,
         *,
         owner: str | None = "",
     ) -> bool:
         """Record a policy's decision for a running job under ``claim`` (fenced)."""
-        if isinstance(decision, RetryAt):
-            sql = _RETRY
-            params = requeue_parameters(claim, decision, now, stamp=_same, give_back=False)
-        else:
-            sql, params = _FAIL, {**fence(claim), "code": decision.code, "now": now}
+        sql, params = _outcome_statement(claim, decision, now)
         if owner is None:
             params["runner_id"] = None  # a running row with no owner (an old version's)
         return bool(conn.execute(sql, params).rowcount == 1)
@@ -742,10 +739,10 @@ class PostgresStore:
                     "DELETE FROM jobtable_runners WHERE id IS NOT DISTINCT FROM %s",
                     (verdict.runner_id,),
                 )
-                if any(isinstance(decision, RetryAt) for decision in decisions):
+                if any(isinstance(decision, RunAgain) for decision in decisions):
                     self._notify(conn)
-            requeued += sum(isinstance(decision, RetryAt) for decision in decisions)
-            failed += sum(isinstance(decision, FailWith) for decision in decisions)
+            requeued += sum(isinstance(decision, RunAgain) for decision in decisions)
+            failed += sum(isinstance(decision, Fail) for decision in decisions)
         return Recovered(failed=failed, requeued=requeued)
 
     def _evidence_holds(self, conn: psycopg.Connection, verdict: DeadRunner) -> bool:

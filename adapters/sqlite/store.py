@@ -22,16 +22,15 @@ from jobtable.adapters.readable_rows import Unreadable, log_set_aside
 from jobtable.adapters.sql_rows import (
     claim_readable_rows,
     fence,
-    finish_parameters,
     idempotency_parameters,
     job_detail,
     job_events,
     kept_answer,
     list_statement,
     new_job_parameters,
+    outcome_parameters,
     public_job,
     queue_states,
-    requeue_parameters,
     runner_parameters,
     runner_record,
     settle_by_policy,
@@ -67,8 +66,7 @@ from jobtable.core.liveness import (
     RunnerRecord,
     RunnerSighting,
 )
-from jobtable.core.outcome import Requeue, Write
-from jobtable.core.retry import FailWith, RetryAt
+from jobtable.core.outcome import Fail, Outcome, RunAgain, Succeed
 
 _OPEN_RETRY_DELAYS = (0.05, 0.1, 0.2, 0.4, 0.8)
 
@@ -87,7 +85,8 @@ _CLAIM_ANY = _query("claim_any_job")
 _PUBLISH = _query("publish_job_result")
 _SUCCEED = _query("succeed_job")
 _FAIL = _query("fail_job")
-_RETRY = _query("retry_job")
+_RUN_AGAIN = _query("run_job_again")
+_RECORD = {Succeed: _SUCCEED, Fail: _FAIL, RunAgain: _RUN_AGAIN}
 _RELEASE = _query("release_claim")
 _RUNNING_CLAIMS = _query("running_claims")
 _RUNNING_OWNERS = _query("running_owners")
@@ -334,7 +333,7 @@ class SqliteStore:
 
     def record_and_claim(
         self,
-        outcomes: Sequence[tuple[Claim, Write]],
+        outcomes: Sequence[tuple[Claim, Outcome]],
         *,
         limit: int,
         runner_id: str,
@@ -342,18 +341,7 @@ class SqliteStore:
         kinds: Collection[str] | None = None,
         queues: Collection[str] | None = None,
     ) -> tuple[list[bool], list[ClaimedJob]]:
-        finishes = [
-            finish_parameters(
-                claim,
-                outcome,
-                now,
-                succeed_sql=_SUCCEED,
-                fail_sql=_FAIL,
-                retry_sql=_RETRY,
-                stamp=_stamp,
-            )
-            for claim, outcome in outcomes
-        ]
+        finishes = [_outcome_statement(claim, outcome, now) for claim, outcome in outcomes]
         claim_sql, next_claims = _claim_parameters(runner_id, _stamp(now), kinds, queues, limit)
 
         def work(
@@ -373,17 +361,10 @@ class SqliteStore:
     def publish(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
         return self._fenced(_PUBLISH, claim, result=result, now=_stamp(now))
 
-    def succeed(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
-        return self._fenced(_SUCCEED, claim, result=result, now=_stamp(now))
-
-    def fail(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
-        return self._fenced(_FAIL, claim, code=code, now=_stamp(now))
-
-    def requeue(self, claim: Claim, outcome: Requeue, *, now: datetime.datetime) -> bool:
-        retry = RetryAt(run_at=outcome.run_at, code=outcome.code)
-        params = requeue_parameters(claim, retry, now, stamp=_stamp, give_back=outcome.give_back)
+    def record(self, claim: Claim, outcome: Outcome, *, now: datetime.datetime) -> bool:
+        sql, params = _outcome_statement(claim, outcome, now)
         with translated():
-            changed = self._db.write(lambda conn: conn.execute(_RETRY, params).rowcount)
+            changed = self._db.write(lambda conn: conn.execute(sql, params).rowcount)
         return bool(changed == 1)
 
     def interrupt(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
@@ -483,8 +464,8 @@ class SqliteStore:
                 for row in rows:
                     claim, decision = settle_by_policy(verdict.runner_id, row, code=code, now=now)
                     _apply(conn, claim, decision, now, owner_known=verdict.runner_id is not None)
-                    requeued += isinstance(decision, RetryAt)
-                    failed += isinstance(decision, FailWith)
+                    requeued += isinstance(decision, RunAgain)
+                    failed += isinstance(decision, Fail)
                 conn.execute("DELETE FROM jobtable_runners WHERE id IS ?", (verdict.runner_id,))
             return Recovered(failed=failed, requeued=requeued)
 
@@ -749,20 +730,23 @@ def _keep(conn: sqlite3.Connection, keep: KeepAnswer | None, enqueued: list[Enqu
         conn.execute(_ANSWER_KEY, {"key": keep.key, "status": status, "body": body})
 
 
+def _outcome_statement(
+    claim: Claim, outcome: Outcome, now: datetime.datetime
+) -> tuple[str, dict[str, Any]]:
+    """The statement that records ``outcome`` (one per shape) and its parameters."""
+    return _RECORD[type(outcome)], outcome_parameters(claim, outcome, now, stamp=_stamp)
+
+
 def _apply(
     conn: sqlite3.Connection,
     claim: Claim,
-    decision: RetryAt | FailWith,
+    decision: Outcome,
     now: datetime.datetime,
     *,
     owner_known: bool = True,
 ) -> bool:
     """Record a policy's decision for a running job under ``claim`` (fenced)."""
-    if isinstance(decision, RetryAt):
-        sql = _RETRY
-        params = requeue_parameters(claim, decision, now, stamp=_stamp, give_back=False)
-    else:
-        sql, params = _FAIL, {**fence(claim), "code": decision.code, "now": _stamp(now)}
+    sql, params = _outcome_statement(claim, decision, now)
     if not owner_known:
         params["runner_id"] = None  # a running row with no owner (an old version's)
     return bool(conn.execute(sql, params).rowcount == 1)

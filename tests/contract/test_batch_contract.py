@@ -11,7 +11,7 @@ import threading
 
 from jobtable.core import Claim, NewJob, Status
 from jobtable.core.ids import JobIdGenerator
-from jobtable.core.outcome import Fail, Requeue, Succeed
+from jobtable.core.outcome import Fail, RunAgain, Succeed
 from tests.contract.test_store_contract import dead, runner_info, sighting
 from tests.support.stores import break_lock
 from tests.support.threads import run_in_threads
@@ -75,8 +75,8 @@ def test_each_outcome_of_a_batch_keeps_its_own_fence(store):
         store,
         [
             (claims[first], Succeed(result='{"done":1}')),
-            (stale, Fail(code="quota_exceeded", reason="r")),
-            (claims[third], Requeue(run_at=LATER + datetime.timedelta(seconds=60), code="busy")),
+            (stale, Fail(code="quota_exceeded")),
+            (claims[third], RunAgain(run_at=LATER + datetime.timedelta(seconds=60), code="busy")),
         ],
         limit=2,
     )

@@ -12,7 +12,7 @@ from jobtable.core import DeadRunner, NewJob, RunnerInfo, Status
 from jobtable.core.codes import CANCELLED, INTERRUPTED
 from jobtable.core.ids import JobIdGenerator
 from jobtable.core.jobs import CancelOutcome
-from jobtable.core.outcome import Requeue, Succeed
+from jobtable.core.outcome import RunAgain, Succeed
 from jobtable.core.retry import RetryPolicy
 from tests.support.harness import as_datetime
 from tests.support.threads import run_in_threads
@@ -120,9 +120,9 @@ def test_a_requeued_job_waits_for_its_time_keeps_its_partial_result_and_hands_it
     job_id = add(store, max_attempts=3)
     first = claim(store)
     assert store.publish(first.claim, result='{"done":4}', now=T0)
-    retry = Requeue(run_at=later(30), code="internal_error")
-    assert store.requeue(first.claim, retry, now=later(1))
-    assert not store.requeue(first.claim, retry, now=later(1))  # fenced: once only
+    retry = RunAgain(run_at=later(30), code="internal_error")
+    assert store.record(first.claim, retry, now=later(1))
+    assert not store.record(first.claim, retry, now=later(1))  # fenced: once only
     job = store.get(job_id)
     assert (job.status, job.result, job.error) == (Status.QUEUED, '{"done":4}', None)
     assert claim(store, now=later(29)) is None
@@ -135,7 +135,9 @@ def test_a_requeued_job_waits_for_its_time_keeps_its_partial_result_and_hands_it
 def test_a_snooze_gives_its_attempt_back(store):
     add(store, max_attempts=1)
     first = claim(store)
-    assert store.requeue(first.claim, Requeue(run_at=T0, code="snoozed", give_back=True), now=T0)
+    assert store.record(
+        first.claim, RunAgain(run_at=T0, code="snoozed", counts_attempt=False), now=T0
+    )
     again = claim(store)
     assert again.claim.attempt == 1
 
@@ -190,7 +192,7 @@ def test_cancelling_a_running_job_flags_it_for_its_runner_and_no_retry_undoes_it
     assert store.get(job_id).status is Status.RUNNING
     assert store.cancel_requests(RUNNER) == [running.claim]
     assert store.cancel_requests("someone-else") == []
-    assert store.requeue(running.claim, Requeue(run_at=T0, code="internal_error"), now=T0)
+    assert store.record(running.claim, RunAgain(run_at=T0, code="internal_error"), now=T0)
     job = store.get(job_id)
     assert (job.status, job.error) == (Status.FAILED, CANCELLED)
 
@@ -198,7 +200,7 @@ def test_cancelling_a_running_job_flags_it_for_its_runner_and_no_retry_undoes_it
 def test_a_finished_job_cannot_be_cancelled(store):
     job_id = add(store)
     running = claim(store)
-    assert store.succeed(running.claim, result="{}", now=T0)
+    assert store.record(running.claim, Succeed(result="{}"), now=T0)
     assert store.cancel(job_id, now=T0) is CancelOutcome.REFUSED
     assert store.get(job_id).status is Status.SUCCEEDED
 
@@ -207,7 +209,7 @@ def test_a_job_that_returned_while_cancel_was_asked_succeeds(store):
     job_id = add(store)
     running = claim(store)
     store.cancel(job_id, now=T0)
-    assert store.succeed(running.claim, result='{"n":1}', now=T0)
+    assert store.record(running.claim, Succeed(result='{"n":1}'), now=T0)
     assert store.get(job_id).status is Status.SUCCEEDED
     assert store.cancel_requests(RUNNER) == []
 
@@ -224,7 +226,7 @@ def test_a_unique_key_held_returns_the_holder_and_is_let_go_when_it_finishes(sto
     other_kind = add(store, "mail", unique_key="user-7")
     assert other_kind != first
     running = claim(store, kinds={"count"})
-    store.succeed(running.claim, result="{}", now=T0)
+    store.record(running.claim, Succeed(result="{}"), now=T0)
     after = add(store, unique_key="user-7")
     assert after != first
 
@@ -266,10 +268,10 @@ def test_create_many_stores_all_or_none(store):
 def test_the_detail_tells_the_whole_story(store):
     job_id = add(store, queue="mail", priority=3, timeout=30.0, max_attempts=2)
     first = claim(store)
-    store.requeue(first.claim, Requeue(run_at=later(10), code="timed_out"), now=later(5))
+    store.record(first.claim, RunAgain(run_at=later(10), code="timed_out"), now=later(5))
     store.promote_due(now=later(10))
     second = claim(store, now=later(10))
-    store.succeed(second.claim, result='{"n":2}', now=later(12))
+    store.record(second.claim, Succeed(result='{"n":2}'), now=later(12))
     detail = store.detail(job_id)
     assert detail.job.to_public()["result"] == {"n": 2}
     assert (detail.queue, detail.priority, detail.timeout) == ("mail", 3, 30.0)
@@ -298,7 +300,7 @@ def test_queues_count_jobs_by_public_status_and_say_which_are_paused(store):
     done = add(store)
     running = claim(store, queues={"default"})
     assert running.id == done
-    store.succeed(running.claim, result="{}", now=T0)
+    store.record(running.claim, Succeed(result="{}"), now=T0)
     store.set_queue_paused("idle", paused=True, now=T0)
     states = {state.name: state for state in store.queues()}
     assert states["mail"].counts["queued"] == 2
@@ -317,7 +319,7 @@ def test_a_queue_with_no_jobs_and_no_pause_drops_out_of_the_list(store):
     busy = add(store, queue="busy")
     pruned = claim(store, queues={"busy"})
     assert pruned.id == busy
-    store.succeed(pruned.claim, result="{}", now=T0)
+    store.record(pruned.claim, Succeed(result="{}"), now=T0)
     assert [state.name for state in store.queues()] == ["busy", "held"]
 
     assert store.prune({"succeeded": later(1)}, now=later(2), limit=10).jobs == 1
@@ -331,7 +333,7 @@ def test_record_and_claim_records_a_requeue_too(store):
     first, second = add(store, max_attempts=2), add(store)
     running = claim(store)
     (held,), (following,) = store.record_and_claim(
-        [(running.claim, Requeue(run_at=later(5), code="internal_error"))], limit=1,
+        [(running.claim, RunAgain(run_at=later(5), code="internal_error"))], limit=1,
         runner_id=RUNNER, now=T0, kinds=KINDS,
     )  # fmt: skip
     assert held and following.id == second
@@ -395,8 +397,8 @@ def test_a_snooze_after_a_cancel_was_asked_cancels_and_keeps_the_attempt(store):
     job_id = add(store)
     running = claim(store)
     store.cancel(job_id, now=T0)
-    snooze = Requeue(run_at=later(60), code="snoozed", give_back=True)
-    assert store.requeue(running.claim, snooze, now=T0)
+    snooze = RunAgain(run_at=later(60), code="snoozed", counts_attempt=False)
+    assert store.record(running.claim, snooze, now=T0)
     detail = store.detail(job_id)
     assert (detail.job.status, detail.job.error, detail.attempt) == (
         Status.FAILED, CANCELLED, 1,

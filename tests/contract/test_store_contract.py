@@ -9,7 +9,7 @@ import pytest
 
 from jobtable.core import Claim, DeadRunner, LockState, NewJob, RunnerInfo, Status
 from jobtable.core.ids import JobIdGenerator
-from jobtable.core.outcome import Succeed
+from jobtable.core.outcome import Fail, Succeed
 from tests.support.harness import as_datetime
 from tests.support.stores import break_lock
 from tests.support.threads import run_in_threads
@@ -103,9 +103,9 @@ def test_publish_stores_a_partial_result_only_under_the_same_claim(store):
 def test_succeed_records_the_result_only_under_the_same_claim(store):
     claim = running(store)
     for stale in stale_claims(claim):
-        assert not store.succeed(stale, result='{"done":99}', now=LATER)
+        assert not store.record(stale, Succeed(result='{"done":99}'), now=LATER)
     assert store.get(claim.job_id).status is Status.RUNNING
-    assert store.succeed(claim, result='{"done":2}', now=LATER)
+    assert store.record(claim, Succeed(result='{"done":2}'), now=LATER)
     job = store.get(claim.job_id)
     assert (job.status, job.result, job.error) == (Status.SUCCEEDED, '{"done":2}', None)
 
@@ -114,19 +114,19 @@ def test_fail_records_the_code_and_keeps_the_partial_result_only_under_the_same_
     claim = running(store)
     store.publish(claim, result='{"done":1}', now=T0)
     for stale in stale_claims(claim):
-        assert not store.fail(stale, code="quota_exceeded", now=LATER)
+        assert not store.record(stale, Fail(code="quota_exceeded"), now=LATER)
     assert store.get(claim.job_id).status is Status.RUNNING
-    assert store.fail(claim, code="quota_exceeded", now=LATER)
+    assert store.record(claim, Fail(code="quota_exceeded"), now=LATER)
     job = store.get(claim.job_id)
     assert (job.status, job.result, job.error) == (Status.FAILED, '{"done":1}', "quota_exceeded")
 
 
 def test_a_finished_job_cannot_be_changed_again(store):
     claim = running(store)
-    assert store.succeed(claim, result='{"done":1}', now=T0)
-    assert not store.fail(claim, code="internal_error", now=LATER)
+    assert store.record(claim, Succeed(result='{"done":1}'), now=T0)
+    assert not store.record(claim, Fail(code="internal_error"), now=LATER)
     assert not store.publish(claim, result='{"done":5}', now=LATER)
-    assert not store.succeed(claim, result='{"done":6}', now=LATER)
+    assert not store.record(claim, Succeed(result='{"done":6}'), now=LATER)
     job = store.get(claim.job_id)
     assert (job.status, job.result, job.error) == (Status.SUCCEEDED, '{"done":1}', None)
 
@@ -148,7 +148,7 @@ def test_concurrent_claimers_never_claim_one_job_twice(store):
             with guard:
                 claimed.append(job.id)
             # Each claim must be the only one: a second claimer's succeed would fail here.
-            assert store.succeed(job.claim, result="{}", now=T0)
+            assert store.record(job.claim, Succeed(result="{}"), now=T0)
 
     run_in_threads([lambda n=n: claimer(f"runner-{n}") for n in range(6)])
     assert len(claimed) == len(set(claimed)), "a job was claimed twice"
@@ -157,7 +157,6 @@ def test_concurrent_claimers_never_claim_one_job_twice(store):
 
 
 def test_record_and_claim_records_the_outcome_and_claims_the_next_job(store):
-    from jobtable.core.outcome import Fail, Succeed
 
     first = running(store)
     waiting = queue(store)
@@ -171,7 +170,7 @@ def test_record_and_claim_records_the_outcome_and_claims_the_next_job(store):
 
     store.publish(claimed.claim, result='{"done":0}', now=LATER)
     held, none_left = store.record_and_claim(
-        [(claimed.claim, Fail(code="quota_exceeded", reason="r"))],
+        [(claimed.claim, Fail(code="quota_exceeded"))],
         limit=1,
         runner_id=RUNNER,
         now=LATER,
@@ -182,7 +181,6 @@ def test_record_and_claim_records_the_outcome_and_claims_the_next_job(store):
 
 
 def test_record_and_claim_with_a_stale_claim_records_nothing_but_still_claims(store):
-    from jobtable.core.outcome import Succeed
 
     claim = running(store)
     waiting = queue(store)
@@ -199,7 +197,7 @@ def test_running_claims_are_exactly_the_jobs_running_under_a_runner(store):
     mine = [claimed_by(store, "runner-me") for _ in range(2)]
     claimed_by(store, "runner-other")
     finished = claimed_by(store, "runner-me")
-    store.succeed(finished, result='{"done":1}', now=T0)
+    store.record(finished, Succeed(result='{"done":1}'), now=T0)
     queue(store)
     assert sorted(store.running_claims("runner-me"), key=lambda c: c.job_id) == sorted(
         mine, key=lambda c: c.job_id
@@ -216,7 +214,7 @@ def test_release_claims_gives_back_untouched_only_jobs_still_running_under_those
     lost = claimed_by(store, "runner-me")
     store.publish(lost, result='{"done":1}', now=T0)
     finished = claimed_by(store, "runner-me")
-    store.succeed(finished, result='{"done":2}', now=T0)
+    store.record(finished, Succeed(result='{"done":2}'), now=T0)
     other = claimed_by(store, "runner-other")
 
     moved = store.release_claims([lost, finished, *stale_claims(other)], now=LATER)
@@ -325,7 +323,7 @@ def test_settling_a_dead_runner_settles_only_its_running_jobs_and_removes_its_ro
     store.publish(interrupted, result='{"done":1}', now=T0)
     retried = claimed_by(store, "runner-dead", max_attempts=3)
     done = claimed_by(store, "runner-dead")
-    store.succeed(done, result='{"done":3}', now=T0)
+    store.record(done, Succeed(result='{"done":3}'), now=T0)
     queued = queue(store)
     break_lock(store, "runner-dead")
     beat = sighting(store, "runner-dead").beat
@@ -343,7 +341,9 @@ def test_settling_a_dead_runner_settles_only_its_running_jobs_and_removes_its_ro
     assert store.get(live.job_id).status is Status.RUNNING
     assert store.get(done.job_id).status is Status.SUCCEEDED
     assert store.get(queued).status is Status.QUEUED
-    assert not store.succeed(interrupted, result='{"done":9}', now=LATER)  # its late write: fenced
+    assert not store.record(
+        interrupted, Succeed(result='{"done":9}'), now=LATER
+    )  # its late write: fenced
     assert [r.info.id for r in store.runners()] == ["runner-live"]
     again = store.settle_dead([dead("runner-dead", beat)], code="x", now=LATER)
     assert (again.failed, again.requeued) == (0, 0)

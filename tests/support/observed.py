@@ -77,17 +77,9 @@ class ObservedStore:
             self._notify()
             raise fault
 
-    def succeed(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
+    def record(self, claim, outcome, *, now):
         self._finish_fault()
-        return bool(self._after(lambda: self.inner.succeed(claim, result=result, now=now)))
-
-    def fail(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
-        self._finish_fault()
-        return bool(self._after(lambda: self.inner.fail(claim, code=code, now=now)))
-
-    def requeue(self, claim, outcome, *, now):
-        self._finish_fault()
-        return bool(self._after(lambda: self.inner.requeue(claim, outcome, now=now)))
+        return bool(self._after(lambda: self.inner.record(claim, outcome, now=now)))
 
     def record_and_claim(self, outcomes, **arguments):
         if not outcomes:

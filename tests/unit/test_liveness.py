@@ -17,6 +17,7 @@ from jobtable.adapters.memory import MemoryStore
 from jobtable.core import INTERRUPTED, JobContext, LivenessTerms, RunnerInfo, Status
 from jobtable.core.errors import StoreUnavailableError
 from jobtable.core.liveness import CHECK_INTERVAL, SWEEP_INTERVAL
+from jobtable.core.outcome import Succeed
 from tests.support.harness import JobSystem
 from tests.support.observed import ObservedStore
 from tests.support.stores import break_lock
@@ -104,7 +105,9 @@ def test_a_dead_runners_job_is_settled_once_seen_dead_for_two_sweeps(make_system
     sweep(survivor)
     job = survivor.wait_for(claim.job_id)
     assert (job.status, job.error, job.result) == (Status.FAILED, INTERRUPTED, '{"done":1}')
-    assert not survivor.store.succeed(claim, result="{}", now=survivor.clock.now())  # fenced
+    assert not survivor.store.record(
+        claim, Succeed(result="{}"), now=survivor.clock.now()
+    )  # fenced
     assert [r.info.id for r in survivor.store.runners()] == [survivor.runner.id]  # row removed
     assert "marked jobs interrupted by restart count=1" in survivor.logs.text
 
