@@ -25,6 +25,7 @@ from jobtable.core.jobs import (
     Claim,
     ClaimedJob,
     Enqueued,
+    HeldJob,
     Job,
     JobCount,
     JobDetail,
@@ -36,11 +37,11 @@ from jobtable.core.jobs import (
     RetryOutcome,
 )
 from jobtable.core.liveness import (
-    DeadRunner,
     LivenessTerms,
     RunnerInfo,
     RunnerRecord,
     RunnerSighting,
+    Settlement,
 )
 from jobtable.core.outcome import Outcome, Succeed
 from jobtable.core.ports import JobStore
@@ -164,14 +165,11 @@ class FaultyStore:
             ),
         )
 
-    def interrupt(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
-        return self._call("fail", lambda: self.inner.interrupt(claim, code=code, now=now))
-
     def release_claims(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
         return self._call("sweep", lambda: self.inner.release_claims(claims, now=now))
 
-    def running_claims(self, runner_id: str) -> list[Claim]:
-        return self._call("sweep", lambda: self.inner.running_claims(runner_id))
+    def running_jobs(self, owner: str | None) -> list[HeldJob]:
+        return self._call("sweep", lambda: self.inner.running_jobs(owner))
 
     @property
     def liveness_terms(self) -> LivenessTerms:
@@ -190,9 +188,9 @@ class FaultyStore:
         return self._call("sweep", self.inner.sight_runners)
 
     def settle_dead(
-        self, verdicts: Collection[DeadRunner], *, code: str, now: datetime.datetime
+        self, settlements: Collection[Settlement], *, now: datetime.datetime
     ) -> Recovered:
-        return self._call("sweep", lambda: self.inner.settle_dead(verdicts, code=code, now=now))
+        return self._call("sweep", lambda: self.inner.settle_dead(settlements, now=now))
 
     def unregister_runner(self, runner_id: str) -> None:
         self.inner.unregister_runner(runner_id)

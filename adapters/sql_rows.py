@@ -8,17 +8,12 @@ from __future__ import annotations
 
 import datetime
 import json
-import random
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 from jobtable.adapters.readable_rows import (
     Unreadable,
-    UnreadableRowError,
     claim_readable,
-    log_unreadable,
-    stored_policy,
-    whole,
 )
 from jobtable.core.codes import INTERNAL_ERROR
 from jobtable.core.idempotency import KeptAnswer, stale_before
@@ -33,11 +28,12 @@ from jobtable.core.jobs import (
     JobFilter,
     NewJob,
     QueueState,
+    Recovered,
     events_after,
     every_attempt,
 )
 from jobtable.core.liveness import RunnerInfo, RunnerRecord
-from jobtable.core.outcome import Fail, Outcome, Succeed, settle_interrupted
+from jobtable.core.outcome import Fail, Outcome, RunAgain, Succeed
 from jobtable.core.status import Status
 
 
@@ -110,29 +106,13 @@ def new_job_parameters(job: NewJob, now: Any, *, stamp: Callable[[Any], Any]) ->
     }
 
 
-def settle_by_policy(
-    owner: str | None,
-    row: Any,
-    *,
-    code: str,
-    now: datetime.datetime,
-    jitter: Callable[[], float] = random.random,
-) -> tuple[Claim, Outcome]:
-    """A running job's ``id, attempt, max_attempts, retry`` row, and what its policy says.
-
-    The decision is the core's (``core/retry.py``): queued again, due after
-    the backoff, while attempts remain and ``code`` may retry; else failed.
-    A row whose policy or attempt cannot be read is failed ``internal_error``.
-    """
-    job_id, attempt, max_attempts, retry = row
-    claim = Claim(job_id=job_id, runner_id=owner or "", attempt=attempt)
-    try:
-        policy = stored_policy(max_attempts, retry)
-        started = whole("attempt", attempt)
-    except UnreadableRowError as error:
-        log_unreadable(job_id, error.column)
-        return claim, Fail(code=INTERNAL_ERROR)
-    return claim, settle_interrupted(policy, attempt=started, code=code, now=now, jitter=jitter)
+def recovered(outcomes: Iterable[Outcome]) -> Recovered:
+    """What settling dead runners' jobs came to: how many failed, how many run again."""
+    failed = requeued = 0
+    for outcome in outcomes:
+        failed += isinstance(outcome, Fail)
+        requeued += isinstance(outcome, RunAgain)
+    return Recovered(failed=failed, requeued=requeued)
 
 
 def attempt_records(

@@ -20,7 +20,7 @@ from jobtable.core.jobs import (
     Recovered,
     RetryOutcome,
 )
-from jobtable.core.liveness import DeadRunner
+from jobtable.core.liveness import Settlement
 from jobtable.core.outcome import Outcome
 from jobtable.core.ports import JobStore
 
@@ -53,11 +53,6 @@ class AnnouncingStore:
         self._changes.changed(claim.job_id)
         return held
 
-    def interrupt(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
-        held = self._store.interrupt(claim, code=code, now=now)
-        self._changes.changed(claim.job_id)
-        return held
-
     def record_and_claim(
         self, outcomes: Sequence[tuple[Claim, Outcome]], **arguments: Any
     ) -> tuple[list[bool], list[ClaimedJob]]:
@@ -75,9 +70,9 @@ class AnnouncingStore:
         return moved
 
     def settle_dead(
-        self, verdicts: Collection[DeadRunner], *, code: str, now: datetime.datetime
+        self, settlements: Collection[Settlement], *, now: datetime.datetime
     ) -> Recovered:
-        recovered = self._store.settle_dead(verdicts, code=code, now=now)
+        recovered = self._store.settle_dead(settlements, now=now)
         if recovered.failed or recovered.requeued:
             self._changes.changed_somewhere()
         return recovered

@@ -132,6 +132,19 @@ class ClaimedJob:
 
 
 @attrs.frozen(kw_only=True)
+class HeldJob:
+    """A job running under a runner's claim, with what settling it needs."""
+
+    claim: Claim
+    """For a row that records no owner, ``runner_id`` is empty."""
+    kind: str
+    policy: RetryPolicy | None
+    """The retry policy stored on it; None when its row's cannot be read (it fails)."""
+    unreadable: str | None = None
+    """The column of its row that cannot be read, if any: told once it is settled."""
+
+
+@attrs.frozen(kw_only=True)
 class Recovered:
     """What a sweep for orphaned jobs did: how many it failed and how many it queued again."""
 

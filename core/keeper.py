@@ -1,22 +1,15 @@
-"""The liveness keeper: a runner's two background threads, and what they promise.
+"""The liveness keeper: a runner's check thread and its sweep thread, and what they promise.
 
-The *check* thread confirms the runner's own lock several times per sweep,
-with a deadline on each round trip. Workers claim only while that
-confirmation is fresh (read from memory: no round trip per claim). A lock
-found lost is taken again at once; the runner then compares the jobs held in
-its name with what its workers run, keeps those still held and tells the
-handlers of the others to stop. When confirmations stop coming (a partition,
-a long outage) it tells every handler to stop before anyone else could
-judge it dead (core/liveness.py).
-
-The *sweep* thread raises the runner's beat, settles the jobs of runners
-whose death is certain, and gives back jobs held in this runner's name that
-no worker of it runs (a claim whose reply was lost).
+The check confirms the runner's own lock several times a sweep, and workers claim only
+while it is fresh; when checks stop coming, every handler is told to stop before others
+could judge the runner dead (core/liveness.py). The sweep beats, settles dead runners'
+jobs, and gives back jobs held here that no worker runs (a claim whose reply was lost).
 """
 
 from __future__ import annotations
 
 import logging
+import random
 import threading
 from collections.abc import Callable
 
@@ -24,7 +17,7 @@ from jobtable.core.attempts import Attempt, Attempts
 from jobtable.core.clock import Clock
 from jobtable.core.codes import INTERRUPTED
 from jobtable.core.errors import LivenessLockLostError
-from jobtable.core.jobs import Claim
+from jobtable.core.jobs import Claim, HeldJob
 from jobtable.core.liveness import (
     CHECK_INTERVAL,
     CHECK_TIMEOUT,
@@ -35,39 +28,14 @@ from jobtable.core.liveness import (
 )
 from jobtable.core.looper import start_loop
 from jobtable.core.observer import NoObserver, RunnerObserver
+from jobtable.core.outcome import settle_interrupted
 from jobtable.core.ports import JobStore
 from jobtable.core.recording import loggable_category
+from jobtable.core.settling import settle_dead_runners
+from jobtable.core.streak import FailureStreak
 
 UNREGISTER_WAIT = 5.0
 """Longest ``finish`` waits to delete the runner's row when given no timeout."""
-
-
-class _Streak:
-    """Logs the first failure of a streak as a warning, one error if it lasts, and the recovery."""
-
-    def __init__(self, log: logging.Logger, what: str, *, error_after: float = 5.0) -> None:
-        self._log = log
-        self._what = what
-        self._error_after = error_after
-        self._since: float | None = None
-        self._escalated = False
-
-    def failed(self, error: Exception, at: float) -> None:
-        category = loggable_category(error)
-        if self._since is None:
-            self._since = at
-            self._log.warning("%s failed category=%s", self._what, category)
-        elif not self._escalated and at - self._since >= self._error_after:
-            self._escalated = True
-            self._log.error(
-                "%s failing for %.1fs category=%s", self._what, at - self._since, category
-            )
-
-    def succeeded(self, at: float) -> None:
-        if self._since is not None:
-            self._log.info("%s works again after %.1fs", self._what, at - self._since)
-        self._since = None
-        self._escalated = False
 
 
 class LivenessKeeper:
@@ -89,6 +57,7 @@ class LivenessKeeper:
         cancel: Callable[[Attempt], None] = lambda attempt: None,
         on_sweep: Callable[[], None] = lambda: None,
         observer: RunnerObserver | None = None,
+        jitter: Callable[[], float] = random.random,
     ) -> None:
         """``left_running`` names claims whose handler ran but whose outcome could not be
         recorded, each with the code to settle it with: never given back as if unrun.
@@ -96,7 +65,8 @@ class LivenessKeeper:
         no worker yet, but not lost; ``drop_kept`` takes them all away from the workers
         (this keeper gives them back when the runner's liveness was lost). ``cancel`` stops a
         handler whose job someone asked to cancel (seen on each sweep, from any process).
-        ``observer`` hears of the jobs of dead runners this keeper settles."""
+        ``observer`` hears of the jobs of dead runners this keeper settles; ``jitter`` draws
+        the retry backoff's random share for the jobs it settles, as the runner's does."""
         self._store = store
         self._clock = clock
         self._log = log
@@ -107,6 +77,7 @@ class LivenessKeeper:
         self._cancel = cancel
         self._on_sweep = on_sweep
         self._observer: RunnerObserver = observer or NoObserver()
+        self._jitter = jitter
         self._check_interval = check_interval
         self._sweep_interval = sweep_interval
         terms = store.liveness_terms
@@ -127,9 +98,9 @@ class LivenessKeeper:
         self._left_running = left_running
         self._kept_for_workers = kept_for_workers
         self._drop_kept = drop_kept
-        self._suspects: set[Claim] = set()  # held here, run by no worker, at the last sweep
-        self._check_streak = _Streak(log, "confirming this runner's liveness lock")
-        self._sweep_streak = _Streak(log, "sweep")
+        self._suspects: dict[Claim, HeldJob] = {}  # held here, run by no worker, at last sweep
+        self._check_streak = FailureStreak(log, "confirming this runner's liveness lock")
+        self._sweep_streak = FailureStreak(log, "sweep")
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -331,7 +302,7 @@ class LivenessKeeper:
         if kept:
             self._store.release_claims(kept, now=self._clock.now())
         running = self._attempts.snapshot()  # before the read: each of these was claimed before it
-        held = set(self._store.running_claims(self._id))
+        held = {job.claim for job in self._store.running_jobs(self._id)}
         gone = [attempt for attempt in running if attempt.claim not in held]
         if gone:
             self._log.warning(
@@ -360,7 +331,9 @@ class LivenessKeeper:
         if not dead:
             return
         try:
-            recovered = self._store.settle_dead(dead, code=INTERRUPTED, now=self._clock.now())
+            recovered = settle_dead_runners(
+                self._store, dead, code=INTERRUPTED, now=self._clock.now(), jitter=self._jitter
+            )
         except Exception:
             self._wake_one()  # its jobs may be queued already, the reply lost: a worker looks
             raise
@@ -384,19 +357,24 @@ class LivenessKeeper:
         """
         running_here = {attempt.claim for attempt in self._attempts.snapshot()}
         running_here |= self._kept_for_workers()
-        lost = {claim for claim in self._suspects if claim not in running_here}
+        lost = {claim: job for claim, job in self._suspects.items() if claim not in running_here}
         left_running = self._left_running()
-        ran = {claim for claim in lost if claim in left_running}  # handlers ran: not unrun
+        ran = [job for claim, job in lost.items() if claim in left_running]  # handlers ran
+        unrun = [claim for claim in lost if claim not in left_running]
         try:
-            for claim in ran:
-                code = left_running[claim]
-                if self._store.interrupt(claim, code=code, now=self._clock.now()):
+            for job in ran:
+                code = left_running[job.claim]
+                now = self._clock.now()
+                outcome = settle_interrupted(
+                    job.policy, attempt=job.claim.attempt, code=code, now=now, jitter=self._jitter
+                )
+                if self._store.record(job.claim, outcome, now=now):
                     self._log.warning(
                         "settled a job whose outcome was never recorded code=%s", code
                     )
                     self._wake_one()
-            if lost - ran:
-                moved = self._store.release_claims(lost - ran, now=self._clock.now())
+            if unrun:
+                moved = self._store.release_claims(unrun, now=self._clock.now())
                 if moved:
                     self._log.warning("requeued jobs whose claim reply was lost count=%d", moved)
                     self._wake_one()
@@ -405,7 +383,11 @@ class LivenessKeeper:
             # sweep sees them running here. A worker looks; finding nothing, it waits again.
             self._wake_one()
             raise
-        held = self._store.running_claims(self._id)
+        held = self._store.running_jobs(self._id)
         running_here = {attempt.claim for attempt in self._attempts.snapshot()}
         running_here |= self._kept_for_workers()
-        self._suspects = {claim for claim in held if claim not in running_here} - lost
+        self._suspects = {
+            job.claim: job
+            for job in held
+            if job.claim not in running_here and job.claim not in lost
+        }

@@ -18,6 +18,7 @@ from jobtable.core.jobs import (
     Claim,
     ClaimedJob,
     Enqueued,
+    HeldJob,
     Job,
     JobCount,
     JobDetail,
@@ -30,11 +31,11 @@ from jobtable.core.jobs import (
     RetryOutcome,
 )
 from jobtable.core.liveness import (
-    DeadRunner,
     LivenessTerms,
     RunnerInfo,
     RunnerRecord,
     RunnerSighting,
+    Settlement,
 )
 from jobtable.core.outcome import Outcome
 
@@ -150,16 +151,6 @@ class JobStore(Protocol):
         """
         ...
 
-    def interrupt(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
-        """Settle a job whose handler was stopped, by the retry policy stored on it.
-
-        The decision is the core's (``core/retry.after_failure``): queued
-        again after the backoff while attempts remain and ``code`` may retry,
-        else failed with ``code``. Both keep the last partial result. False
-        and no change unless running under ``claim``.
-        """
-        ...
-
     def release_claims(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
         """Give back jobs claimed under exactly these claims whose handlers never ran.
 
@@ -171,8 +162,10 @@ class JobStore(Protocol):
         """
         ...
 
-    def running_claims(self, runner_id: str) -> list[Claim]:
-        """The claims of every job running under ``runner_id``."""
+    def running_jobs(self, owner: str | None) -> list[HeldJob]:
+        """Every job running under ``owner``'s claims (None: running rows that record no
+        owner), with its kind and stored retry policy; a row whose policy or attempt cannot
+        be read comes with none (``HeldJob.unreadable`` names the column)."""
         ...
 
     # -- liveness and the runners table ----------------------------------
@@ -217,16 +210,16 @@ class JobStore(Protocol):
         ...
 
     def settle_dead(
-        self, verdicts: Collection[DeadRunner], *, code: str, now: datetime.datetime
+        self, settlements: Collection[Settlement], *, now: datetime.datetime
     ) -> Recovered:
-        """Settle each dead runner's running jobs and delete its row, if its evidence still holds.
+        """Record each dead runner's decided outcomes and delete its row, if its evidence holds.
 
         In one transaction per runner: its beat must be the one judged (or its
         row still absent) and, when the verdict rests on it, its lock still
-        absent; otherwise it is left alone. Each running job goes back to
-        queued while its stored attempts last, else fails with ``code``; both
-        keep the last partial result. A job found running has had at least one
-        attempt, whatever its stored count says.
+        absent; otherwise it is left alone. Each outcome is recorded as
+        ``record`` would, fenced by its job's claim under the verdict's runner (a
+        job that ended meanwhile is left as it is); one found running with no
+        attempt counts one. Returns how many failed and how many were queued again.
         """
         ...
 

@@ -225,6 +225,7 @@ class Runner:
             on_sweep=self._reread_if_pending,
             cancel=lambda attempt: self._preempt(attempt, CANCELLED),
             observer=self._observer,
+            jitter=jitter,
         )
 
     # -- lifecycle ---------------------------------------------------------

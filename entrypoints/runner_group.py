@@ -207,8 +207,8 @@ class _SiblingWakes:
             self._wake_others(None)
         return promoted
 
-    def settle_dead(self, verdicts: Any, *, code: str, now: Any) -> Any:
-        recovered = self._store.settle_dead(verdicts, code=code, now=now)
+    def settle_dead(self, settlements: Any, *, now: Any) -> Any:
+        recovered = self._store.settle_dead(settlements, now=now)
         if recovered.requeued:
             self._wake_others(None)
         return recovered

@@ -41,7 +41,12 @@ from jobtable.adapters.postgres.listener import (
 )
 from jobtable.adapters.postgres.lock_session import LockSession, neuter_descriptor
 from jobtable.adapters.postgres.migrate import migrate
-from jobtable.adapters.readable_rows import Unreadable, log_set_aside
+from jobtable.adapters.readable_rows import (
+    Unreadable,
+    held_job,
+    log_set_aside,
+    log_settled_unreadable,
+)
 from jobtable.adapters.sql_rows import (
     claim_readable_rows,
     fence,
@@ -54,9 +59,9 @@ from jobtable.adapters.sql_rows import (
     outcome_parameters,
     public_job,
     queue_states,
+    recovered,
     runner_parameters,
     runner_record,
-    settle_by_policy,
 )
 from jobtable.core.errors import StoreError
 from jobtable.core.idempotency import KeepAnswer, KeptAnswer, stale_before
@@ -65,6 +70,7 @@ from jobtable.core.jobs import (
     Claim,
     ClaimedJob,
     Enqueued,
+    HeldJob,
     Job,
     JobCount,
     JobDetail,
@@ -83,6 +89,7 @@ from jobtable.core.liveness import (
     RunnerInfo,
     RunnerRecord,
     RunnerSighting,
+    Settlement,
 )
 from jobtable.core.outcome import Fail, Outcome, RunAgain, Succeed
 
@@ -118,8 +125,8 @@ _SUCCEED_MANY = _query("succeed_jobs")
 _FAIL = _query("fail_job")
 _RUN_AGAIN = _query("run_job_again")
 _RELEASE = _query("release_claim")
-_RUNNING_CLAIMS = _query("running_claims")
-_RUNNING_POLICIES = _query("running_policies")
+_RUNNING_JOBS = _query("running_jobs")
+_RUNNING_UNOWNED = _RUNNING_JOBS.replace("claimed_by = %(owner)s", "claimed_by IS NULL")
 _PROMOTE_DUE = _query("promote_due")
 _DETAIL = _query("job_detail")
 _AHEAD = _query("jobs_ahead")
@@ -134,10 +141,6 @@ _FIND_UNIQUE = "SELECT id FROM jobs WHERE kind = %(kind)s AND unique_key = %(uni
 _NEXT_DUE = (  # a time Python cannot hold (infinity, past year 9999) is passed over
     "SELECT min(run_at) FROM jobs WHERE status = 'scheduled'"
     " AND run_at >= '0001-01-02' AND run_at < '9999-12-30'"
-)
-_HOLDER_POLICY = (
-    "SELECT id, attempt, max_attempts, retry FROM jobs WHERE id = %(id)s AND status = 'running'"
-    " AND claimed_by = %(runner_id)s AND attempt = %(attempt)s FOR UPDATE"
 )
 _RECORD_SCHEDULE = (
     "INSERT INTO jobtable_schedules (name, first_seen) VALUES (%(name)s, %(now)s)"
@@ -593,31 +596,6 @@ class PostgresStore:
                 self._notify(conn)
         return changed
 
-    def interrupt(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
-        with translated(), self._pool.connection() as conn, conn.transaction():
-            row = conn.execute(_HOLDER_POLICY, fence(claim)).fetchone()
-            if row is None:
-                return False
-            _, decision = settle_by_policy(claim.runner_id, row, code=code, now=now)
-            self._apply(conn, claim, decision, now)
-            self._notify(conn)  # in case it was queued again
-            return True
-
-    @staticmethod
-    def _apply(
-        conn: psycopg.Connection,
-        claim: Claim,
-        decision: Outcome,
-        now: datetime.datetime,
-        *,
-        owner: str | None = "",
-    ) -> bool:
-        """Record a policy's decision for a running job under ``claim`` (fenced)."""
-        sql, params = _outcome_statement(claim, decision, now)
-        if owner is None:
-            params["runner_id"] = None  # a running row with no owner (an old version's)
-        return bool(conn.execute(sql, params).rowcount == 1)
-
     def release_claims(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
         if not claims:
             return 0
@@ -629,12 +607,11 @@ class PostgresStore:
                 conn.execute(_NOTIFY, {"channel": self.channel})
         return moved
 
-    def running_claims(self, runner_id: str) -> list[Claim]:
+    def running_jobs(self, owner: str | None) -> list[HeldJob]:
+        sql = _RUNNING_UNOWNED if owner is None else _RUNNING_JOBS
         with translated(), self._pool.connection() as conn:
-            rows = conn.execute(_RUNNING_CLAIMS, {"runner_id": runner_id}).fetchall()
-        return [
-            Claim(job_id=job_id, runner_id=runner_id, attempt=attempt) for job_id, attempt in rows
-        ]
+            rows = conn.execute(sql, {"owner": owner}).fetchall()
+        return [held_job(row, owner) for row in rows]
 
     # -- liveness and the runners table ----------------------------------
 
@@ -716,10 +693,11 @@ class PostgresStore:
         return sightings
 
     def settle_dead(
-        self, verdicts: Collection[DeadRunner], *, code: str, now: datetime.datetime
+        self, settlements: Collection[Settlement], *, now: datetime.datetime
     ) -> Recovered:
-        failed = requeued = 0
-        for verdict in verdicts:
+        recorded: list[tuple[HeldJob, Outcome]] = []
+        for settlement in settlements:
+            verdict = settlement.verdict
             with translated(), self._pool.connection() as conn, conn.transaction():
                 if not self._evidence_holds(conn, verdict):
                     continue
@@ -729,21 +707,21 @@ class PostgresStore:
                     taken = conn.execute(_TAKE_DEAD_LOCK, {"owner": verdict.runner_id}).fetchone()
                     if not (taken and taken[0]):
                         continue
-                rows = conn.execute(_RUNNING_POLICIES, {"owner": verdict.runner_id}).fetchall()
-                decisions = []
-                for row in rows:
-                    claim, decision = settle_by_policy(verdict.runner_id, row, code=code, now=now)
-                    self._apply(conn, claim, decision, now, owner=verdict.runner_id)
-                    decisions.append(decision)
+                landed = []
+                for job, outcome in settlement.outcomes:
+                    sql, params = _outcome_statement(job.claim, outcome, now)
+                    params["runner_id"] = verdict.runner_id  # None: a row with no owner
+                    if conn.execute(sql, params).rowcount == 1:
+                        landed.append((job, outcome))
                 conn.execute(
                     "DELETE FROM jobtable_runners WHERE id IS NOT DISTINCT FROM %s",
                     (verdict.runner_id,),
                 )
-                if any(isinstance(decision, RunAgain) for decision in decisions):
+                if any(isinstance(outcome, RunAgain) for _, outcome in landed):
                     self._notify(conn)
-            requeued += sum(isinstance(decision, RunAgain) for decision in decisions)
-            failed += sum(isinstance(decision, Fail) for decision in decisions)
-        return Recovered(failed=failed, requeued=requeued)
+            recorded.extend(landed)
+        log_settled_unreadable([job for job, _ in recorded])
+        return recovered(outcome for _, outcome in recorded)
 
     def _evidence_holds(self, conn: psycopg.Connection, verdict: DeadRunner) -> bool:
         """Re-read the evidence with the runner's row locked: a settler at a time, and no beat

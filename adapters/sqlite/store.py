@@ -18,7 +18,12 @@ import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
-from jobtable.adapters.readable_rows import Unreadable, log_set_aside
+from jobtable.adapters.readable_rows import (
+    Unreadable,
+    held_job,
+    log_set_aside,
+    log_settled_unreadable,
+)
 from jobtable.adapters.sql_rows import (
     claim_readable_rows,
     fence,
@@ -31,9 +36,9 @@ from jobtable.adapters.sql_rows import (
     outcome_parameters,
     public_job,
     queue_states,
+    recovered,
     runner_parameters,
     runner_record,
-    settle_by_policy,
 )
 from jobtable.adapters.sqlite.connections import BUSY_TIMEOUT_MS, Connections
 from jobtable.adapters.sqlite.errors import translated
@@ -47,6 +52,7 @@ from jobtable.core.jobs import (
     Claim,
     ClaimedJob,
     Enqueued,
+    HeldJob,
     Job,
     JobCount,
     JobDetail,
@@ -65,6 +71,7 @@ from jobtable.core.liveness import (
     RunnerInfo,
     RunnerRecord,
     RunnerSighting,
+    Settlement,
 )
 from jobtable.core.outcome import Fail, Outcome, RunAgain, Succeed
 
@@ -88,9 +95,9 @@ _FAIL = _query("fail_job")
 _RUN_AGAIN = _query("run_job_again")
 _RECORD = {Succeed: _SUCCEED, Fail: _FAIL, RunAgain: _RUN_AGAIN}
 _RELEASE = _query("release_claim")
-_RUNNING_CLAIMS = _query("running_claims")
+_RUNNING_JOBS = _query("running_jobs")
+_RUNNING_UNOWNED = _RUNNING_JOBS.replace("claimed_by = :owner", "claimed_by IS NULL")
 _RUNNING_OWNERS = _query("running_owners")
-_RUNNING_POLICIES = _query("running_policies")
 _PROMOTE_DUE = _query("promote_due")
 _DETAIL = _query("job_detail")
 _AHEAD = _query("jobs_ahead")
@@ -103,10 +110,6 @@ _RESUME = _query("resume_queue")
 _PAUSED = "SELECT name FROM jobtable_queues WHERE paused"
 _FIND_UNIQUE = "SELECT id FROM jobs WHERE kind = :kind AND unique_key = :unique_key"
 _SCHEDULED_TIMES = "SELECT run_at FROM jobs WHERE status = 'scheduled' ORDER BY run_at"
-_HOLDER_POLICY = (
-    "SELECT id, attempt, max_attempts, retry FROM jobs "
-    "WHERE id = :id AND status = 'running' AND claimed_by = :runner_id AND attempt = :attempt"
-)
 _RECORD_SCHEDULE = (
     "INSERT INTO jobtable_schedules (name, first_seen) VALUES (:name, :now)"
     " ON CONFLICT (name) DO NOTHING"
@@ -367,17 +370,6 @@ class SqliteStore:
             changed = self._db.write(lambda conn: conn.execute(sql, params).rowcount)
         return bool(changed == 1)
 
-    def interrupt(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
-        def settle(conn: sqlite3.Connection) -> bool:
-            row = conn.execute(_HOLDER_POLICY, fence(claim)).fetchone()
-            if row is None:
-                return False
-            _, decision = settle_by_policy(claim.runner_id, row, code=code, now=now)
-            return _apply(conn, claim, decision, now)
-
-        with translated():
-            return self._db.write(settle)
-
     def release_claims(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
         if not claims:
             return 0
@@ -391,12 +383,11 @@ class SqliteStore:
         with translated():
             return self._db.write(release)
 
-    def running_claims(self, runner_id: str) -> list[Claim]:
+    def running_jobs(self, owner: str | None) -> list[HeldJob]:
+        sql = _RUNNING_UNOWNED if owner is None else _RUNNING_JOBS
         with translated(), self._db.reader() as conn:
-            rows = conn.execute(_RUNNING_CLAIMS, {"runner_id": runner_id}).fetchall()
-        return [
-            Claim(job_id=job_id, runner_id=runner_id, attempt=attempt) for job_id, attempt in rows
-        ]
+            rows = conn.execute(sql, {"owner": owner}).fetchall()
+        return [held_job(row, owner) for row in rows]
 
     # -- liveness and the runners table ----------------------------------
 
@@ -446,13 +437,14 @@ class SqliteStore:
         return LockState.HELD if self._liveness.is_alive(runner_id) else LockState.ABSENT
 
     def settle_dead(
-        self, verdicts: Collection[DeadRunner], *, code: str, now: datetime.datetime
+        self, settlements: Collection[Settlement], *, now: datetime.datetime
     ) -> Recovered:
         held = contextlib.ExitStack()  # dead runners' locks, kept until the settling commits
 
-        def settle(conn: sqlite3.Connection) -> Recovered:
-            failed = requeued = 0
-            for verdict in verdicts:
+        def settle(conn: sqlite3.Connection) -> list[tuple[HeldJob, Outcome]]:
+            recorded = []
+            for settlement in settlements:
+                verdict = settlement.verdict
                 # Under the write lock: the evidence cannot change before the jobs do.
                 if not self._evidence_holds(conn, verdict):
                     continue
@@ -460,17 +452,18 @@ class SqliteStore:
                     self._liveness.holding_if_dead(verdict.runner_id)
                 ):
                     continue  # its owner holds its lock again
-                rows = conn.execute(_RUNNING_POLICIES, {"owner": verdict.runner_id}).fetchall()
-                for row in rows:
-                    claim, decision = settle_by_policy(verdict.runner_id, row, code=code, now=now)
-                    _apply(conn, claim, decision, now, owner_known=verdict.runner_id is not None)
-                    requeued += isinstance(decision, RunAgain)
-                    failed += isinstance(decision, Fail)
+                for job, outcome in settlement.outcomes:
+                    sql, params = _outcome_statement(job.claim, outcome, now)
+                    params["runner_id"] = verdict.runner_id  # None: a row with no owner
+                    if conn.execute(sql, params).rowcount == 1:
+                        recorded.append((job, outcome))
                 conn.execute("DELETE FROM jobtable_runners WHERE id IS ?", (verdict.runner_id,))
-            return Recovered(failed=failed, requeued=requeued)
+            return recorded
 
         with held, translated():
-            return self._db.write(settle)
+            recorded = self._db.write(settle)
+        log_settled_unreadable([job for job, _ in recorded])
+        return recovered(outcome for _, outcome in recorded)
 
     def _evidence_holds(self, conn: sqlite3.Connection, verdict: DeadRunner) -> bool:
         row = conn.execute(
@@ -735,18 +728,3 @@ def _outcome_statement(
 ) -> tuple[str, dict[str, Any]]:
     """The statement that records ``outcome`` (one per shape) and its parameters."""
     return _RECORD[type(outcome)], outcome_parameters(claim, outcome, now, stamp=_stamp)
-
-
-def _apply(
-    conn: sqlite3.Connection,
-    claim: Claim,
-    decision: Outcome,
-    now: datetime.datetime,
-    *,
-    owner_known: bool = True,
-) -> bool:
-    """Record a policy's decision for a running job under ``claim`` (fenced)."""
-    sql, params = _outcome_statement(claim, decision, now)
-    if not owner_known:
-        params["runner_id"] = None  # a running row with no owner (an old version's)
-    return bool(conn.execute(sql, params).rowcount == 1)

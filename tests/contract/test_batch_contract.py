@@ -13,6 +13,7 @@ from jobtable.core import Claim, NewJob, Status
 from jobtable.core.ids import JobIdGenerator
 from jobtable.core.outcome import Fail, RunAgain, Succeed
 from tests.contract.test_store_contract import dead, runner_info, sighting
+from tests.support.settling import settle_dead
 from tests.support.stores import break_lock
 from tests.support.threads import run_in_threads
 
@@ -110,8 +111,8 @@ def test_a_dead_runners_batch_is_recovered_like_single_claims(store):
     assert len(claimed) == 4
     break_lock(store, "runner-dead")
     beat = sighting(store, "runner-dead").beat
-    recovered = store.settle_dead(
-        [dead("runner-dead", beat)], code="interrupted by restart", now=LATER
+    recovered = settle_dead(
+        store, [dead("runner-dead", beat)], code="interrupted by restart", now=LATER
     )
     assert (recovered.requeued, recovered.failed) == (3, 1)
     assert all(store.get(job_id).status is Status.QUEUED for job_id in retried)

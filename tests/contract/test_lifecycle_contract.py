@@ -15,6 +15,7 @@ from jobtable.core.jobs import CancelOutcome
 from jobtable.core.outcome import RunAgain, Succeed
 from jobtable.core.retry import RetryPolicy
 from tests.support.harness import as_datetime
+from tests.support.settling import interrupt, settle_dead
 from tests.support.threads import run_in_threads
 
 T0 = datetime.datetime(2026, 3, 1, 12, 0, tzinfo=datetime.UTC)
@@ -147,7 +148,7 @@ def test_an_interrupted_job_settles_by_the_policy_stored_on_it(store):
     ends = add(store, max_attempts=1)
     running = [claim(store), claim(store)]
     for job in running:
-        assert store.interrupt(job.claim, code=INTERRUPTED, now=later(1))
+        assert interrupt(store, job.claim, code=INTERRUPTED, now=later(1))
     assert store.get(keeps).status is Status.QUEUED  # at once: a restart is not the job's fault
     assert (store.get(ends).status, store.get(ends).error) == (Status.FAILED, INTERRUPTED)
     assert claim(store, now=later(1)).id == keeps
@@ -163,7 +164,7 @@ def test_a_dead_runners_jobs_retry_by_their_stored_codes(store):
     claim(store)
     store.unregister_runner(RUNNER)
     verdict = DeadRunner(runner_id=RUNNER, registered=False, beat=None, lock_absent=True)
-    recovered = store.settle_dead([verdict], code=INTERRUPTED, now=later(5))
+    recovered = settle_dead(store, [verdict], code=INTERRUPTED, now=later(5))
     assert (recovered.requeued, recovered.failed) == (1, 0)
     again = claim(store, now=later(5))
     assert again.id == job_id
@@ -410,5 +411,5 @@ def test_a_job_retried_at_once_keeps_its_place_in_line(store):
     second = add(store, now=later(-30))
     running = claim(store)
     assert running.id == first
-    assert store.interrupt(running.claim, code=INTERRUPTED, now=T0)  # queued again at once
+    assert interrupt(store, running.claim, code=INTERRUPTED, now=T0)  # queued again at once
     assert claimed_ids(store) == [first, second]

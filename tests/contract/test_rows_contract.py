@@ -17,6 +17,7 @@ from jobtable.core.ids import JobIdGenerator
 from jobtable.core.jobs import ATTEMPTS_KEPT
 from jobtable.core.outcome import Fail, RunAgain
 from tests.support.rows import write_row
+from tests.support.settling import settle_dead
 from tests.unit.kinds_for_tests import CountPayload, CountResult, count
 
 T0 = datetime.datetime(2026, 3, 1, 12, 0, tzinfo=datetime.UTC)
@@ -137,7 +138,7 @@ def test_a_running_row_whose_policy_cannot_be_read_is_settled_failed(store, engi
     write_row(store, job_id, **{column: value})
     verdict = DeadRunner(runner_id=RUNNER, registered=False, beat=None, lock_absent=True)
 
-    recovered = store.settle_dead([verdict], code=INTERRUPTED, now=later(5))
+    recovered = settle_dead(store, [verdict], code=INTERRUPTED, now=later(5))
 
     assert (recovered.failed, recovered.requeued) == (1, 0)
     assert store.get(job_id).error == INTERNAL_ERROR
@@ -165,7 +166,7 @@ def test_a_running_row_with_no_owner_and_no_attempt_counts_as_one_attempt(store)
         write_row(store, job_id, status="running", claimed_by=None, attempt=0)
     verdict = DeadRunner(runner_id=None, registered=False, beat=None, lock_absent=True)
 
-    recovered = store.settle_dead([verdict], code=INTERRUPTED, now=later(5))
+    recovered = settle_dead(store, [verdict], code=INTERRUPTED, now=later(5))
 
     assert (recovered.failed, recovered.requeued) == (1, 1)
     job = store.get(once)

@@ -11,6 +11,7 @@ from jobtable.core import Claim, DeadRunner, LockState, NewJob, RunnerInfo, Stat
 from jobtable.core.ids import JobIdGenerator
 from jobtable.core.outcome import Fail, Succeed
 from tests.support.harness import as_datetime
+from tests.support.settling import interrupt, running_claims, settle_dead
 from tests.support.stores import break_lock
 from tests.support.threads import run_in_threads
 
@@ -193,16 +194,16 @@ def test_record_and_claim_with_a_stale_claim_records_nothing_but_still_claims(st
     assert store.get(claim.job_id).status is Status.RUNNING
 
 
-def test_running_claims_are_exactly_the_jobs_running_under_a_runner(store):
+def test_running_jobs_are_exactly_the_jobs_running_under_a_runner(store):
     mine = [claimed_by(store, "runner-me") for _ in range(2)]
     claimed_by(store, "runner-other")
     finished = claimed_by(store, "runner-me")
     store.record(finished, Succeed(result='{"done":1}'), now=T0)
     queue(store)
-    assert sorted(store.running_claims("runner-me"), key=lambda c: c.job_id) == sorted(
+    assert sorted(running_claims(store, "runner-me"), key=lambda c: c.job_id) == sorted(
         mine, key=lambda c: c.job_id
     )
-    assert store.running_claims("runner-nobody") == []
+    assert running_claims(store, "runner-nobody") == []
 
 
 def claimed_by(store, runner_id: str, payload='{"steps":1}', max_attempts: int = 1) -> Claim:
@@ -237,11 +238,11 @@ def test_interrupt_queues_a_job_again_while_its_stored_attempts_last(store, max_
     claim = claimed_by(store, RUNNER, max_attempts=max_attempts)
     store.publish(claim, result='{"done":1}', now=T0)
     for stale in stale_claims(claim):
-        assert not store.interrupt(stale, code="interrupted by restart", now=LATER)
-    assert store.interrupt(claim, code="interrupted by restart", now=LATER)
+        assert not interrupt(store, stale, code="interrupted by restart", now=LATER)
+    assert interrupt(store, claim, code="interrupted by restart", now=LATER)
     job = store.get(claim.job_id)
     assert (job.status, job.error, job.result) == (*expected, '{"done":1}')
-    assert not store.interrupt(claim, code="interrupted by restart", now=LATER)
+    assert not interrupt(store, claim, code="interrupted by restart", now=LATER)
 
 
 def runner_info(runner_id: str, **changes) -> RunnerInfo:
@@ -301,7 +302,8 @@ def test_owners_of_running_jobs_without_a_row_are_sighted_unregistered(store):
     found = sighting(store, "runner-gone")
     assert (found.registered, found.beat) == (False, None)
     assert found.lock is not LockState.HELD
-    recovered = store.settle_dead(
+    recovered = settle_dead(
+        store,
         [DeadRunner(runner_id="runner-gone", registered=False, beat=None, lock_absent=False)],
         code="interrupted by restart",
         now=LATER,
@@ -328,8 +330,8 @@ def test_settling_a_dead_runner_settles_only_its_running_jobs_and_removes_its_ro
     break_lock(store, "runner-dead")
     beat = sighting(store, "runner-dead").beat
 
-    recovered = store.settle_dead(
-        [dead("runner-dead", beat)], code="interrupted by restart", now=LATER
+    recovered = settle_dead(
+        store, [dead("runner-dead", beat)], code="interrupted by restart", now=LATER
     )
 
     assert (recovered.failed, recovered.requeued) == (1, 1)
@@ -345,7 +347,7 @@ def test_settling_a_dead_runner_settles_only_its_running_jobs_and_removes_its_ro
         interrupted, Succeed(result='{"done":9}'), now=LATER
     )  # its late write: fenced
     assert [r.info.id for r in store.runners()] == ["runner-live"]
-    again = store.settle_dead([dead("runner-dead", beat)], code="x", now=LATER)
+    again = settle_dead(store, [dead("runner-dead", beat)], code="x", now=LATER)
     assert (again.failed, again.requeued) == (0, 0)
     store.unregister_runner("runner-live")
 
@@ -357,13 +359,15 @@ def test_settling_is_refused_when_the_evidence_changed_since_the_verdict(store):
     beat = sighting(store, "runner-back").beat
 
     store.beat("runner-back", busy=1, now=LATER)  # it beat after the verdict was reached
-    assert store.settle_dead([dead("runner-back", beat)], code="x", now=LATER).failed == 0
+    assert settle_dead(store, [dead("runner-back", beat)], code="x", now=LATER).failed == 0
     beat = sighting(store, "runner-back").beat
     store.confirm_liveness("runner-back", timeout=5)  # it took its lock again
-    assert store.settle_dead([dead("runner-back", beat)], code="x", now=LATER).failed == 0
+    assert settle_dead(store, [dead("runner-back", beat)], code="x", now=LATER).failed == 0
     assert store.get(claim.job_id).status is Status.RUNNING
     # A lease verdict (beat only) still holds while the beat has not moved.
-    settled = store.settle_dead([dead("runner-back", beat, lock_absent=False)], code="x", now=LATER)
+    settled = settle_dead(
+        store, [dead("runner-back", beat, lock_absent=False)], code="x", now=LATER
+    )
     assert settled.failed == 1
     store.unregister_runner("runner-back")
 
@@ -382,7 +386,7 @@ def test_a_claim_takes_only_the_kinds_it_is_given(store):
     assert store.claim_next(runner_id=RUNNER, now=T0, kinds=("count",)) is None
     assert store.get(other).status is Status.QUEUED
     held, claimed = store.record_and_claim(
-        [(store.running_claims(RUNNER)[0], Succeed(result="{}"))], limit=2, runner_id=RUNNER,
+        [(running_claims(store, RUNNER)[0], Succeed(result="{}"))], limit=2, runner_id=RUNNER,
         now=T0, kinds=("noop",),
     )  # fmt: skip
     assert (held, claimed) == ([True], [])
@@ -393,7 +397,7 @@ def test_a_runner_registers_again_after_being_settled_while_it_holds_its_lock(st
     """What a live runner judged dead does: its row is gone, its lock it holds still."""
     store.register_runner(runner_info("runner-back"), now=T0)
     claim = claimed_by(store, "runner-back")
-    store.settle_dead([dead("runner-back", 0, lock_absent=False)], code="x", now=LATER)
+    settle_dead(store, [dead("runner-back", 0, lock_absent=False)], code="x", now=LATER)
     assert store.get(claim.job_id).status is Status.FAILED
     assert not store.beat("runner-back", busy=0, now=LATER)  # no row: it learns it was settled
     store.register_runner(runner_info("runner-back"), now=LATER)  # its lock is kept, not doubled

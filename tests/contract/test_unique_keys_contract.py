@@ -13,6 +13,7 @@ from jobtable.core.ids import JobIdGenerator
 from jobtable.core.jobs import CancelOutcome
 from jobtable.core.outcome import Fail, Outcome, RunAgain, Succeed
 from tests.contract.test_lifecycle_contract import RUNNER, T0, add, claim, later
+from tests.support.settling import interrupt, settle_dead
 
 _ids = JobIdGenerator()
 
@@ -36,7 +37,7 @@ def swept_from_a_dead_runner(store, job_id: str) -> None:
     running(store, job_id)
     store.unregister_runner(RUNNER)  # gone, leaving its job running
     verdict = DeadRunner(runner_id=RUNNER, registered=False, beat=None, lock_absent=True)
-    store.settle_dead([verdict], code=INTERRUPTED, now=later(5))
+    settle_dead(store, [verdict], code=INTERRUPTED, now=later(5))
 
 
 def enqueue_again(store, key: str):
@@ -65,7 +66,7 @@ def failed_in_a_batch(store, job_id: str) -> None:
 
 
 def timed_out_with_no_attempt_left(store, job_id: str) -> None:
-    assert store.interrupt(running(store, job_id), code=TIMED_OUT, now=later(1))
+    assert interrupt(store, running(store, job_id), code=TIMED_OUT, now=later(1))
 
 
 def settled_failed_by_a_dead_runners_sweep(store, job_id: str) -> None:
@@ -154,7 +155,7 @@ def given_back(store, job_id: str) -> None:
 
 
 def interrupted_with_an_attempt_left(store, job_id: str) -> None:
-    assert store.interrupt(running(store, job_id), code=INTERRUPTED, now=later(1))
+    assert interrupt(store, running(store, job_id), code=INTERRUPTED, now=later(1))
 
 
 def queued_again_by_a_dead_runners_sweep(store, job_id: str) -> None:

@@ -96,9 +96,6 @@ class ObservedStore:
     def set_queue_paused(self, name, *, paused, now):
         self._after(lambda: self.inner.set_queue_paused(name, paused=paused, now=now))
 
-    def interrupt(self, claim, *, code, now):
-        return self._after(lambda: self.inner.interrupt(claim, code=code, now=now))
-
     def release_claims(self, claims, *, now):
         return self._after(lambda: self.inner.release_claims(claims, now=now))
 
@@ -108,8 +105,8 @@ class ObservedStore:
     def beat(self, runner_id, *, busy, now):
         return self._after(lambda: self.inner.beat(runner_id, busy=busy, now=now))
 
-    def settle_dead(self, verdicts, *, code, now):
-        return self._after(lambda: self.inner.settle_dead(verdicts, code=code, now=now))
+    def settle_dead(self, settlements, *, now):
+        return self._after(lambda: self.inner.settle_dead(settlements, now=now))
 
     def retry(self, job_id, *, now):
         return self._after(lambda: self.inner.retry(job_id, now=now))
@@ -124,7 +121,7 @@ class ObservedStore:
         return self._after(lambda: self.inner.confirm_liveness(runner_id, timeout=timeout))
 
     def __getattr__(self, name: str) -> Any:
-        """Reads (get, row, running_claims, sight_runners, runners, ...) go to the store as is."""
+        """Reads (get, row, running_jobs, sight_runners, runners, ...) go to the store as is."""
         return getattr(self.inner, name)
 
     def wait_until(self, predicate: Callable[[], bool], *, within: float = 10.0) -> None:

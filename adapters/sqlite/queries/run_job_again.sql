@@ -4,7 +4,8 @@
 -- in line (its run_at); due later, it waits for then. A job someone asked to cancel
 -- meanwhile fails 'cancelled' instead: a cancel is never lost to a retry. Snoozes are
 -- counted; the log keeps this attempt and the 19 before it (ATTEMPTS_KEPT, 20), so a job
--- that snoozes for ever stays the same size.
+-- that snoozes for ever stays the same size. A row found running has had at least one
+-- attempt: one a tool or an older version wrote with none counts one.
 UPDATE jobs
 SET status = CASE WHEN cancel_requested THEN 'failed'
                   WHEN :run_at > :now THEN 'scheduled' ELSE 'queued' END,
@@ -21,7 +22,7 @@ SET status = CASE WHEN cancel_requested THEN 'failed'
          FROM json_each(coalesce(jobs.attempts_log, '[]')) AS entry
          WHERE entry.key >= json_array_length(coalesce(jobs.attempts_log, '[]')) - 19),
         '$[#]', json_object(
-            'attempt', attempt, 'runner', claimed_by, 'started_at', started_at,
+            'attempt', max(attempt, 1), 'runner', claimed_by, 'started_at', started_at,
             'ended_at', :now, 'outcome', :code)),
-    attempt = attempt - CASE WHEN cancel_requested THEN 0 ELSE :uncounted END
+    attempt = max(attempt, 1) - CASE WHEN cancel_requested THEN 0 ELSE :uncounted END
 WHERE id = :id AND status = 'running' AND claimed_by IS :runner_id AND attempt = :attempt
