@@ -25,7 +25,8 @@ from typing import Any, cast
 import attrs
 
 from jobtable.core import codec
-from jobtable.core.announcing import AnnouncingStore
+from jobtable.core.announcer import Announcer
+from jobtable.core.around import around
 from jobtable.core.attempts import Attempt, Attempts
 from jobtable.core.backoff import CLAIM_RETRY_MAXIMUM, next_claim_retry_delay
 from jobtable.core.builtins import Builtins, register_builtins
@@ -136,7 +137,8 @@ class Runner:
         minute, one runner at a time, unless ``prunes`` is False (another
         runner of the process does it). ``changes`` is the hub readers wait on
         (default: a new one); runners of one process may share one, so a
-        reader hears of a job whichever of them runs it. A runner with workers
+        reader hears of a job whichever of them runs it, and a runner of the
+        work another's writes make for it. A runner with workers
         ``watch``es its store, when the store can be watched, for jobs other
         connections commit (other processes, or the application's own
         transaction: ``enqueue(..., connection=)``); runners sharing one
@@ -150,7 +152,7 @@ class Runner:
             raise ValueError(f"Runner needs 0 or more workers, got {workers!r}")
         self.changes = JobChanges() if changes is None else changes
         """Readers waiting for a job to change (long-polls, event streams) subscribe here."""
-        store = cast(JobStore, AnnouncingStore(store, self.changes))
+        store = around(store, Announcer(self.changes, claimer=self))
         self._store = store
         self._clock = clock
         self._workers = workers
@@ -227,6 +229,8 @@ class Runner:
             observer=self._observer,
             jitter=jitter,
         )
+        if workers:  # another runner of the process that makes work for it wakes it
+            self.changes.listen_for_work(self, self._queues, self.notice_jobs_from_elsewhere)
 
     # -- lifecycle ---------------------------------------------------------
 
