@@ -11,7 +11,6 @@ import collections
 import datetime
 import heapq
 import json
-import random
 import threading
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
@@ -28,6 +27,7 @@ from jobtable.core.jobs import (
     Claim,
     ClaimedJob,
     Enqueued,
+    HeldJob,
     Job,
     JobCount,
     JobDetail,
@@ -50,12 +50,11 @@ from jobtable.core.liveness import (
     RunnerInfo,
     RunnerRecord,
     RunnerSighting,
+    Settlement,
 )
-from jobtable.core.outcome import Requeue, Succeed, Write
-from jobtable.core.retry import RetryAt, RetryPolicy, after_failure
+from jobtable.core.outcome import Fail, Outcome, RunAgain, Succeed
+from jobtable.core.policies import RetryPolicy
 from jobtable.core.status import Status
-
-_jitter = random.random  # the retry backoff's random share; no secret rides on it
 
 SCHEDULED = "scheduled"
 """The stored state of a queued job that is not due yet (shown as queued)."""
@@ -319,22 +318,24 @@ class MemoryStore:
             self._note(row)
             return True
 
-    def succeed(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
+    def record(self, claim: Claim, outcome: Outcome, *, now: datetime.datetime) -> bool:
         with self._lock:
             row = self._held(claim)
             if row is None:
                 return False
-            row.result = result
-            self._finish(row, Status.SUCCEEDED, None, _stamp(now))
+            self._apply(row, outcome, _stamp(now))
             return True
 
-    def fail(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
-        with self._lock:
-            row = self._held(claim)
-            if row is None:
-                return False
-            self._finish(row, Status.FAILED, code, _stamp(now))
-            return True
+    def _apply(self, row: _Row, outcome: Outcome, stamp: str) -> None:
+        if isinstance(outcome, Succeed):
+            row.result = outcome.result
+            self._finish(row, Status.SUCCEEDED, None, stamp)
+            return
+        row.attempt = max(row.attempt, 1)  # a job found running has had an attempt
+        if isinstance(outcome, Fail):
+            self._finish(row, Status.FAILED, outcome.code, stamp)
+        else:
+            self._run_again(row, outcome, stamp)
 
     def _finish(self, row: _Row, status: Status, code: str | None, stamp: str) -> None:
         """Finished for good; the attempt that ended it is told by the row, not logged."""
@@ -372,21 +373,13 @@ class MemoryStore:
         )
         del row.attempts_log[:-ATTEMPTS_KEPT]
 
-    def requeue(self, claim: Claim, outcome: Requeue, *, now: datetime.datetime) -> bool:
-        with self._lock:
-            row = self._held(claim)
-            if row is None:
-                return False
-            self._requeue(row, outcome, _stamp(now))
-            return True
-
-    def _requeue(self, row: _Row, outcome: Requeue, stamp: str) -> None:
+    def _run_again(self, row: _Row, outcome: RunAgain, stamp: str) -> None:
         self._log_attempt(row, outcome.code, stamp)
-        row.snoozes += int(outcome.give_back)
+        row.snoozes += int(not outcome.counts_attempt)
         if row.cancel_requested:  # a cancel is never lost to a retry
             self._finish(row, Status.FAILED, CANCELLED, stamp)
             return
-        if outcome.give_back:
+        if not outcome.counts_attempt:
             row.attempt -= 1
         due = _stamp(outcome.run_at)
         if due > stamp:  # due later: it waits for then; due at once: it keeps its place
@@ -399,7 +392,7 @@ class MemoryStore:
 
     def record_and_claim(
         self,
-        outcomes: Sequence[tuple[Claim, Write]],
+        outcomes: Sequence[tuple[Claim, Outcome]],
         *,
         limit: int,
         runner_id: str,
@@ -408,7 +401,7 @@ class MemoryStore:
         queues: Collection[str] | None = None,
     ) -> tuple[list[bool], list[ClaimedJob]]:
         with self._lock:
-            held = [self._record(claim, outcome, now) for claim, outcome in outcomes]
+            held = [self.record(claim, outcome, now=now) for claim, outcome in outcomes]
             jobs: list[ClaimedJob] = []
             while len(jobs) < limit:
                 job = self.claim_next(runner_id=runner_id, now=now, kinds=kinds, queues=queues)
@@ -416,37 +409,6 @@ class MemoryStore:
                     break
                 jobs.append(job)
             return held, jobs
-
-    def _record(self, claim: Claim, outcome: Write, now: datetime.datetime) -> bool:
-        if isinstance(outcome, Succeed):
-            return self.succeed(claim, result=outcome.result, now=now)
-        if isinstance(outcome, Requeue):
-            return self.requeue(claim, outcome, now=now)
-        return self.fail(claim, code=outcome.code, now=now)
-
-    def interrupt(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
-        with self._lock:
-            row = self._held(claim)
-            if row is None:
-                return False
-            self._settle_interrupted(row, code, now)
-            return True
-
-    def _settle_interrupted(self, row: _Row, code: str, now: datetime.datetime) -> bool:
-        """Settled by its stored policy (core/retry.py); True when queued again.
-
-        A row found running has had at least one attempt, whatever its count says.
-        """
-        row.attempt = max(row.attempt, 1)
-        decision = after_failure(
-            row.policy, attempt=row.attempt, code=code, now=now, jitter=_jitter()
-        )
-        stamp = _stamp(now)
-        if isinstance(decision, RetryAt):
-            self._requeue(row, Requeue(run_at=decision.run_at, code=code), stamp)
-            return row.status != Status.FAILED
-        self._finish(row, Status.FAILED, decision.code, stamp)
-        return False
 
     def release_claims(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
         moved = 0
@@ -658,19 +620,26 @@ class MemoryStore:
         return LockState.HELD if runner_id in self._locks else LockState.ABSENT
 
     def settle_dead(
-        self, verdicts: Collection[DeadRunner], *, code: str, now: datetime.datetime
+        self, settlements: Collection[Settlement], *, now: datetime.datetime
     ) -> Recovered:
         failed = requeued = 0
         with self._lock:
-            for verdict in verdicts:
+            for settlement in settlements:
+                verdict = settlement.verdict
                 if not self._evidence_holds(verdict):
                     continue
-                for row in list(self._rows.values()):
-                    if row.status is Status.RUNNING and row.claimed_by == verdict.runner_id:
-                        if self._settle_interrupted(row, code, now):
-                            requeued += 1
-                        else:
-                            failed += 1
+                for job, outcome in settlement.outcomes:
+                    row = self._rows.get(job.claim.job_id)
+                    if (
+                        row is None
+                        or row.status is not Status.RUNNING
+                        or row.claimed_by != verdict.runner_id
+                        or row.attempt != job.claim.attempt
+                    ):
+                        continue  # ended, or claimed again, meanwhile
+                    self._apply(row, outcome, _stamp(now))
+                    requeued += isinstance(outcome, RunAgain)
+                    failed += isinstance(outcome, Fail)
                 if verdict.runner_id is not None:
                     self._runners.pop(verdict.runner_id, None)
         return Recovered(failed=failed, requeued=requeued)
@@ -702,12 +671,16 @@ class MemoryStore:
         with self._lock:
             self._locks.discard(runner_id)
 
-    def running_claims(self, runner_id: str) -> list[Claim]:
+    def running_jobs(self, owner: str | None) -> list[HeldJob]:
         with self._lock:
             return [
-                Claim(job_id=row.id, runner_id=runner_id, attempt=row.attempt)
+                HeldJob(
+                    claim=Claim(job_id=row.id, runner_id=owner or "", attempt=row.attempt),
+                    kind=row.kind,
+                    policy=row.policy,
+                )
                 for row in self._rows.values()
-                if row.status is Status.RUNNING and row.claimed_by == runner_id
+                if row.status is Status.RUNNING and row.claimed_by == owner
             ]
 
     def get(self, job_id: str) -> Job | None:

@@ -22,8 +22,8 @@ from typing import Any
 import attrs
 
 from jobtable.core.codes import INTERNAL_ERROR
-from jobtable.core.jobs import Claim, ClaimedJob
-from jobtable.core.retry import RetryPolicy
+from jobtable.core.jobs import Claim, ClaimedJob, HeldJob
+from jobtable.core.policies import RetryPolicy
 
 _log = logging.getLogger("jobtable.store")
 
@@ -106,6 +106,28 @@ def _claimed(
         checkpoint=_checkpoint(result),
         due_at=_time(run_at, parse_time),
     )
+
+
+def held_job(row: Any, owner: str | None) -> HeldJob:
+    """A ``running_jobs`` row (``id, kind, attempt, max_attempts, retry``) of ``owner``'s.
+
+    One whose policy or attempt cannot be read comes with no policy, its column named.
+    """
+    job_id, kind, attempt, max_attempts, retry = row
+    claim = Claim(job_id=job_id, runner_id=owner or "", attempt=attempt)
+    try:
+        policy = stored_policy(max_attempts, retry)
+        whole("attempt", attempt)
+    except UnreadableRowError as error:
+        return HeldJob(claim=claim, kind=str(kind), policy=None, unreadable=error.column)
+    return HeldJob(claim=claim, kind=kind, policy=policy)
+
+
+def log_settled_unreadable(recorded: Sequence[HeldJob]) -> None:
+    """Tell of each settled job whose row could not be read, once (after it committed)."""
+    for job in recorded:
+        if job.unreadable is not None:
+            log_unreadable(job.claim.job_id, job.unreadable, kind=job.kind)
 
 
 def read_claims(

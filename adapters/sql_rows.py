@@ -8,17 +8,12 @@ from __future__ import annotations
 
 import datetime
 import json
-import random
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 from jobtable.adapters.readable_rows import (
     Unreadable,
-    UnreadableRowError,
     claim_readable,
-    log_unreadable,
-    stored_policy,
-    whole,
 )
 from jobtable.core.codes import INTERNAL_ERROR
 from jobtable.core.idempotency import KeptAnswer, stale_before
@@ -33,13 +28,13 @@ from jobtable.core.jobs import (
     JobFilter,
     NewJob,
     QueueState,
+    Recovered,
     events_after,
     every_attempt,
     stored_result,
 )
 from jobtable.core.liveness import RunnerInfo, RunnerRecord
-from jobtable.core.outcome import Requeue, Succeed, Write
-from jobtable.core.retry import FailWith, RetryAt, after_failure
+from jobtable.core.outcome import Fail, Outcome, RunAgain, Succeed
 from jobtable.core.status import Status
 
 
@@ -48,24 +43,22 @@ def fence(claim: Claim) -> dict[str, Any]:
     return {"id": claim.job_id, "runner_id": claim.runner_id, "attempt": claim.attempt}
 
 
-def finish_parameters(
-    claim: Claim,
-    outcome: Write,
-    now: Any,
-    *,
-    succeed_sql: str,
-    fail_sql: str,
-    retry_sql: str,
-    stamp: Callable[[Any], Any] = lambda value: value,
-) -> tuple[str, dict[str, Any]]:
-    """The statement and parameters that record ``outcome`` under ``claim``."""
+def outcome_parameters(
+    claim: Claim, outcome: Outcome, now: Any, *, stamp: Callable[[Any], Any] = lambda value: value
+) -> dict[str, Any]:
+    """The parameters of the statement that records ``outcome`` under ``claim`` (one
+    statement per shape): the fence, ``now``, and the outcome's own values."""
     if isinstance(outcome, Succeed):
-        return succeed_sql, {**fence(claim), "result": outcome.result, "now": stamp(now)}
-    if isinstance(outcome, Requeue):
-        retry = RetryAt(run_at=outcome.run_at, code=outcome.code)
-        params = requeue_parameters(claim, retry, now, stamp=stamp, give_back=outcome.give_back)
-        return retry_sql, params
-    return fail_sql, {**fence(claim), "code": outcome.code, "now": stamp(now)}
+        return {**fence(claim), "result": outcome.result, "now": stamp(now)}
+    if isinstance(outcome, Fail):
+        return {**fence(claim), "code": outcome.code, "now": stamp(now)}
+    return {
+        **fence(claim),
+        "run_at": stamp(outcome.run_at),
+        "code": outcome.code,
+        "now": stamp(now),
+        "uncounted": 0 if outcome.counts_attempt else 1,
+    }
 
 
 def claim_readable_rows(
@@ -114,42 +107,13 @@ def new_job_parameters(job: NewJob, now: Any, *, stamp: Callable[[Any], Any]) ->
     }
 
 
-def requeue_parameters(
-    claim: Claim, retry: RetryAt, now: Any, *, stamp: Callable[[Any], Any], give_back: bool
-) -> dict[str, Any]:
-    """The retry statement's parameters: due at ``retry.run_at``, the attempt kept or given back."""
-    return {
-        **fence(claim),
-        "run_at": stamp(retry.run_at),
-        "code": retry.code,
-        "now": stamp(now),
-        "give_back": 1 if give_back else 0,
-    }
-
-
-def settle_by_policy(
-    owner: str | None,
-    row: Any,
-    *,
-    code: str,
-    now: datetime.datetime,
-    jitter: Callable[[], float] = random.random,
-) -> tuple[Claim, RetryAt | FailWith]:
-    """A running job's ``id, attempt, max_attempts, retry`` row, and what its policy says.
-
-    The decision is the core's (``core/retry.py``): queued again, due after
-    the backoff, while attempts remain and ``code`` may retry; else failed.
-    A row whose policy or attempt cannot be read is failed ``internal_error``.
-    """
-    job_id, attempt, max_attempts, retry = row
-    claim = Claim(job_id=job_id, runner_id=owner or "", attempt=attempt)
-    try:
-        policy = stored_policy(max_attempts, retry)
-        started = whole("attempt", attempt)
-    except UnreadableRowError as error:
-        log_unreadable(job_id, error.column)
-        return claim, FailWith(INTERNAL_ERROR)
-    return claim, after_failure(policy, attempt=started, code=code, now=now, jitter=jitter())
+def recovered(outcomes: Iterable[Outcome]) -> Recovered:
+    """What settling dead runners' jobs came to: how many failed, how many run again."""
+    failed = requeued = 0
+    for outcome in outcomes:
+        failed += isinstance(outcome, Fail)
+        requeued += isinstance(outcome, RunAgain)
+    return Recovered(failed=failed, requeued=requeued)
 
 
 def attempt_records(

@@ -46,9 +46,10 @@ class CountingStore:
             if self.succeeded >= self.target:
                 self.done.set()
 
-    def succeed(self, claim, *, result, now):
-        changed = self._inner.succeed(claim, result=result, now=now)
-        self._count()
+    def record(self, claim, outcome, *, now):
+        changed = self._inner.record(claim, outcome, now=now)
+        if isinstance(outcome, Succeed):
+            self._count()
         return changed
 
     def record_and_claim(self, outcomes, **arguments):

@@ -1,15 +1,14 @@
-"""Who is waiting for which job to change: long-polls and event streams wait here.
+"""Who waits for a change in this process: readers of a job, and runners for work to claim.
 
-A reader subscribes to a job, reads it, and waits; every write this process
-makes to a job, and every notice that another process changed one (SQLite
-file events, PostgreSQL NOTIFY), pokes its subscribers, which then read
-again. A poke says only "look again": what changed is always read from the
-store, so a lost or extra poke costs a read, never a wrong answer.
+Every write this process makes, and every notice that another process changed a job, pokes
+those waiting for it, who then read again: a lost or extra poke costs a read, never a wrong
+answer. Runners of one process share one hub, so a write by one wakes the others.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Collection
 from types import TracebackType
 
 from jobtable.core.clock import Clock
@@ -60,12 +59,27 @@ class Subscription:
 
 
 class JobChanges:
-    """The subscriptions of one process (one runner), by job id."""
+    """The subscriptions of one process, by job id, and the runners that claim in it."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._by_job: dict[str, set[Subscription]] = {}
         self._closed = False
+        self._claimers: tuple[tuple[object, Collection[str] | None, Callable[[], None]], ...] = ()
+
+    def listen_for_work(
+        self, claimer: object, queues: Collection[str] | None, notice: Callable[[], None]
+    ) -> None:
+        """``claimer`` claims from ``queues`` (None: all): ``notice`` when one may have work."""
+        with self._lock:  # replaced, never changed: read without the lock
+            self._claimers = (*self._claimers, (claimer, queues, notice))
+
+    def work_for(self, queue: str | None, *, besides: object) -> None:
+        """Jobs of ``queue`` (None: any) may be claimable now: every claimer serving it but
+        ``besides`` (the one whose write it was, which knows) looks."""
+        for claimer, queues, notice in self._claimers:
+            if claimer is not besides and (queue is None or queues is None or queue in queues):
+                notice()
 
     @property
     def closed(self) -> bool:

@@ -9,13 +9,14 @@ from __future__ import annotations
 import datetime
 import logging
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, cast
+from typing import Any
 
 import attrs
 import cattrs
 
 from jobtable.core import codec
-from jobtable.core.announcing import AnnouncingStore
+from jobtable.core.announcer import Announcer
+from jobtable.core.around import around
 from jobtable.core.builtins import Builtins, register_builtins
 from jobtable.core.changes import JobChanges
 from jobtable.core.client_operations import LocalWorkers, OperatorActions
@@ -51,6 +52,7 @@ class Client(OperatorActions):
         holder: str | None = None,
         retention: Retention | None = None,
         hear_elsewhere: Callable[[], None] = _nothing,
+        claimer: object | None = None,
     ) -> None:
         """A client over ``store``; register the kinds it may enqueue on ``client.kinds``.
 
@@ -60,11 +62,12 @@ class Client(OperatorActions):
         (a runner's id; default: a new id) by ``retention`` (default: succeeded
         kept 7 days, failed 30). ``hear_elsewhere`` is called before each wait
         or follow: it makes other processes' changes reach ``changes`` (a
-        store's watcher, started on first use).
+        store's watcher, started on first use). ``claimer``: who claims the
+        jobs this client stores (its runner), never woken by its own writes.
         """
         self.changes = JobChanges() if changes is None else changes
         """Readers waiting for a job to change (long-polls, event streams) subscribe here."""
-        self.store = cast(JobStore, AnnouncingStore(store, self.changes))
+        self.store = around(store, Announcer(self.changes, claimer=claimer or self))
         """The store as this client writes it: each change is announced to ``changes``."""
         self._clock = clock
         self._workers = LocalWorkers() if workers is None else workers

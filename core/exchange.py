@@ -36,7 +36,7 @@ from collections.abc import Callable, Collection, Iterator
 from jobtable.core.clock import Clock
 from jobtable.core.errors import StoreError
 from jobtable.core.jobs import Claim, ClaimedJob
-from jobtable.core.outcome import Write
+from jobtable.core.outcome import Outcome
 from jobtable.core.ports import JobStore
 
 GATHER = 0.0005
@@ -74,7 +74,7 @@ class Trade:
 
     __slots__ = ("done", "error", "held", "job", "outcome", "wants")
 
-    def __init__(self, outcome: tuple[Claim, Write] | None, wants: bool) -> None:
+    def __init__(self, outcome: tuple[Claim, Outcome] | None, wants: bool) -> None:
         self.outcome = outcome
         self.wants = wants
         self.held: bool | None = None
@@ -117,7 +117,7 @@ class JobExchange:
         self._kinds = kinds
         self._queues = queues
 
-    def trade(self, outcome: tuple[Claim, Write] | None, *, wants: bool) -> Trade:
+    def trade(self, outcome: tuple[Claim, Outcome] | None, *, wants: bool) -> Trade:
         """Hand in ``outcome`` (if any) and, with ``wants``, take a job: in the next batch.
 
         Returns once the batch has committed (or failed: ``error`` set, and

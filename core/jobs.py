@@ -9,7 +9,7 @@ from typing import Any
 
 import attrs
 
-from jobtable.core.retry import RetryPolicy
+from jobtable.core.policies import RetryPolicy
 from jobtable.core.status import Status
 
 DEFAULT_QUEUE = "default"
@@ -141,6 +141,19 @@ class ClaimedJob:
     @property
     def id(self) -> str:
         return self.claim.job_id
+
+
+@attrs.frozen(kw_only=True)
+class HeldJob:
+    """A job running under a runner's claim, with what settling it needs."""
+
+    claim: Claim
+    """For a row that records no owner, ``runner_id`` is empty."""
+    kind: str
+    policy: RetryPolicy | None
+    """The retry policy stored on it; None when its row's cannot be read (it fails)."""
+    unreadable: str | None = None
+    """The column of its row that cannot be read, if any: told once it is settled."""
 
 
 @attrs.frozen(kw_only=True)

@@ -24,38 +24,11 @@ from jobtable.core.liveness import (
 from jobtable.core.looper import start_loop
 from jobtable.core.ports import JobStore
 from jobtable.core.recording import loggable_category
+from jobtable.core.streak import FailureStreak
 from jobtable.core.sweeper import Sweeper
 
 UNREGISTER_WAIT = 5.0
 """Longest ``finish`` waits to delete the runner's row when given no timeout."""
-
-
-class _Streak:
-    """Logs the first failure of a streak as a warning, one error if it lasts, and the recovery."""
-
-    def __init__(self, log: logging.Logger, what: str, *, error_after: float = 5.0) -> None:
-        self._log = log
-        self._what = what
-        self._error_after = error_after
-        self._since: float | None = None
-        self._escalated = False
-
-    def failed(self, error: Exception, at: float) -> None:
-        category = loggable_category(error)
-        if self._since is None:
-            self._since = at
-            self._log.warning("%s failed category=%s", self._what, category)
-        elif not self._escalated and at - self._since >= self._error_after:
-            self._escalated = True
-            self._log.error(
-                "%s failing for %.1fs category=%s", self._what, at - self._since, category
-            )
-
-    def succeeded(self, at: float) -> None:
-        if self._since is not None:
-            self._log.info("%s works again after %.1fs", self._what, at - self._since)
-        self._since = None
-        self._escalated = False
 
 
 class LivenessKeeper:
@@ -117,8 +90,8 @@ class LivenessKeeper:
         self._ended = threading.Condition()
         self._handlers_stopped_until: float | None = None  # the deadline they were stopped at
         self._watchdog = terms.lease is not None or terms.lock_timeout is not None
-        self._check_streak = _Streak(log, "confirming this runner's liveness lock")
-        self._sweep_streak = _Streak(log, "sweep")
+        self._check_streak = FailureStreak(log, "confirming this runner's liveness lock")
+        self._sweep_streak = FailureStreak(log, "sweep")
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -323,7 +296,7 @@ class LivenessKeeper:
         if kept:
             self._store.release_claims(kept, now=self._clock.now())
         running = self._attempts.snapshot()  # before the read: each of these was claimed before it
-        held = set(self._store.running_claims(self._id))
+        held = {job.claim for job in self._store.running_jobs(self._id)}
         gone = [attempt for attempt in running if attempt.claim not in held]
         if gone:
             self._log.warning(

@@ -29,7 +29,8 @@ from jobtable.core.enqueue_options import (
 )
 from jobtable.core.errors import InvalidPayloadError, RegistrationError, RunnerStateError
 from jobtable.core.jobs import DEFAULT_QUEUE, Enqueued
-from jobtable.core.retry import RetryPolicy, check_policy
+from jobtable.core.policies import RetryPolicy
+from jobtable.core.retry import check_policy
 from jobtable.core.schedules import Schedule, check_cron, check_every
 from jobtable.core.text import PLAIN_TEXT, plain
 

@@ -39,6 +39,9 @@ from collections.abc import Iterable
 
 import attrs
 
+from jobtable.core.jobs import HeldJob
+from jobtable.core.outcome import Outcome
+
 CHECK_INTERVAL = 0.1
 """Seconds between the owner's checks of its own lock: several per sweep."""
 
@@ -112,6 +115,17 @@ class DeadRunner:
     beat: int | None
     lock_absent: bool
     """The verdict rests on the lock being absent: the store checks it again."""
+
+
+@attrs.frozen(kw_only=True)
+class Settlement:
+    """A dead runner's verdict and the outcome decided for each job it held (core/settling.py).
+
+    The store records them only while the verdict's evidence holds, each fenced by its claim.
+    """
+
+    verdict: DeadRunner
+    outcomes: tuple[tuple[HeldJob, Outcome], ...] = ()
 
 
 @attrs.frozen(kw_only=True)

@@ -1,31 +1,37 @@
-"""Turn what a handler did into one decision, before any store call.
+"""What an attempt ended with, what to record for it, and the pure rule between the two.
 
-The runner decides, the store records: ``run_handler`` runs the handler and
-returns a small frozen value; the runner then makes exactly one store call
-for it. Nothing here touches the database or quotes an exception's text.
+The runner turns each ``AttemptEnd`` into one ``Outcome`` with ``decide``; whoever settles
+a job whose runner died or left it running uses ``settle_interrupted``. Stores record it.
 """
 
 from __future__ import annotations
 
 import datetime
-from typing import Any
+from collections.abc import Callable
 
 import attrs
 
-from jobtable.core import codec
-from jobtable.core.codes import INTERNAL_ERROR, stored_code
-from jobtable.core.context import JobContext
-from jobtable.core.errors import Failure, Snooze
-from jobtable.core.kinds import KindSpec
+from jobtable.core.codes import INTERNAL_ERROR
+from jobtable.core.policies import RetryPolicy
+from jobtable.core.retry import after_failure
+
+SNOOZED = "snoozed"
+"""The code a snoozed attempt is logged with (not a failure code)."""
+
+# -- what an attempt ended with ----------------------------------------------
 
 
 @attrs.frozen(kw_only=True)
-class Succeed:
+class Succeeded:
+    """The handler returned; ``result`` is its public JSON text."""
+
     result: str
 
 
 @attrs.frozen(kw_only=True)
-class Fail:
+class Raised:
+    """The attempt failed with ``code``: a declared failure, or a runner code."""
+
     code: str
     reason: str
     """A fixed phrase for the log, never an exception's text."""
@@ -33,12 +39,13 @@ class Fail:
 
 
 @attrs.frozen(kw_only=True)
-class Interrupted:
-    """The handler failed because it was told to stop: queued again while attempts last.
+class Stopped:
+    """The handler failed after it was told to stop; ``code`` says why it was told.
 
-    Otherwise it fails ``interrupted by restart``, keeping its last partial
-    result, as a job whose runner died does.
+    ``cancelled``, ``timed_out``, or ``interrupted by restart`` (a shutdown, lost liveness).
     """
+
+    code: str
 
 
 @attrs.frozen(kw_only=True)
@@ -48,78 +55,87 @@ class Snoozed:
     seconds: float
 
 
+AttemptEnd = Succeeded | Raised | Stopped | Snoozed
+
+# -- what to record ----------------------------------------------------------
+
+
 @attrs.frozen(kw_only=True)
-class Requeue:
+class Succeed:
+    """The job succeeded with ``result`` (JSON text)."""
+
+    result: str
+
+
+@attrs.frozen(kw_only=True)
+class Fail:
+    """The job failed for good with ``code``, keeping its last partial result."""
+
+    code: str
+
+
+@attrs.frozen(kw_only=True)
+class RunAgain:
     """Queue the job again, due at ``run_at``, after an attempt that ended with ``code``.
 
-    ``give_back``: the attempt does not count (a snooze).
+    ``counts_attempt`` False: the attempt is not spent (a snooze). A job someone asked to
+    cancel meanwhile fails ``cancelled`` instead: the store applies that rule.
     """
 
     run_at: datetime.datetime
     code: str
-    give_back: bool = False
+    counts_attempt: bool = True
 
 
-Decision = Succeed | Fail | Interrupted | Snoozed
-"""What a handler's run came to, before any policy."""
-
-Write = Succeed | Fail | Requeue
-"""What a store records for a finished attempt: a ``Fail`` here is final."""
+Outcome = Succeed | Fail | RunAgain
 
 
-def run_handler(spec: KindSpec, payload_text: str, ctx: JobContext, converter: Any) -> Decision:
-    """Decode the payload, run the handler, encode its result, and decide."""
-    try:
-        payload = codec.decode_payload(converter, payload_text, spec.payload_type)
-    except codec.PayloadDecodeError:
-        return Fail(code=INTERNAL_ERROR, reason="payload does not decode")
-    try:
-        result = spec.handler(ctx, payload)
-    except Snooze as snooze:
-        return Snoozed(seconds=snooze.seconds)
-    except BaseException as error:
-        # BaseException too: a handler's SystemExit or KeyboardInterrupt must end its
-        # job, not the worker thread that runs it.
-        if ctx.stopping:
-            return Interrupted()
-        return _decide_failure(spec, error)
-    try:
-        return Succeed(result=codec.encode_public(result))
-    except codec.ResultEncodeError:
-        return Fail(code=INTERNAL_ERROR, reason="result does not encode")
-    except BaseException as error:  # a public() raising past Exception: still the job's end
-        return Fail(
-            code=INTERNAL_ERROR,
-            reason="result does not encode",
-            exception_type=type(error).__name__,
-        )
+def decide(
+    end: AttemptEnd,
+    policy: RetryPolicy,
+    *,
+    attempt: int,
+    now: datetime.datetime,
+    jitter: Callable[[], float],
+) -> Outcome:
+    """What to record for ``attempt`` of a job, by the retry policy stored on it.
 
-
-def _decide_failure(spec: KindSpec, error: BaseException) -> Fail:
-    failure = _find_failure(error)
-    if failure is None:
-        reason = (
-            "partial result does not encode"
-            if isinstance(error, codec.ResultEncodeError)
-            else "handler raised"
-        )
-        return Fail(code=INTERNAL_ERROR, reason=reason, exception_type=type(error).__name__)
-    code = stored_code(failure.code, declared=spec.failure_codes)
-    reason = "handler failure" if code != INTERNAL_ERROR else "undeclared failure code"
-    return Fail(code=code, reason=reason)
-
-
-def _find_failure(error: BaseException) -> Failure | None:
-    """The Failure raised, or one an exception was explicitly raised ``from``.
-
-    ``raise ApiError(...) from Failure("quota_exceeded")`` wraps a code the
-    way Go's ``%w`` does; the wrapper's text is still never kept.
+    ``jitter`` draws the backoff's random share, uniform in [0, 1); only a failure draws.
     """
-    seen: set[int] = set()
-    current: BaseException | None = error
-    while current is not None and id(current) not in seen:
-        if isinstance(current, Failure):
-            return current
-        seen.add(id(current))
-        current = current.__cause__
-    return None
+    if isinstance(end, Succeeded):
+        return Succeed(result=end.result)
+    if isinstance(end, Snoozed):
+        run_at = now + datetime.timedelta(seconds=end.seconds)
+        return RunAgain(run_at=run_at, code=SNOOZED, counts_attempt=False)
+    return _after_failure(policy, attempt=attempt, code=end.code, now=now, jitter=jitter)
+
+
+def settle_interrupted(
+    policy: RetryPolicy | None,
+    *,
+    attempt: int,
+    code: str,
+    now: datetime.datetime,
+    jitter: Callable[[], float],
+) -> Outcome:
+    """What to record for a job left running (its runner died, or could not record it).
+
+    The rule ``decide`` applies to a failure. A job found running has had at least one
+    attempt, whatever its stored count says. ``policy`` None: its row's policy cannot be
+    read, and it fails ``internal_error``.
+    """
+    if policy is None:
+        return Fail(code=INTERNAL_ERROR)
+    return _after_failure(policy, attempt=max(attempt, 1), code=code, now=now, jitter=jitter)
+
+
+def _after_failure(
+    policy: RetryPolicy,
+    *,
+    attempt: int,
+    code: str,
+    now: datetime.datetime,
+    jitter: Callable[[], float],
+) -> Outcome:
+    run_at = after_failure(policy, attempt=attempt, code=code, now=now, jitter=jitter())
+    return Fail(code=code) if run_at is None else RunAgain(run_at=run_at, code=code)

@@ -18,6 +18,7 @@ from jobtable.core.jobs import (
     Claim,
     ClaimedJob,
     Enqueued,
+    HeldJob,
     Job,
     JobCount,
     JobDetail,
@@ -30,13 +31,13 @@ from jobtable.core.jobs import (
     RetryOutcome,
 )
 from jobtable.core.liveness import (
-    DeadRunner,
     LivenessTerms,
     RunnerInfo,
     RunnerRecord,
     RunnerSighting,
+    Settlement,
 )
-from jobtable.core.outcome import Requeue, Write
+from jobtable.core.outcome import Outcome
 
 
 class Watcher(Protocol):
@@ -116,29 +117,22 @@ class JobStore(Protocol):
         """
         ...
 
-    def succeed(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
-        """Mark the job succeeded with ``result``; False and no change unless running under ``claim``."""
-        ...
+    def record(self, claim: Claim, outcome: Outcome, *, now: datetime.datetime) -> bool:
+        """Record the decided ``outcome`` of the attempt running under ``claim``.
 
-    def fail(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
-        """Mark the job failed with ``code``, keeping its last partial result.
-
-        False and no change unless the job is running under ``claim``.
-        """
-        ...
-
-    def requeue(self, claim: Claim, outcome: Requeue, *, now: datetime.datetime) -> bool:
-        """Queue the job again, due at ``outcome.run_at``, keeping its last partial result.
-
-        The attempt counts unless ``outcome.give_back`` (a snooze). A job
-        someone asked to cancel meanwhile fails ``cancelled`` instead. False
-        and no change unless running under ``claim``.
+        ``Succeed``: succeeded with its result. ``Fail``: failed with its code.
+        ``RunAgain``: queued again, due at ``run_at`` (scheduled when later; due
+        at once it keeps its place in line), its attempt given back unless it
+        counts; a job someone asked to cancel meanwhile fails ``cancelled``
+        instead. Each keeps the last partial result. A job that ends for good
+        lets go of a unique key held while it is active. False and no change
+        unless the job is running under exactly ``claim`` (a stale worker).
         """
         ...
 
     def record_and_claim(
         self,
-        outcomes: Sequence[tuple[Claim, Write]],
+        outcomes: Sequence[tuple[Claim, Outcome]],
         *,
         limit: int,
         runner_id: str,
@@ -146,7 +140,7 @@ class JobStore(Protocol):
         kinds: Collection[str] | None = None,
         queues: Collection[str] | None = None,
     ) -> tuple[list[bool], list[ClaimedJob]]:
-        """Record each outcome as ``succeed``, ``fail`` or ``requeue`` would, then claim up to
+        """Record each outcome as ``record`` would, then claim up to
         ``limit`` due jobs as ``claim_next`` would, all in one transaction.
 
         A runner's workers hand in their outcomes and take their next jobs
@@ -154,16 +148,6 @@ class JobStore(Protocol):
         per job. Returns whether each outcome was recorded, in order (False
         when its claim is stale), and the jobs claimed, in claim order. When
         it raises, none of it happened.
-        """
-        ...
-
-    def interrupt(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
-        """Settle a job whose handler was stopped, by the retry policy stored on it.
-
-        The decision is the core's (``core/retry.after_failure``): queued
-        again after the backoff while attempts remain and ``code`` may retry,
-        else failed with ``code``. Both keep the last partial result. False
-        and no change unless running under ``claim``.
         """
         ...
 
@@ -178,8 +162,10 @@ class JobStore(Protocol):
         """
         ...
 
-    def running_claims(self, runner_id: str) -> list[Claim]:
-        """The claims of every job running under ``runner_id``."""
+    def running_jobs(self, owner: str | None) -> list[HeldJob]:
+        """Every job running under ``owner``'s claims (None: running rows that record no
+        owner), with its kind and stored retry policy; a row whose policy or attempt cannot
+        be read comes with none (``HeldJob.unreadable`` names the column)."""
         ...
 
     # -- liveness and the runners table ----------------------------------
@@ -224,16 +210,16 @@ class JobStore(Protocol):
         ...
 
     def settle_dead(
-        self, verdicts: Collection[DeadRunner], *, code: str, now: datetime.datetime
+        self, settlements: Collection[Settlement], *, now: datetime.datetime
     ) -> Recovered:
-        """Settle each dead runner's running jobs and delete its row, if its evidence still holds.
+        """Record each dead runner's decided outcomes and delete its row, if its evidence holds.
 
         In one transaction per runner: its beat must be the one judged (or its
         row still absent) and, when the verdict rests on it, its lock still
-        absent; otherwise it is left alone. Each running job goes back to
-        queued while its stored attempts last, else fails with ``code``; both
-        keep the last partial result. A job found running has had at least one
-        attempt, whatever its stored count says.
+        absent; otherwise it is left alone. Each outcome is recorded as
+        ``record`` would, fenced by its job's claim under the verdict's runner (a
+        job that ended meanwhile is left as it is); one found running with no
+        attempt counts one. Returns how many failed and how many were queued again.
         """
         ...
 

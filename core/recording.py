@@ -1,7 +1,6 @@
-"""Writing a job's outcome: one store call, retried with backoff when the database errors.
+"""Recording a job's decided outcome: one store call, retried with backoff on database errors.
 
-The runner decides (core/outcome.py); this records. A failure is logged by
-code, fixed reason and at most the exception's type name, never its text.
+Each outcome is logged by code, fixed reason and at most the exception's type name.
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ from jobtable.core.codes import INTERNAL_ERROR, INTERRUPTED, UNKNOWN_KIND
 from jobtable.core.errors import StoreError
 from jobtable.core.exchange import JobExchange
 from jobtable.core.jobs import Claim, ClaimedJob
-from jobtable.core.outcome import Fail, Requeue, Succeed, Write
+from jobtable.core.outcome import AttemptEnd, Fail, Outcome, Raised, RunAgain, Succeed
 from jobtable.core.ports import JobStore
 
 RECORD_ATTEMPTS = 5
@@ -26,6 +25,9 @@ PUBLISH_ATTEMPTS = 3
 """Tries at storing a partial result before it is dropped (the next publish supersedes it)."""
 
 _RUNNER_CODES = frozenset({INTERNAL_ERROR, UNKNOWN_KIND})
+
+_STOPPED = "handler told to stop"
+"""The reason logged for a job that failed once its handler was told to stop."""
 
 
 def loggable_category(error: BaseException) -> str:
@@ -68,11 +70,13 @@ class OutcomeRecorder:
     def record(
         self,
         claimed: ClaimedJob,
-        decision: Write,
+        end: AttemptEnd,
+        outcome: Outcome,
         *,
         claim_next: bool,
     ) -> ClaimedJob | None:
-        """Log and store ``decision``; with ``claim_next``, also claim and return the next job.
+        """Log ``end`` and store ``outcome``; with ``claim_next``, also claim and return the
+        next job.
 
         The outcome and the next claim go through the exchange, in one
         transaction with other workers' outcomes and claims. After a database
@@ -80,75 +84,80 @@ class OutcomeRecorder:
         worker then claims the usual way.
         """
         job = f"job_id={claimed.id} kind={claimed.kind}"
-        self._log_outcome(job, claimed, decision)
+        self._log_outcome(job, claimed, end, outcome)
         held: bool | None
         next_job: ClaimedJob | None = None
         try:
             if claim_next:
-                trade = self._exchange.trade((claimed.claim, decision), wants=True)
+                trade = self._exchange.trade((claimed.claim, outcome), wants=True)
                 if trade.error is not None:
                     raise trade.error
                 held, next_job = trade.held, trade.job
             else:
-                held = self._finish(claimed.claim, decision)
+                held = self._finish(claimed.claim, outcome)
         except Exception as error:
             self._log_write_error(job, claimed, error, attempt=1, delay=None)
-            held = self._finish_with_retries(claimed, decision, job)
+            held = self._finish_with_retries(claimed, outcome, job)
         if held is False:
             self._log.warning(
                 "job outcome not recorded: no longer held %s", job, extra=job_fields(claimed)
             )
         return next_job
 
-    def _log_outcome(self, job: str, claimed: ClaimedJob, decision: Write) -> None:
+    def _log_outcome(
+        self, job: str, claimed: ClaimedJob, end: AttemptEnd, outcome: Outcome
+    ) -> None:
         """The end of an attempt: a success at debug, a failure at its code's level."""
-        if isinstance(decision, Succeed):
+        if isinstance(outcome, Succeed):
             if self._log.isEnabledFor(logging.DEBUG):
                 self._log.debug("job succeeded %s", job, extra=job_fields(claimed, "succeeded"))
-        elif isinstance(decision, Requeue):
-            self._log_requeue(job, claimed, decision)
+        elif isinstance(outcome, RunAgain):
+            self._log_run_again(job, claimed, outcome)
         else:
-            self._log_failure(job, claimed, decision)
+            self._log_failure(job, claimed, end, outcome)
 
-    def _log_requeue(self, job: str, claimed: ClaimedJob, decision: Requeue) -> None:
-        fields = job_fields(claimed, decision.code)
-        if decision.give_back:
+    def _log_run_again(self, job: str, claimed: ClaimedJob, outcome: RunAgain) -> None:
+        fields = job_fields(claimed, outcome.code)
+        if not outcome.counts_attempt:
             self._log.info(
-                "job snoozed %s run_at=%s", job, decision.run_at.isoformat(), extra=fields
+                "job snoozed %s run_at=%s", job, outcome.run_at.isoformat(), extra=fields
             )
             return
         attempt = claimed.claim.attempt
-        if decision.code == INTERRUPTED:
+        if outcome.code == INTERRUPTED:
             self._log.warning(
                 "job stopped before it finished; interrupted %s; retrying attempt=%d run_at=%s",
                 job,
                 attempt,
-                decision.run_at.isoformat(),
+                outcome.run_at.isoformat(),
                 extra=fields,
             )
             return
         self._log.info(
             "job attempt failed; retrying %s code=%s attempt=%d run_at=%s",
             job,
-            decision.code,
+            outcome.code,
             attempt,
-            decision.run_at.isoformat(),
+            outcome.run_at.isoformat(),
             extra=fields,
         )
 
-    def _log_failure(self, job: str, claimed: ClaimedJob, decision: Fail) -> None:
-        fields = job_fields(claimed, decision.code)
-        if decision.code == INTERRUPTED:
+    def _log_failure(self, job: str, claimed: ClaimedJob, end: AttemptEnd, outcome: Fail) -> None:
+        fields = job_fields(claimed, outcome.code)
+        if outcome.code == INTERRUPTED:
             self._log.warning("job stopped before it finished; interrupted %s", job, extra=fields)
             return
-        level = logging.ERROR if decision.code in _RUNNER_CODES else logging.INFO
-        suffix = f" exception_type={decision.exception_type}" if decision.exception_type else ""
+        level = logging.ERROR if outcome.code in _RUNNER_CODES else logging.INFO
+        reason, exception_type = (
+            (end.reason, end.exception_type) if isinstance(end, Raised) else (_STOPPED, None)
+        )
+        suffix = f" exception_type={exception_type}" if exception_type else ""
         self._log.log(
             level,
             "job failed %s code=%s reason=%s%s",
             job,
-            decision.code,
-            decision.reason,
+            outcome.code,
+            reason,
             suffix,
             extra=fields,
         )
@@ -170,15 +179,10 @@ class OutcomeRecorder:
             extra=job_fields(claimed),
         )
 
-    def _finish(self, claim: Claim, decision: Write) -> bool:
-        now = self._clock.now()
-        if isinstance(decision, Succeed):
-            return self._store.succeed(claim, result=decision.result, now=now)
-        if isinstance(decision, Requeue):
-            return self._store.requeue(claim, decision, now=now)
-        return self._store.fail(claim, code=decision.code, now=now)
+    def _finish(self, claim: Claim, outcome: Outcome) -> bool:
+        return self._store.record(claim, outcome, now=self._clock.now())
 
-    def _finish_with_retries(self, claimed: ClaimedJob, decision: Write, job: str) -> bool | None:
+    def _finish_with_retries(self, claimed: ClaimedJob, outcome: Outcome, job: str) -> bool | None:
         """Retry after a database error, with the claim-retry backoff; None if it never landed.
 
         A finished job's outcome is the one thing a worker must not drop, so
@@ -194,7 +198,7 @@ class OutcomeRecorder:
             delay = next_claim_retry_delay(delay)
             self._clock.wait_for(self._pause, lambda: False, delay)
             try:
-                return self._finish(claimed.claim, decision)
+                return self._finish(claimed.claim, outcome)
             except Exception as error:
                 self._log_write_error(job, claimed, error, attempt=attempt, delay=delay)
         self._log.error(

@@ -16,6 +16,7 @@ core/client.py), which tells the pool what it stored.
 from __future__ import annotations
 
 import datetime
+import functools
 import json
 import logging
 import os
@@ -39,6 +40,7 @@ from jobtable.core.enqueue_options import (
 )
 from jobtable.core.errors import RunnerStateError
 from jobtable.core.exchange import JobExchange
+from jobtable.core.handling import run_handler
 from jobtable.core.idempotency import KeepAnswer, Repeat
 from jobtable.core.ids import JobIdGenerator
 from jobtable.core.jobs import (
@@ -59,29 +61,24 @@ from jobtable.core.kinds import EncodedJob
 from jobtable.core.liveness import CHECK_INTERVAL, SWEEP_INTERVAL, RunnerInfo, RunnerRecord
 from jobtable.core.observer import SUCCEEDED, GuardedObserver, NoObserver, RunnerObserver
 from jobtable.core.outcome import (
-    Decision,
-    Fail,
-    Interrupted,
-    Requeue,
-    Snoozed,
+    AttemptEnd,
+    Outcome,
+    Raised,
+    RunAgain,
+    Stopped,
     Succeed,
-    Write,
-    run_handler,
+    decide,
 )
 from jobtable.core.ports import JobStore, Watcher
 from jobtable.core.preemption import ABANDON, PREEMPT_GRACE, STOP, Deadlines
 from jobtable.core.recording import OutcomeRecorder, job_fields, loggable_category
 from jobtable.core.retention import PruneLoop
-from jobtable.core.retry import RetryAt, after_failure
 from jobtable.core.scheduler import Scheduler
 from jobtable.core.sweeper import Sweeper
 from jobtable.core.ticks import Ticks
 
 STOP_NOW_WAIT = 5.0
 """Seconds ``shutdown`` waits for handlers once they were told to stop."""
-
-SNOOZED = "snoozed"
-"""The outcome an attempt that asked to run later is logged with (not a failure code)."""
 
 _STOP_CODES = {CANCELLED: CANCELLED, TIMED_OUT: TIMED_OUT}
 """Why a handler was told to stop, as the code its job ends with (else interrupted)."""
@@ -129,7 +126,8 @@ class Runner:
         minute, one runner at a time, unless ``prunes`` is False (another
         runner of the process does it). ``changes`` is the hub readers wait on
         (default: a new one); runners of one process may share one, so a
-        reader hears of a job whichever of them runs it. A runner with workers
+        reader hears of a job whichever of them runs it, and a runner of the
+        work another's writes make for it. A runner with workers
         ``watch``es its store, when the store can be watched, for jobs other
         connections commit (other processes, or the application's own
         transaction: ``enqueue(..., connection=)``); runners sharing one
@@ -172,6 +170,7 @@ class Runner:
             logger=self._log,
             holder=self.id,
             retention=retention,
+            claimer=self,
         )
         """Enqueues, reads and operator actions (core/client.py); the runner's own methods
         for them are the client's."""
@@ -245,6 +244,7 @@ class Runner:
             wake_one=self._pass_the_wake,
             observer=self._observer,
             interval=sweep_interval,
+            jitter=jitter,
         )
         self._keeper = LivenessKeeper(
             store,
@@ -259,6 +259,8 @@ class Runner:
             check_interval=check_interval,
             sweep_interval=sweep_interval,
         )
+        if workers:  # another runner of the process that makes work for it wakes it
+            self.changes.listen_for_work(self, self._queues, self.notice_jobs_from_elsewhere)
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -721,20 +723,26 @@ class Runner:
                 self._add_deadline(claimed.timeout, STOP, TIMED_OUT, attempt)
             spec = self.kinds.get(claimed.kind)
             if spec is None:
-                decision: Decision = Fail(code=UNKNOWN_KIND, reason="no handler registered")
+                end: AttemptEnd = Raised(code=UNKNOWN_KIND, reason="no handler registered")
             else:
                 context = self._context(attempt, claimed)
-                decision = run_handler(spec, claimed.payload, context, self._converter)
+                end = run_handler(
+                    spec,
+                    claimed.payload,
+                    context,
+                    self._converter,
+                    stop_code=functools.partial(_stop_code, attempt),
+                )
             if not self._attempts.take_settling(attempt, "worker"):
                 return _LEFT_BEHIND
             attempt.job = None  # a deadline may outlive the job: keep no payload alive
             # drain (no workers, no liveness: tests) always takes the next job along.
             claim_next = not self._stopping and (not self._started or self._keeper.may_claim())
-            write = self._write_for(claimed, decision, attempt)
-            self._job_ended(attempt, claimed.kind, write)
-            following = self._recorder.record(claimed, write, claim_next=claim_next)
+            outcome = self._decide(claimed, end)
+            self._job_ended(attempt, claimed.kind, outcome)
+            following = self._recorder.record(claimed, end, outcome, claim_next=claim_next)
             recorded = True
-            if isinstance(write, Requeue) and self._started:
+            if isinstance(outcome, RunAgain) and self._started:
                 self._reread_schedule_soon()  # it is due later: the scheduler must know
             return following
         except BaseException:
@@ -764,10 +772,8 @@ class Runner:
             extra=job_fields(claimed, INTERNAL_ERROR),
         )
         try:
-            write = self._write_for(
-                claimed, Fail(code=INTERNAL_ERROR, reason="runner error after the handler"), attempt
-            )
-            self._recorder.record(claimed, write, claim_next=False)
+            end = Raised(code=INTERNAL_ERROR, reason="runner error after the handler")
+            self._recorder.record(claimed, end, self._decide(claimed, end), claim_next=False)
         except BaseException:  # the sweep settles it: the claim is marked as run above
             return
         self._recorder.recorded(claimed.claim)
@@ -787,36 +793,24 @@ class Runner:
                 extra=job_fields(claimed),
             )
 
-    def _job_ended(self, attempt: Attempt, kind: str, write: Write) -> None:
-        """Report an attempt's end to the observer, before its outcome is written."""
+    def _job_ended(self, attempt: Attempt, kind: str, outcome: Outcome) -> None:
+        """Report an attempt's end to the observer, before its outcome is recorded."""
         seconds = max(0.0, self._clock.monotonic() - attempt.started)
-        if isinstance(write, Succeed):
+        if isinstance(outcome, Succeed):
             self._observer.job_ended(kind, code=SUCCEEDED, final=True, seconds=seconds)
         else:
-            final = not isinstance(write, Requeue)
-            self._observer.job_ended(kind, code=write.code, final=final, seconds=seconds)
+            final = not isinstance(outcome, RunAgain)
+            self._observer.job_ended(kind, code=outcome.code, final=final, seconds=seconds)
 
-    def _write_for(self, claimed: ClaimedJob, decision: Decision, attempt: Attempt) -> Write:
-        """What to store for an attempt: its result, or its failure as the job's policy says."""
-        if isinstance(decision, Succeed):
-            return decision
-        now = self._clock.now()
-        if isinstance(decision, Snoozed):
-            run_at = now + datetime.timedelta(seconds=decision.seconds)
-            return Requeue(run_at=run_at, code=SNOOZED, give_back=True)
-        if isinstance(decision, Interrupted):
-            code = _STOP_CODES.get(attempt.stop_reason or "", INTERRUPTED)
-            decision = Fail(code=code, reason="handler told to stop")
-        step = after_failure(
+    def _decide(self, claimed: ClaimedJob, end: AttemptEnd) -> Outcome:
+        """What to record for an attempt: its result, or its failure as the job's policy says."""
+        return decide(
+            end,
             claimed.policy,
             attempt=claimed.claim.attempt,
-            code=decision.code,
-            now=now,
-            jitter=self._jitter(),
+            now=self._clock.now(),
+            jitter=self._jitter,
         )
-        if isinstance(step, RetryAt):
-            return Requeue(run_at=step.run_at, code=step.code)
-        return decision
 
     def _context(self, attempt: Attempt, claimed: ClaimedJob) -> JobContext:
         claim = attempt.claim
@@ -907,11 +901,12 @@ class Runner:
                 count,
                 self._left_behind_cap,
             )
-        write = self._write_for(claimed, Interrupted(), attempt)
-        self._job_ended(attempt, claimed.kind, write)
-        self._recorder.record(claimed, write, claim_next=False)
+        end = Stopped(code=_stop_code(attempt))
+        outcome = self._decide(claimed, end)
+        self._job_ended(attempt, claimed.kind, outcome)
+        self._recorder.record(claimed, end, outcome, claim_next=False)
         self._attempts.settled(attempt)
-        if isinstance(write, Requeue):
+        if isinstance(outcome, RunAgain):
             self._pass_the_wake()  # it may be due at once
             self._reread_schedule_soon()  # or later: the scheduler must know
         if refill and not self._replace_worker(attempt.worker):
@@ -934,6 +929,14 @@ class Runner:
 
     def _no_workers_left(self) -> bool:
         return self._live_workers == 0  # one read of an int: no lock needed, none taken
+
+
+_NO_OPTIONS = EnqueueOptions()
+
+
+def _stop_code(attempt: Attempt) -> str:
+    """Why ``attempt``'s handler was told to stop, as the code its job ends with."""
+    return _STOP_CODES.get(attempt.stop_reason or "", INTERRUPTED)
 
 
 def _unix_ms(now: datetime.datetime) -> int:

@@ -6,15 +6,18 @@ Each sweep of the liveness keeper (core/keeper.py) runs them in that order.
 from __future__ import annotations
 
 import logging
+import random
 from collections.abc import Callable
 
 from jobtable.core.attempts import Attempt, Attempts
 from jobtable.core.clock import Clock
 from jobtable.core.codes import CANCELLED, INTERRUPTED
-from jobtable.core.jobs import Claim
+from jobtable.core.jobs import Claim, HeldJob
 from jobtable.core.liveness import SWEEP_INTERVAL, DeathJudge
 from jobtable.core.observer import NoObserver, RunnerObserver
+from jobtable.core.outcome import settle_interrupted
 from jobtable.core.ports import JobStore
+from jobtable.core.settling import settle_dead_runners
 
 
 class Sweeper:
@@ -34,13 +37,15 @@ class Sweeper:
         wake_one: Callable[[], None],
         observer: RunnerObserver | None = None,
         interval: float | None = SWEEP_INTERVAL,
+        jitter: Callable[[], float] = random.random,
     ) -> None:
         """``kept_for_workers`` names claims made for idle workers about to take them: run by
         no worker yet, but not lost. ``left_running`` names claims whose handler ran but whose
         outcome could not be recorded, each with the code to settle it with: never given back
         as if unrun. ``preempt`` stops a handler with a code; ``wake_one`` has a worker look
         for jobs; ``observer`` hears of the jobs of dead runners settled here. ``interval`` is
-        the seconds between sweeps (None: swept by hand, at the default pace)."""
+        the seconds between sweeps (None: swept by hand, at the default pace). ``jitter`` draws
+        the retry backoff's random share for the jobs settled here, as the runner's does."""
         self._store = store
         self._clock = clock
         self._log = log
@@ -51,8 +56,9 @@ class Sweeper:
         self._preempt = preempt
         self._wake_one = wake_one
         self._observer: RunnerObserver = observer or NoObserver()
+        self._jitter = jitter
         self._judge = DeathJudge(store.liveness_terms, interval=interval or SWEEP_INTERVAL)
-        self._suspects: set[Claim] = set()  # held here, run by no worker, at the last sweep
+        self._suspects: dict[Claim, HeldJob] = {}  # held here, run by no worker, at last sweep
 
     def stop_cancelled(self) -> None:
         """Tell the handlers of jobs someone asked to cancel (here or elsewhere) to stop."""
@@ -71,7 +77,9 @@ class Sweeper:
         if not dead:
             return
         try:
-            recovered = self._store.settle_dead(dead, code=INTERRUPTED, now=self._clock.now())
+            recovered = settle_dead_runners(
+                self._store, dead, code=INTERRUPTED, now=self._clock.now(), jitter=self._jitter
+            )
         except Exception:
             self._wake_one()  # its jobs may be queued already, the reply lost: a worker looks
             raise
@@ -95,19 +103,24 @@ class Sweeper:
         """
         running_here = {attempt.claim for attempt in self._attempts.snapshot()}
         running_here |= self._kept_for_workers()
-        lost = {claim for claim in self._suspects if claim not in running_here}
+        lost = {claim: job for claim, job in self._suspects.items() if claim not in running_here}
         left_running = self._left_running()
-        ran = {claim for claim in lost if claim in left_running}  # handlers ran: not unrun
+        ran = [job for claim, job in lost.items() if claim in left_running]  # handlers ran
+        unrun = [claim for claim in lost if claim not in left_running]
         try:
-            for claim in ran:
-                code = left_running[claim]
-                if self._store.interrupt(claim, code=code, now=self._clock.now()):
+            for job in ran:
+                code = left_running[job.claim]
+                now = self._clock.now()
+                outcome = settle_interrupted(
+                    job.policy, attempt=job.claim.attempt, code=code, now=now, jitter=self._jitter
+                )
+                if self._store.record(job.claim, outcome, now=now):
                     self._log.warning(
                         "settled a job whose outcome was never recorded code=%s", code
                     )
                     self._wake_one()
-            if lost - ran:
-                moved = self._store.release_claims(lost - ran, now=self._clock.now())
+            if unrun:
+                moved = self._store.release_claims(unrun, now=self._clock.now())
                 if moved:
                     self._log.warning("requeued jobs whose claim reply was lost count=%d", moved)
                     self._wake_one()
@@ -116,7 +129,11 @@ class Sweeper:
             # sweep sees them running here. A worker looks; finding nothing, it waits again.
             self._wake_one()
             raise
-        held = self._store.running_claims(self._id)
+        held = self._store.running_jobs(self._id)
         running_here = {attempt.claim for attempt in self._attempts.snapshot()}
         running_here |= self._kept_for_workers()
-        self._suspects = {claim for claim in held if claim not in running_here} - lost
+        self._suspects = {
+            job.claim: job
+            for job in held
+            if job.claim not in running_here and job.claim not in lost
+        }

@@ -9,23 +9,21 @@ together.
 Runners in one process share the store, and so miss each other's commits:
 another process's enqueue reaches this one through the store's watcher, but
 on SQLite a commit by this process's own connection does not move what the
-watcher reads. So each runner sees the store through ``_SiblingWakes``,
-which, after a write that may give another runner here work, wakes that
-runner as a watcher would.
+watcher reads. So they share one ``JobChanges``: a write by one that may give
+another work wakes it, as a watcher would (core/announcer.py).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Collection
-from typing import Any
+from collections.abc import Collection
 
 import attrs
 
 from jobtable.core import Clock, JobStore, Runner
 from jobtable.core.changes import JobChanges
-from jobtable.core.jobs import Retention, RetryOutcome
+from jobtable.core.jobs import Retention
 from jobtable.core.observer import RunnerObserver
 from jobtable.entrypoints.config import QueueServing
 from jobtable.entrypoints.wiring import load_kinds
@@ -88,12 +86,12 @@ class RunnerGroup:
         self.plans = list(plans)
         self.runners: list[Runner] = []
         self.changes = JobChanges()
-        """One hub for every runner here: a reader hears of a job whichever runner runs it."""
+        """One hub for every runner here: a reader hears of a job whichever runner runs it,
+        and a runner of work another's writes made for it."""
         for index, plan in enumerate(self.plans):
-            view: Any = store if len(plans) == 1 else _SiblingWakes(store, self._waker(index))
             self.runners.append(
                 Runner(
-                    view,
+                    store,
                     clock,
                     workers=plan.workers,
                     queues=plan.queues,
@@ -161,68 +159,3 @@ class RunnerGroup:
         """Another process changed the store: every runner looks (what a watcher calls)."""
         for runner in self.runners:
             runner.notice_jobs_from_elsewhere()
-
-    def _waker(self, index: int) -> Callable[[str | None], None]:
-        def wake_others(queue: str | None) -> None:
-            for other, (plan, runner) in enumerate(zip(self.plans, self.runners, strict=True)):
-                if other == index or not plan.workers:
-                    continue
-                if queue is None or plan.queues is None or queue in plan.queues:
-                    runner.notice_jobs_from_elsewhere()
-
-        return wake_others
-
-
-class _SiblingWakes:
-    """One runner's view of the shared store: a write that may give another runner of the
-    process work wakes it (``queue``: whose runners; None: all of them).
-
-    New jobs, due jobs promoted, a dead runner's jobs queued again, a queue
-    resumed, a failed job retried. Every other call goes to the store unchanged.
-    """
-
-    def __init__(self, store: JobStore, wake_others: Callable[[str | None], None]) -> None:
-        self._store = store
-        self._wake_others = wake_others
-
-    def create(self, job: Any, *, now: Any, keep: Any = None) -> Any:
-        enqueued = self._store.create(job, now=now, keep=keep)
-        self._wake_others(job.queue)
-        return enqueued
-
-    def create_many(self, jobs: Any, *, now: Any, keep: Any = None) -> Any:
-        enqueued = self._store.create_many(jobs, now=now, keep=keep)
-        for queue in {job.queue for job in jobs}:
-            self._wake_others(queue)
-        return enqueued
-
-    def create_in(self, connection: Any, job: Any, *, now: Any) -> Any:
-        enqueued = self._store.create_in(connection, job, now=now)
-        self._wake_others(job.queue)
-        return enqueued
-
-    def promote_due(self, *, now: Any) -> int:
-        promoted = self._store.promote_due(now=now)
-        if promoted:
-            self._wake_others(None)
-        return promoted
-
-    def settle_dead(self, verdicts: Any, *, code: str, now: Any) -> Any:
-        recovered = self._store.settle_dead(verdicts, code=code, now=now)
-        if recovered.requeued:
-            self._wake_others(None)
-        return recovered
-
-    def set_queue_paused(self, name: str, *, paused: bool, now: Any) -> None:
-        self._store.set_queue_paused(name, paused=paused, now=now)
-        if not paused:
-            self._wake_others(name)
-
-    def retry(self, job_id: str, *, now: Any) -> Any:
-        outcome = self._store.retry(job_id, now=now)
-        if outcome is RetryOutcome.RETRIED:
-            self._wake_others(None)  # queued again: the runner serving its queue may be another
-        return outcome
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)

@@ -40,7 +40,7 @@ class Store(JobStore, Protocol):
 def follow_changes(store: Store, changes: JobChanges) -> Watcher:
     """Tell ``changes`` of jobs other processes change: a job's readers (long-polls, event
     streams) hear of it whichever process runs it. This process's own writes tell it
-    directly (core/announcing.py)."""
+    directly (core/announcer.py)."""
 
     def heard(job_id: str | None) -> None:
         if job_id is None:

@@ -42,20 +42,25 @@ from jobtable.adapters.postgres.listener import (
 from jobtable.adapters.postgres.lock_session import neuter_descriptor
 from jobtable.adapters.postgres.migrate import migrate
 from jobtable.adapters.postgres.runner_locks import RunnerLocks
-from jobtable.adapters.readable_rows import Unreadable, log_set_aside
+from jobtable.adapters.readable_rows import (
+    Unreadable,
+    held_job,
+    log_set_aside,
+    log_settled_unreadable,
+)
 from jobtable.adapters.sql.store import SqlStore
 from jobtable.adapters.sql_rows import (
     claim_readable_rows,
     fence,
-    finish_parameters,
-    requeue_parameters,
-    settle_by_policy,
+    outcome_parameters,
+    recovered,
 )
 from jobtable.core.errors import StoreError
 from jobtable.core.jobs import (
     CancelOutcome,
     Claim,
     ClaimedJob,
+    HeldJob,
     Recovered,
     RetryOutcome,
 )
@@ -64,9 +69,9 @@ from jobtable.core.liveness import (
     LivenessTerms,
     LockState,
     RunnerSighting,
+    Settlement,
 )
-from jobtable.core.outcome import Requeue, Succeed, Write
-from jobtable.core.retry import FailWith, RetryAt
+from jobtable.core.outcome import Fail, Outcome, RunAgain, Succeed
 
 DEFAULT_POOL_SIZE = 10
 CONNECT_TIMEOUT = 5.0
@@ -90,19 +95,14 @@ def _query(name: str) -> str:
 _CLAIM = _query("claim_next_job")
 _CLAIM_ANY = _query("claim_any_job")
 _PUBLISH = _query("publish_job_result")
-_SUCCEED = _query("succeed_job")
 _SUCCEED_MANY = _query("succeed_jobs")
 _FAIL = _query("fail_job")
-_RETRY = _query("retry_job")
+_RUN_AGAIN = _query("run_job_again")
 _RELEASE = _query("release_claim")
-_RUNNING_CLAIMS = _query("running_claims")
-_RUNNING_POLICIES = _query("running_policies")
+_RUNNING_JOBS = _query("running_jobs")
+_RUNNING_UNOWNED = _RUNNING_JOBS.replace("claimed_by = %(owner)s", "claimed_by IS NULL")
 _CANCEL_QUEUED = _query("cancel_queued")
 _CANCEL_RUNNING = _query("cancel_running")
-_HOLDER_POLICY = (
-    "SELECT id, attempt, max_attempts, retry FROM jobs WHERE id = %(id)s AND status = 'running'"
-    " AND claimed_by = %(runner_id)s AND attempt = %(attempt)s FOR UPDATE"
-)
 _RETRY_FAILED = _query("retry_failed_job")
 _SIGHT = _query("sight_runners")
 _TAKE_DEAD_LOCK = (
@@ -133,7 +133,7 @@ def _claim_parameters(
     return (_CLAIM_ANY if kinds is None else _CLAIM), params
 
 
-def _successes(outcomes: Sequence[tuple[Claim, Write]], now: datetime.datetime) -> dict[str, Any]:
+def _successes(outcomes: Sequence[tuple[Claim, Outcome]], now: datetime.datetime) -> dict[str, Any]:
     """The succeed_jobs arrays: one row per successful outcome, with its claim's fence."""
     done = [(claim, outcome) for claim, outcome in outcomes if isinstance(outcome, Succeed)]
     return {
@@ -143,6 +143,17 @@ def _successes(outcomes: Sequence[tuple[Claim, Write]], now: datetime.datetime) 
         "results": [outcome.result for _, outcome in done],
         "now": now,
     }
+
+
+def _outcome_statement(
+    claim: Claim, outcome: Outcome, now: datetime.datetime
+) -> tuple[str, dict[str, Any]]:
+    """The statement that records ``outcome`` (one per shape) and its parameters."""
+    if isinstance(outcome, Succeed):
+        return _SUCCEED_MANY, _successes([(claim, outcome)], now)
+    return (_FAIL if isinstance(outcome, Fail) else _RUN_AGAIN), outcome_parameters(
+        claim, outcome, now
+    )
 
 
 def _same(value: Any) -> Any:
@@ -314,7 +325,7 @@ class PostgresStore(SqlStore):
 
     def record_and_claim(
         self,
-        outcomes: Sequence[tuple[Claim, Write]],
+        outcomes: Sequence[tuple[Claim, Outcome]],
         *,
         limit: int,
         runner_id: str,
@@ -326,9 +337,7 @@ class PostgresStore(SqlStore):
         statement, any other outcome in one each, and the claim."""
         successes = _successes(outcomes, now)
         others = [
-            finish_parameters(
-                claim, outcome, now, succeed_sql=_SUCCEED, fail_sql=_FAIL, retry_sql=_RETRY
-            )
+            _outcome_statement(claim, outcome, now)
             for claim, outcome in outcomes
             if not isinstance(outcome, Succeed)
         ]
@@ -364,48 +373,14 @@ class PostgresStore(SqlStore):
     def publish(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
         return self._fenced(_PUBLISH, claim, result=result, now=now)
 
-    def succeed(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
-        return self._fenced(_SUCCEED, claim, result=result, now=now)
-
-    def fail(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
-        return self._fenced(_FAIL, claim, code=code, now=now)
-
-    def requeue(self, claim: Claim, outcome: Requeue, *, now: datetime.datetime) -> bool:
-        retry = RetryAt(run_at=outcome.run_at, code=outcome.code)
-        params = requeue_parameters(claim, retry, now, stamp=_same, give_back=outcome.give_back)
+    def record(self, claim: Claim, outcome: Outcome, *, now: datetime.datetime) -> bool:
+        """One statement; a job queued again wakes the listeners (it may be due at once)."""
+        sql, params = _outcome_statement(claim, outcome, now)
         with translated(), self._pool.connection() as conn:
-            changed = conn.execute(_RETRY, params).rowcount
-            self._notify(conn)  # it may be due at once
-        return bool(changed == 1)
-
-    def interrupt(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
-        with translated(), self._pool.connection() as conn, conn.transaction():
-            row = conn.execute(_HOLDER_POLICY, fence(claim)).fetchone()
-            if row is None:
-                return False
-            _, decision = settle_by_policy(claim.runner_id, row, code=code, now=now)
-            self._apply(conn, claim, decision, now)
-            self._notify(conn)  # in case it was queued again
-            return True
-
-    @staticmethod
-    def _apply(
-        conn: psycopg.Connection,
-        claim: Claim,
-        decision: RetryAt | FailWith,
-        now: datetime.datetime,
-        *,
-        owner: str | None = "",
-    ) -> bool:
-        """Record a policy's decision for a running job under ``claim`` (fenced)."""
-        if isinstance(decision, RetryAt):
-            sql = _RETRY
-            params = requeue_parameters(claim, decision, now, stamp=_same, give_back=False)
-        else:
-            sql, params = _FAIL, {**fence(claim), "code": decision.code, "now": now}
-        if owner is None:
-            params["runner_id"] = None  # a running row with no owner (an old version's)
-        return bool(conn.execute(sql, params).rowcount == 1)
+            changed = conn.execute(sql, params).rowcount == 1
+            if changed and isinstance(outcome, RunAgain):
+                self._notify(conn)
+        return changed
 
     def release_claims(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
         if not claims:
@@ -418,12 +393,11 @@ class PostgresStore(SqlStore):
                 conn.execute(_NOTIFY, {"channel": self.channel})
         return moved
 
-    def running_claims(self, runner_id: str) -> list[Claim]:
+    def running_jobs(self, owner: str | None) -> list[HeldJob]:
+        sql = _RUNNING_UNOWNED if owner is None else _RUNNING_JOBS
         with translated(), self._pool.connection() as conn:
-            rows = conn.execute(_RUNNING_CLAIMS, {"runner_id": runner_id}).fetchall()
-        return [
-            Claim(job_id=job_id, runner_id=runner_id, attempt=attempt) for job_id, attempt in rows
-        ]
+            rows = conn.execute(sql, {"owner": owner}).fetchall()
+        return [held_job(row, owner) for row in rows]
 
     # -- liveness: an advisory lock per runner, in a session of its own ----
 
@@ -467,10 +441,11 @@ class PostgresStore(SqlStore):
         return sightings
 
     def settle_dead(
-        self, verdicts: Collection[DeadRunner], *, code: str, now: datetime.datetime
+        self, settlements: Collection[Settlement], *, now: datetime.datetime
     ) -> Recovered:
-        failed = requeued = 0
-        for verdict in verdicts:
+        recorded: list[tuple[HeldJob, Outcome]] = []
+        for settlement in settlements:
+            verdict = settlement.verdict
             with translated(), self._pool.connection() as conn, conn.transaction():
                 if not self._evidence_holds(conn, verdict):
                     continue
@@ -480,21 +455,21 @@ class PostgresStore(SqlStore):
                     taken = conn.execute(_TAKE_DEAD_LOCK, {"owner": verdict.runner_id}).fetchone()
                     if not (taken and taken[0]):
                         continue
-                rows = conn.execute(_RUNNING_POLICIES, {"owner": verdict.runner_id}).fetchall()
-                decisions = []
-                for row in rows:
-                    claim, decision = settle_by_policy(verdict.runner_id, row, code=code, now=now)
-                    self._apply(conn, claim, decision, now, owner=verdict.runner_id)
-                    decisions.append(decision)
+                landed = []
+                for job, outcome in settlement.outcomes:
+                    sql, params = _outcome_statement(job.claim, outcome, now)
+                    params["runner_id"] = verdict.runner_id  # None: a row with no owner
+                    if conn.execute(sql, params).rowcount == 1:
+                        landed.append((job, outcome))
                 conn.execute(
                     "DELETE FROM jobtable_runners WHERE id IS NOT DISTINCT FROM %s",
                     (verdict.runner_id,),
                 )
-                if any(isinstance(decision, RetryAt) for decision in decisions):
+                if any(isinstance(outcome, RunAgain) for _, outcome in landed):
                     self._notify(conn)
-            requeued += sum(isinstance(decision, RetryAt) for decision in decisions)
-            failed += sum(isinstance(decision, FailWith) for decision in decisions)
-        return Recovered(failed=failed, requeued=requeued)
+            recorded.extend(landed)
+        log_settled_unreadable([job for job, _ in recorded])
+        return recovered(outcome for _, outcome in recorded)
 
     def _evidence_holds(self, conn: psycopg.Connection, verdict: DeadRunner) -> bool:
         """Re-read the evidence with the runner's row locked: a settler at a time, and no beat

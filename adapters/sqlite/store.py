@@ -20,14 +20,18 @@ import time
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
-from jobtable.adapters.readable_rows import Unreadable, log_set_aside
+from jobtable.adapters.readable_rows import (
+    Unreadable,
+    held_job,
+    log_set_aside,
+    log_settled_unreadable,
+)
 from jobtable.adapters.sql.store import SqlStore
 from jobtable.adapters.sql_rows import (
     claim_readable_rows,
     fence,
-    finish_parameters,
-    requeue_parameters,
-    settle_by_policy,
+    outcome_parameters,
+    recovered,
 )
 from jobtable.adapters.sqlite.connections import BUSY_TIMEOUT_MS, Connections
 from jobtable.adapters.sqlite.engine import QUERIES, SqliteEngine
@@ -42,6 +46,7 @@ from jobtable.core.jobs import (
     CancelOutcome,
     Claim,
     ClaimedJob,
+    HeldJob,
     Recovered,
     RetryOutcome,
 )
@@ -50,9 +55,9 @@ from jobtable.core.liveness import (
     LivenessTerms,
     LockState,
     RunnerSighting,
+    Settlement,
 )
-from jobtable.core.outcome import Requeue, Write
-from jobtable.core.retry import FailWith, RetryAt
+from jobtable.core.outcome import Fail, Outcome, RunAgain, Succeed
 
 _OPEN_RETRY_DELAYS = (0.05, 0.1, 0.2, 0.4, 0.8)
 
@@ -66,17 +71,14 @@ _CLAIM_ANY = _query("claim_any_job")
 _PUBLISH = _query("publish_job_result")
 _SUCCEED = _query("succeed_job")
 _FAIL = _query("fail_job")
-_RETRY = _query("retry_job")
+_RUN_AGAIN = _query("run_job_again")
+_RECORD = {Succeed: _SUCCEED, Fail: _FAIL, RunAgain: _RUN_AGAIN}
 _RELEASE = _query("release_claim")
-_RUNNING_CLAIMS = _query("running_claims")
+_RUNNING_JOBS = _query("running_jobs")
+_RUNNING_UNOWNED = _RUNNING_JOBS.replace("claimed_by = :owner", "claimed_by IS NULL")
 _RUNNING_OWNERS = _query("running_owners")
-_RUNNING_POLICIES = _query("running_policies")
 _CANCEL_QUEUED = _query("cancel_queued")
 _CANCEL_RUNNING = _query("cancel_running")
-_HOLDER_POLICY = (
-    "SELECT id, attempt, max_attempts, retry FROM jobs "
-    "WHERE id = :id AND status = 'running' AND claimed_by = :runner_id AND attempt = :attempt"
-)
 _RETRY_FAILED = _query("retry_failed_job")
 
 
@@ -187,7 +189,7 @@ class SqliteStore(SqlStore):
 
     def record_and_claim(
         self,
-        outcomes: Sequence[tuple[Claim, Write]],
+        outcomes: Sequence[tuple[Claim, Outcome]],
         *,
         limit: int,
         runner_id: str,
@@ -195,18 +197,7 @@ class SqliteStore(SqlStore):
         kinds: Collection[str] | None = None,
         queues: Collection[str] | None = None,
     ) -> tuple[list[bool], list[ClaimedJob]]:
-        finishes = [
-            finish_parameters(
-                claim,
-                outcome,
-                now,
-                succeed_sql=_SUCCEED,
-                fail_sql=_FAIL,
-                retry_sql=_RETRY,
-                stamp=_stamp,
-            )
-            for claim, outcome in outcomes
-        ]
+        finishes = [_outcome_statement(claim, outcome, now) for claim, outcome in outcomes]
         claim_sql, next_claims = _claim_parameters(runner_id, _stamp(now), kinds, queues, limit)
 
         def work(
@@ -226,29 +217,11 @@ class SqliteStore(SqlStore):
     def publish(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
         return self._fenced(_PUBLISH, claim, result=result, now=_stamp(now))
 
-    def succeed(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
-        return self._fenced(_SUCCEED, claim, result=result, now=_stamp(now))
-
-    def fail(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
-        return self._fenced(_FAIL, claim, code=code, now=_stamp(now))
-
-    def requeue(self, claim: Claim, outcome: Requeue, *, now: datetime.datetime) -> bool:
-        retry = RetryAt(run_at=outcome.run_at, code=outcome.code)
-        params = requeue_parameters(claim, retry, now, stamp=_stamp, give_back=outcome.give_back)
+    def record(self, claim: Claim, outcome: Outcome, *, now: datetime.datetime) -> bool:
+        sql, params = _outcome_statement(claim, outcome, now)
         with translated():
-            changed = self._db.write(lambda conn: conn.execute(_RETRY, params).rowcount)
+            changed = self._db.write(lambda conn: conn.execute(sql, params).rowcount)
         return bool(changed == 1)
-
-    def interrupt(self, claim: Claim, *, code: str, now: datetime.datetime) -> bool:
-        def settle(conn: sqlite3.Connection) -> bool:
-            row = conn.execute(_HOLDER_POLICY, fence(claim)).fetchone()
-            if row is None:
-                return False
-            _, decision = settle_by_policy(claim.runner_id, row, code=code, now=now)
-            return _apply(conn, claim, decision, now)
-
-        with translated():
-            return self._db.write(settle)
 
     def release_claims(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
         if not claims:
@@ -263,12 +236,11 @@ class SqliteStore(SqlStore):
         with translated():
             return self._db.write(release)
 
-    def running_claims(self, runner_id: str) -> list[Claim]:
+    def running_jobs(self, owner: str | None) -> list[HeldJob]:
+        sql = _RUNNING_UNOWNED if owner is None else _RUNNING_JOBS
         with translated(), self._db.reader() as conn:
-            rows = conn.execute(_RUNNING_CLAIMS, {"runner_id": runner_id}).fetchall()
-        return [
-            Claim(job_id=job_id, runner_id=runner_id, attempt=attempt) for job_id, attempt in rows
-        ]
+            rows = conn.execute(sql, {"owner": owner}).fetchall()
+        return [held_job(row, owner) for row in rows]
 
     # -- liveness: a file lock per runner, held while its process lives ------
 
@@ -310,13 +282,14 @@ class SqliteStore(SqlStore):
         return LockState.HELD if self._liveness.is_alive(runner_id) else LockState.ABSENT
 
     def settle_dead(
-        self, verdicts: Collection[DeadRunner], *, code: str, now: datetime.datetime
+        self, settlements: Collection[Settlement], *, now: datetime.datetime
     ) -> Recovered:
         held = contextlib.ExitStack()  # dead runners' locks, kept until the settling commits
 
-        def settle(conn: sqlite3.Connection) -> Recovered:
-            failed = requeued = 0
-            for verdict in verdicts:
+        def settle(conn: sqlite3.Connection) -> list[tuple[HeldJob, Outcome]]:
+            recorded = []
+            for settlement in settlements:
+                verdict = settlement.verdict
                 # Under the write lock: the evidence cannot change before the jobs do.
                 if not self._evidence_holds(conn, verdict):
                     continue
@@ -324,17 +297,18 @@ class SqliteStore(SqlStore):
                     self._liveness.holding_if_dead(verdict.runner_id)
                 ):
                     continue  # its owner holds its lock again
-                rows = conn.execute(_RUNNING_POLICIES, {"owner": verdict.runner_id}).fetchall()
-                for row in rows:
-                    claim, decision = settle_by_policy(verdict.runner_id, row, code=code, now=now)
-                    _apply(conn, claim, decision, now, owner_known=verdict.runner_id is not None)
-                    requeued += isinstance(decision, RetryAt)
-                    failed += isinstance(decision, FailWith)
+                for job, outcome in settlement.outcomes:
+                    sql, params = _outcome_statement(job.claim, outcome, now)
+                    params["runner_id"] = verdict.runner_id  # None: a row with no owner
+                    if conn.execute(sql, params).rowcount == 1:
+                        recorded.append((job, outcome))
                 conn.execute("DELETE FROM jobtable_runners WHERE id IS ?", (verdict.runner_id,))
-            return Recovered(failed=failed, requeued=requeued)
+            return recorded
 
         with held, translated():
-            return self._db.write(settle)
+            recorded = self._db.write(settle)
+        log_settled_unreadable([job for job, _ in recorded])
+        return recovered(outcome for _, outcome in recorded)
 
     def _evidence_holds(self, conn: sqlite3.Connection, verdict: DeadRunner) -> bool:
         row = conn.execute(
@@ -418,20 +392,8 @@ def _claim(
     )
 
 
-def _apply(
-    conn: sqlite3.Connection,
-    claim: Claim,
-    decision: RetryAt | FailWith,
-    now: datetime.datetime,
-    *,
-    owner_known: bool = True,
-) -> bool:
-    """Record a policy's decision for a running job under ``claim`` (fenced)."""
-    if isinstance(decision, RetryAt):
-        sql = _RETRY
-        params = requeue_parameters(claim, decision, now, stamp=_stamp, give_back=False)
-    else:
-        sql, params = _FAIL, {**fence(claim), "code": decision.code, "now": _stamp(now)}
-    if not owner_known:
-        params["runner_id"] = None  # a running row with no owner (an old version's)
-    return bool(conn.execute(sql, params).rowcount == 1)
+def _outcome_statement(
+    claim: Claim, outcome: Outcome, now: datetime.datetime
+) -> tuple[str, dict[str, Any]]:
+    """The statement that records ``outcome`` (one per shape) and its parameters."""
+    return _RECORD[type(outcome)], outcome_parameters(claim, outcome, now, stamp=_stamp)

@@ -11,8 +11,9 @@ import threading
 
 from jobtable.core import Claim, NewJob, Status
 from jobtable.core.ids import JobIdGenerator
-from jobtable.core.outcome import Fail, Requeue, Succeed
+from jobtable.core.outcome import Fail, RunAgain, Succeed
 from tests.contract.test_store_contract import dead, runner_info, sighting
+from tests.support.settling import settle_dead
 from tests.support.stores import break_lock
 from tests.support.threads import run_in_threads
 
@@ -75,8 +76,8 @@ def test_each_outcome_of_a_batch_keeps_its_own_fence(store):
         store,
         [
             (claims[first], Succeed(result='{"done":1}')),
-            (stale, Fail(code="quota_exceeded", reason="r")),
-            (claims[third], Requeue(run_at=LATER + datetime.timedelta(seconds=60), code="busy")),
+            (stale, Fail(code="quota_exceeded")),
+            (claims[third], RunAgain(run_at=LATER + datetime.timedelta(seconds=60), code="busy")),
         ],
         limit=2,
     )
@@ -110,8 +111,8 @@ def test_a_dead_runners_batch_is_recovered_like_single_claims(store):
     assert len(claimed) == 4
     break_lock(store, "runner-dead")
     beat = sighting(store, "runner-dead").beat
-    recovered = store.settle_dead(
-        [dead("runner-dead", beat)], code="interrupted by restart", now=LATER
+    recovered = settle_dead(
+        store, [dead("runner-dead", beat)], code="interrupted by restart", now=LATER
     )
     assert (recovered.requeued, recovered.failed) == (3, 1)
     assert all(store.get(job_id).status is Status.QUEUED for job_id in retried)

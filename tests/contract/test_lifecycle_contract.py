@@ -12,9 +12,10 @@ from jobtable.core import DeadRunner, NewJob, RunnerInfo, Status
 from jobtable.core.codes import CANCELLED, INTERRUPTED
 from jobtable.core.ids import JobIdGenerator
 from jobtable.core.jobs import CancelOutcome
-from jobtable.core.outcome import Requeue, Succeed
+from jobtable.core.outcome import RunAgain, Succeed
 from jobtable.core.retry import RetryPolicy
 from tests.support.harness import as_datetime
+from tests.support.settling import interrupt, settle_dead
 from tests.support.threads import run_in_threads
 
 T0 = datetime.datetime(2026, 3, 1, 12, 0, tzinfo=datetime.UTC)
@@ -120,9 +121,9 @@ def test_a_requeued_job_waits_for_its_time_keeps_its_partial_result_and_hands_it
     job_id = add(store, max_attempts=3)
     first = claim(store)
     assert store.publish(first.claim, result='{"done":4}', now=T0)
-    retry = Requeue(run_at=later(30), code="internal_error")
-    assert store.requeue(first.claim, retry, now=later(1))
-    assert not store.requeue(first.claim, retry, now=later(1))  # fenced: once only
+    retry = RunAgain(run_at=later(30), code="internal_error")
+    assert store.record(first.claim, retry, now=later(1))
+    assert not store.record(first.claim, retry, now=later(1))  # fenced: once only
     job = store.get(job_id)
     assert (job.status, job.result, job.error) == (Status.QUEUED, {"done": 4}, None)
     assert claim(store, now=later(29)) is None
@@ -135,7 +136,9 @@ def test_a_requeued_job_waits_for_its_time_keeps_its_partial_result_and_hands_it
 def test_a_snooze_gives_its_attempt_back(store):
     add(store, max_attempts=1)
     first = claim(store)
-    assert store.requeue(first.claim, Requeue(run_at=T0, code="snoozed", give_back=True), now=T0)
+    assert store.record(
+        first.claim, RunAgain(run_at=T0, code="snoozed", counts_attempt=False), now=T0
+    )
     again = claim(store)
     assert again.claim.attempt == 1
 
@@ -145,7 +148,7 @@ def test_an_interrupted_job_settles_by_the_policy_stored_on_it(store):
     ends = add(store, max_attempts=1)
     running = [claim(store), claim(store)]
     for job in running:
-        assert store.interrupt(job.claim, code=INTERRUPTED, now=later(1))
+        assert interrupt(store, job.claim, code=INTERRUPTED, now=later(1))
     assert store.get(keeps).status is Status.QUEUED  # at once: a restart is not the job's fault
     assert (store.get(ends).status, store.get(ends).error) == (Status.FAILED, INTERRUPTED)
     assert claim(store, now=later(1)).id == keeps
@@ -161,7 +164,7 @@ def test_a_dead_runners_jobs_retry_by_their_stored_codes(store):
     claim(store)
     store.unregister_runner(RUNNER)
     verdict = DeadRunner(runner_id=RUNNER, registered=False, beat=None, lock_absent=True)
-    recovered = store.settle_dead([verdict], code=INTERRUPTED, now=later(5))
+    recovered = settle_dead(store, [verdict], code=INTERRUPTED, now=later(5))
     assert (recovered.requeued, recovered.failed) == (1, 0)
     again = claim(store, now=later(5))
     assert again.id == job_id
@@ -190,7 +193,7 @@ def test_cancelling_a_running_job_flags_it_for_its_runner_and_no_retry_undoes_it
     assert store.get(job_id).status is Status.RUNNING
     assert store.cancel_requests(RUNNER) == [running.claim]
     assert store.cancel_requests("someone-else") == []
-    assert store.requeue(running.claim, Requeue(run_at=T0, code="internal_error"), now=T0)
+    assert store.record(running.claim, RunAgain(run_at=T0, code="internal_error"), now=T0)
     job = store.get(job_id)
     assert (job.status, job.error) == (Status.FAILED, CANCELLED)
 
@@ -198,7 +201,7 @@ def test_cancelling_a_running_job_flags_it_for_its_runner_and_no_retry_undoes_it
 def test_a_finished_job_cannot_be_cancelled(store):
     job_id = add(store)
     running = claim(store)
-    assert store.succeed(running.claim, result="{}", now=T0)
+    assert store.record(running.claim, Succeed(result="{}"), now=T0)
     assert store.cancel(job_id, now=T0) is CancelOutcome.REFUSED
     assert store.get(job_id).status is Status.SUCCEEDED
 
@@ -207,7 +210,7 @@ def test_a_job_that_returned_while_cancel_was_asked_succeeds(store):
     job_id = add(store)
     running = claim(store)
     store.cancel(job_id, now=T0)
-    assert store.succeed(running.claim, result='{"n":1}', now=T0)
+    assert store.record(running.claim, Succeed(result='{"n":1}'), now=T0)
     assert store.get(job_id).status is Status.SUCCEEDED
     assert store.cancel_requests(RUNNER) == []
 
@@ -224,7 +227,7 @@ def test_a_unique_key_held_returns_the_holder_and_is_let_go_when_it_finishes(sto
     other_kind = add(store, "mail", unique_key="user-7")
     assert other_kind != first
     running = claim(store, kinds={"count"})
-    store.succeed(running.claim, result="{}", now=T0)
+    store.record(running.claim, Succeed(result="{}"), now=T0)
     after = add(store, unique_key="user-7")
     assert after != first
 
@@ -266,10 +269,10 @@ def test_create_many_stores_all_or_none(store):
 def test_the_detail_tells_the_whole_story(store):
     job_id = add(store, queue="mail", priority=3, timeout=30.0, max_attempts=2)
     first = claim(store)
-    store.requeue(first.claim, Requeue(run_at=later(10), code="timed_out"), now=later(5))
+    store.record(first.claim, RunAgain(run_at=later(10), code="timed_out"), now=later(5))
     store.promote_due(now=later(10))
     second = claim(store, now=later(10))
-    store.succeed(second.claim, result='{"n":2}', now=later(12))
+    store.record(second.claim, Succeed(result='{"n":2}'), now=later(12))
     detail = store.detail(job_id)
     assert detail.job.to_public()["result"] == {"n": 2}
     assert (detail.queue, detail.priority, detail.timeout) == ("mail", 3, 30.0)
@@ -289,7 +292,7 @@ def test_the_details_job_is_the_job_get_gives_with_its_version(store):
     running = claim(store)
     for done in (1, 2, 3):
         assert store.publish(running.claim, result=f'{{"done":{done}}}', now=later(done))
-    store.succeed(running.claim, result='{"done":4}', now=later(4))
+    assert store.record(running.claim, Succeed(result='{"done":4}'), now=later(4))
     job = store.get(job_id)
     assert (job.version, job.result) == (5, {"done": 4})  # claimed, three publishes, succeeded
     detail = store.detail(job_id)
@@ -312,7 +315,7 @@ def test_queues_count_jobs_by_public_status_and_say_which_are_paused(store):
     done = add(store)
     running = claim(store, queues={"default"})
     assert running.id == done
-    store.succeed(running.claim, result="{}", now=T0)
+    store.record(running.claim, Succeed(result="{}"), now=T0)
     store.set_queue_paused("idle", paused=True, now=T0)
     states = {state.name: state for state in store.queues()}
     assert states["mail"].counts["queued"] == 2
@@ -331,7 +334,7 @@ def test_a_queue_with_no_jobs_and_no_pause_drops_out_of_the_list(store):
     busy = add(store, queue="busy")
     pruned = claim(store, queues={"busy"})
     assert pruned.id == busy
-    store.succeed(pruned.claim, result="{}", now=T0)
+    store.record(pruned.claim, Succeed(result="{}"), now=T0)
     assert [state.name for state in store.queues()] == ["busy", "held"]
 
     assert store.prune({"succeeded": later(1)}, now=later(2), limit=10).jobs == 1
@@ -345,7 +348,7 @@ def test_record_and_claim_records_a_requeue_too(store):
     first, second = add(store, max_attempts=2), add(store)
     running = claim(store)
     (held,), (following,) = store.record_and_claim(
-        [(running.claim, Requeue(run_at=later(5), code="internal_error"))], limit=1,
+        [(running.claim, RunAgain(run_at=later(5), code="internal_error"))], limit=1,
         runner_id=RUNNER, now=T0, kinds=KINDS,
     )  # fmt: skip
     assert held and following.id == second
@@ -409,8 +412,8 @@ def test_a_snooze_after_a_cancel_was_asked_cancels_and_keeps_the_attempt(store):
     job_id = add(store)
     running = claim(store)
     store.cancel(job_id, now=T0)
-    snooze = Requeue(run_at=later(60), code="snoozed", give_back=True)
-    assert store.requeue(running.claim, snooze, now=T0)
+    snooze = RunAgain(run_at=later(60), code="snoozed", counts_attempt=False)
+    assert store.record(running.claim, snooze, now=T0)
     detail = store.detail(job_id)
     assert (detail.job.status, detail.job.error, detail.attempt) == (
         Status.FAILED, CANCELLED, 1,
@@ -422,5 +425,5 @@ def test_a_job_retried_at_once_keeps_its_place_in_line(store):
     second = add(store, now=later(-30))
     running = claim(store)
     assert running.id == first
-    assert store.interrupt(running.claim, code=INTERRUPTED, now=T0)  # queued again at once
+    assert interrupt(store, running.claim, code=INTERRUPTED, now=T0)  # queued again at once
     assert claimed_ids(store) == [first, second]

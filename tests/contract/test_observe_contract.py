@@ -13,7 +13,7 @@ import pytest
 from jobtable.core import NewJob, Status
 from jobtable.core.codes import CANCELLED
 from jobtable.core.jobs import EVENTS_KEPT, JobFilter, RetryOutcome
-from jobtable.core.outcome import Requeue
+from jobtable.core.outcome import Fail, RunAgain, Succeed
 from jobtable.core.retry import RetryPolicy
 from tests.contract.test_lifecycle_contract import RUNNER, T0, add, claim, later
 
@@ -32,7 +32,7 @@ def test_every_visible_change_is_numbered_in_order(store):
     store.publish(running.claim, result='{"done": 1}', now=later(1))
     store.publish(running.claim, result='{"done": 1}', now=later(2))  # no change: no event
     store.publish(running.claim, result='{"done": 2}', now=later(3))
-    store.succeed(running.claim, result='{"done": 3}', now=later(4))
+    store.record(running.claim, Succeed(result='{"done": 3}'), now=later(4))
     history = store.events(job_id, after=None)
     assert history.reset is None
     assert shown(history.events) == [
@@ -58,7 +58,7 @@ def test_a_scheduled_job_falling_due_is_no_change_but_a_retry_is(store):
     store.promote_due(now=later(11))
     assert store.get(job_id).version == 0  # scheduled and queued both show as queued
     running = claim(store, now=later(11))
-    store.requeue(running.claim, Requeue(run_at=later(20), code="flaky"), now=later(12))
+    store.record(running.claim, RunAgain(run_at=later(20), code="flaky"), now=later(12))
     assert [e.job.status for e in store.events(job_id, after=None).events] == [
         Status.QUEUED, Status.RUNNING, Status.QUEUED,
     ]  # fmt: skip
@@ -127,14 +127,14 @@ def test_a_failed_job_is_retried_with_one_more_attempt_and_its_history_kept(stor
     job_id = add(store, max_attempts=1)
     running = claim(store)
     store.publish(running.claim, result='{"half": true}', now=later(1))
-    store.fail(running.claim, code="card_declined", now=later(2))
+    store.record(running.claim, Fail(code="card_declined"), now=later(2))
     assert store.retry(job_id, now=later(3)) is RetryOutcome.RETRIED
     job = store.get(job_id)
     assert (job.status, job.error, job.result) == (Status.QUEUED, None, {"half": True})
     again = claim(store, now=later(4))
     assert again.id == job_id and again.claim.attempt == 2
     assert again.checkpoint == '{"half": true}'
-    store.fail(again.claim, code="card_declined", now=later(5))
+    store.record(again.claim, Fail(code="card_declined"), now=later(5))
     detail = store.detail(job_id)
     assert [(a.attempt, a.outcome) for a in detail.attempts] == [
         (1, "card_declined"), (2, "card_declined"),
@@ -156,7 +156,7 @@ def test_only_a_failed_job_is_retried(store):
     assert store.retry(queued, now=later(1)) is RetryOutcome.REFUSED
     running = claim(store)
     assert store.retry(queued, now=later(1)) is RetryOutcome.REFUSED
-    store.succeed(running.claim, result="1", now=later(2))
+    store.record(running.claim, Succeed(result="1"), now=later(2))
     assert store.retry(queued, now=later(3)) is RetryOutcome.REFUSED
     assert store.get(queued).status is Status.SUCCEEDED
     assert store.retry("no-such-job", now=later(3)) is None
@@ -169,9 +169,9 @@ def finish(store, job_id: str, *, at: datetime.datetime, fail: bool = False) -> 
     running = store.claim_next(runner_id=RUNNER, now=at, kinds={"count"})
     assert running.id == job_id
     if fail:
-        store.fail(running.claim, code="boom", now=at)
+        store.record(running.claim, Fail(code="boom"), now=at)
     else:
-        store.succeed(running.claim, result="1", now=at)
+        store.record(running.claim, Succeed(result="1"), now=at)
 
 
 def test_prune_deletes_finished_jobs_past_their_status_cutoff_in_batches(store):
@@ -257,12 +257,12 @@ def test_job_counts_tell_waiting_and_running_jobs_by_queue_and_kind(store):
 def test_retry_keeps_the_failing_attempt_when_a_snooze_gave_its_number_back(store):
     job_id = add(store)
     first = claim(store, now=later(1))
-    store.requeue(
-        first.claim, Requeue(run_at=later(1), code="snoozed", give_back=True), now=later(2)
+    store.record(
+        first.claim, RunAgain(run_at=later(1), code="snoozed", counts_attempt=False), now=later(2)
     )
     again = claim(store, now=later(3))
     assert again.claim.attempt == 1  # the snooze gave the number back
-    store.fail(again.claim, code="boom", now=later(4))
+    store.record(again.claim, Fail(code="boom"), now=later(4))
     assert [(a.attempt, a.outcome) for a in store.detail(job_id).attempts] == [
         (1, "snoozed"), (1, "boom"),
     ]  # fmt: skip

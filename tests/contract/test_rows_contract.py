@@ -15,8 +15,9 @@ from jobtable.core import DeadRunner, NewJob, Runner, Status
 from jobtable.core.codes import INTERNAL_ERROR, INTERRUPTED
 from jobtable.core.ids import JobIdGenerator
 from jobtable.core.jobs import ATTEMPTS_KEPT, JobFilter
-from jobtable.core.outcome import Requeue
+from jobtable.core.outcome import Fail, RunAgain
 from tests.support.rows import write_row
+from tests.support.settling import settle_dead
 from tests.unit.kinds_for_tests import CountPayload, CountResult, count
 
 T0 = datetime.datetime(2026, 3, 1, 12, 0, tzinfo=datetime.UTC)
@@ -137,7 +138,7 @@ def test_a_running_row_whose_policy_cannot_be_read_is_settled_failed(store, engi
     write_row(store, job_id, **{column: value})
     verdict = DeadRunner(runner_id=RUNNER, registered=False, beat=None, lock_absent=True)
 
-    recovered = store.settle_dead([verdict], code=INTERRUPTED, now=later(5))
+    recovered = settle_dead(store, [verdict], code=INTERRUPTED, now=later(5))
 
     assert (recovered.failed, recovered.requeued) == (1, 0)
     assert store.get(job_id).error == INTERNAL_ERROR
@@ -177,7 +178,7 @@ def test_a_running_row_with_no_owner_and_no_attempt_counts_as_one_attempt(store)
         write_row(store, job_id, status="running", claimed_by=None, attempt=0)
     verdict = DeadRunner(runner_id=None, registered=False, beat=None, lock_absent=True)
 
-    recovered = store.settle_dead([verdict], code=INTERRUPTED, now=later(5))
+    recovered = settle_dead(store, [verdict], code=INTERRUPTED, now=later(5))
 
     assert (recovered.failed, recovered.requeued) == (1, 1)
     job = store.get(once)
@@ -201,11 +202,11 @@ def test_snoozes_are_counted_and_the_log_keeps_the_last_20_attempts(store):
     for number in range(snoozes):
         running = claim(store, now=later(number))
         assert running.claim.attempt == 1  # a snooze gives its attempt back
-        snooze = Requeue(run_at=later(number), code="snoozed", give_back=True)
-        assert store.requeue(running.claim, snooze, now=later(number))
+        snooze = RunAgain(run_at=later(number), code="snoozed", counts_attempt=False)
+        assert store.record(running.claim, snooze, now=later(number))
     last = claim(store, now=later(snoozes))
-    assert store.requeue(
-        last.claim, Requeue(run_at=later(snoozes), code="boom"), now=later(snoozes)
+    assert store.record(
+        last.claim, RunAgain(run_at=later(snoozes), code="boom"), now=later(snoozes)
     )
 
     log = logged(store, job_id)
@@ -223,9 +224,11 @@ def test_an_operators_retry_keeps_the_log_at_20_too(store):
     job_id = add(store, max_attempts=1)
     for number in range(ATTEMPTS_KEPT):
         running = claim(store, now=later(number))
-        store.requeue(running.claim, Requeue(run_at=T0, code="snoozed", give_back=True), now=T0)
+        store.record(
+            running.claim, RunAgain(run_at=T0, code="snoozed", counts_attempt=False), now=T0
+        )
     last = claim(store, now=later(ATTEMPTS_KEPT))
-    store.fail(last.claim, code="boom", now=later(ATTEMPTS_KEPT))
+    store.record(last.claim, Fail(code="boom"), now=later(ATTEMPTS_KEPT))
     store.retry(job_id, now=later(ATTEMPTS_KEPT + 1))
     log = logged(store, job_id)
     assert len(log) == ATTEMPTS_KEPT
@@ -249,7 +252,7 @@ def test_a_first_claim_given_back_leaves_the_job_never_started(store):
 def test_a_later_claim_given_back_leaves_the_start_of_the_attempt_before(store):
     job_id = add(store, max_attempts=3)
     first = claim(store, now=later(1))
-    store.requeue(first.claim, Requeue(run_at=later(2), code=INTERRUPTED), now=later(2))
+    store.record(first.claim, RunAgain(run_at=later(2), code=INTERRUPTED), now=later(2))
     second = claim(store, now=later(3))
     assert store.release_claims([second.claim], now=later(4)) == 1
     detail = store.detail(job_id)

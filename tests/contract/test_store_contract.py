@@ -9,8 +9,9 @@ import pytest
 
 from jobtable.core import Claim, DeadRunner, LockState, NewJob, RunnerInfo, Status
 from jobtable.core.ids import JobIdGenerator
-from jobtable.core.outcome import Succeed
+from jobtable.core.outcome import Fail, Succeed
 from tests.support.harness import as_datetime
+from tests.support.settling import interrupt, running_claims, settle_dead
 from tests.support.stores import break_lock
 from tests.support.threads import run_in_threads
 
@@ -103,9 +104,9 @@ def test_publish_stores_a_partial_result_only_under_the_same_claim(store):
 def test_succeed_records_the_result_only_under_the_same_claim(store):
     claim = running(store)
     for stale in stale_claims(claim):
-        assert not store.succeed(stale, result='{"done":99}', now=LATER)
+        assert not store.record(stale, Succeed(result='{"done":99}'), now=LATER)
     assert store.get(claim.job_id).status is Status.RUNNING
-    assert store.succeed(claim, result='{"done":2}', now=LATER)
+    assert store.record(claim, Succeed(result='{"done":2}'), now=LATER)
     job = store.get(claim.job_id)
     assert (job.status, job.result, job.error) == (Status.SUCCEEDED, {"done": 2}, None)
 
@@ -114,19 +115,19 @@ def test_fail_records_the_code_and_keeps_the_partial_result_only_under_the_same_
     claim = running(store)
     store.publish(claim, result='{"done":1}', now=T0)
     for stale in stale_claims(claim):
-        assert not store.fail(stale, code="quota_exceeded", now=LATER)
+        assert not store.record(stale, Fail(code="quota_exceeded"), now=LATER)
     assert store.get(claim.job_id).status is Status.RUNNING
-    assert store.fail(claim, code="quota_exceeded", now=LATER)
+    assert store.record(claim, Fail(code="quota_exceeded"), now=LATER)
     job = store.get(claim.job_id)
     assert (job.status, job.result, job.error) == (Status.FAILED, {"done": 1}, "quota_exceeded")
 
 
 def test_a_finished_job_cannot_be_changed_again(store):
     claim = running(store)
-    assert store.succeed(claim, result='{"done":1}', now=T0)
-    assert not store.fail(claim, code="internal_error", now=LATER)
+    assert store.record(claim, Succeed(result='{"done":1}'), now=T0)
+    assert not store.record(claim, Fail(code="internal_error"), now=LATER)
     assert not store.publish(claim, result='{"done":5}', now=LATER)
-    assert not store.succeed(claim, result='{"done":6}', now=LATER)
+    assert not store.record(claim, Succeed(result='{"done":6}'), now=LATER)
     job = store.get(claim.job_id)
     assert (job.status, job.result, job.error) == (Status.SUCCEEDED, {"done": 1}, None)
 
@@ -148,7 +149,7 @@ def test_concurrent_claimers_never_claim_one_job_twice(store):
             with guard:
                 claimed.append(job.id)
             # Each claim must be the only one: a second claimer's succeed would fail here.
-            assert store.succeed(job.claim, result="{}", now=T0)
+            assert store.record(job.claim, Succeed(result="{}"), now=T0)
 
     run_in_threads([lambda n=n: claimer(f"runner-{n}") for n in range(6)])
     assert len(claimed) == len(set(claimed)), "a job was claimed twice"
@@ -157,7 +158,6 @@ def test_concurrent_claimers_never_claim_one_job_twice(store):
 
 
 def test_record_and_claim_records_the_outcome_and_claims_the_next_job(store):
-    from jobtable.core.outcome import Fail, Succeed
 
     first = running(store)
     waiting = queue(store)
@@ -171,7 +171,7 @@ def test_record_and_claim_records_the_outcome_and_claims_the_next_job(store):
 
     store.publish(claimed.claim, result='{"done":0}', now=LATER)
     held, none_left = store.record_and_claim(
-        [(claimed.claim, Fail(code="quota_exceeded", reason="r"))],
+        [(claimed.claim, Fail(code="quota_exceeded"))],
         limit=1,
         runner_id=RUNNER,
         now=LATER,
@@ -182,7 +182,6 @@ def test_record_and_claim_records_the_outcome_and_claims_the_next_job(store):
 
 
 def test_record_and_claim_with_a_stale_claim_records_nothing_but_still_claims(store):
-    from jobtable.core.outcome import Succeed
 
     claim = running(store)
     waiting = queue(store)
@@ -195,16 +194,16 @@ def test_record_and_claim_with_a_stale_claim_records_nothing_but_still_claims(st
     assert store.get(claim.job_id).status is Status.RUNNING
 
 
-def test_running_claims_are_exactly_the_jobs_running_under_a_runner(store):
+def test_running_jobs_are_exactly_the_jobs_running_under_a_runner(store):
     mine = [claimed_by(store, "runner-me") for _ in range(2)]
     claimed_by(store, "runner-other")
     finished = claimed_by(store, "runner-me")
-    store.succeed(finished, result='{"done":1}', now=T0)
+    store.record(finished, Succeed(result='{"done":1}'), now=T0)
     queue(store)
-    assert sorted(store.running_claims("runner-me"), key=lambda c: c.job_id) == sorted(
+    assert sorted(running_claims(store, "runner-me"), key=lambda c: c.job_id) == sorted(
         mine, key=lambda c: c.job_id
     )
-    assert store.running_claims("runner-nobody") == []
+    assert running_claims(store, "runner-nobody") == []
 
 
 def claimed_by(store, runner_id: str, payload='{"steps":1}', max_attempts: int = 1) -> Claim:
@@ -216,7 +215,7 @@ def test_release_claims_gives_back_untouched_only_jobs_still_running_under_those
     lost = claimed_by(store, "runner-me")
     store.publish(lost, result='{"done":1}', now=T0)
     finished = claimed_by(store, "runner-me")
-    store.succeed(finished, result='{"done":2}', now=T0)
+    store.record(finished, Succeed(result='{"done":2}'), now=T0)
     other = claimed_by(store, "runner-other")
 
     moved = store.release_claims([lost, finished, *stale_claims(other)], now=LATER)
@@ -239,11 +238,11 @@ def test_interrupt_queues_a_job_again_while_its_stored_attempts_last(store, max_
     claim = claimed_by(store, RUNNER, max_attempts=max_attempts)
     store.publish(claim, result='{"done":1}', now=T0)
     for stale in stale_claims(claim):
-        assert not store.interrupt(stale, code="interrupted by restart", now=LATER)
-    assert store.interrupt(claim, code="interrupted by restart", now=LATER)
+        assert not interrupt(store, stale, code="interrupted by restart", now=LATER)
+    assert interrupt(store, claim, code="interrupted by restart", now=LATER)
     job = store.get(claim.job_id)
     assert (job.status, job.error, job.result) == (*expected, {"done": 1})
-    assert not store.interrupt(claim, code="interrupted by restart", now=LATER)
+    assert not interrupt(store, claim, code="interrupted by restart", now=LATER)
 
 
 def runner_info(runner_id: str, **changes) -> RunnerInfo:
@@ -303,7 +302,8 @@ def test_owners_of_running_jobs_without_a_row_are_sighted_unregistered(store):
     found = sighting(store, "runner-gone")
     assert (found.registered, found.beat) == (False, None)
     assert found.lock is not LockState.HELD
-    recovered = store.settle_dead(
+    recovered = settle_dead(
+        store,
         [DeadRunner(runner_id="runner-gone", registered=False, beat=None, lock_absent=False)],
         code="interrupted by restart",
         now=LATER,
@@ -325,13 +325,13 @@ def test_settling_a_dead_runner_settles_only_its_running_jobs_and_removes_its_ro
     store.publish(interrupted, result='{"done":1}', now=T0)
     retried = claimed_by(store, "runner-dead", max_attempts=3)
     done = claimed_by(store, "runner-dead")
-    store.succeed(done, result='{"done":3}', now=T0)
+    store.record(done, Succeed(result='{"done":3}'), now=T0)
     queued = queue(store)
     break_lock(store, "runner-dead")
     beat = sighting(store, "runner-dead").beat
 
-    recovered = store.settle_dead(
-        [dead("runner-dead", beat)], code="interrupted by restart", now=LATER
+    recovered = settle_dead(
+        store, [dead("runner-dead", beat)], code="interrupted by restart", now=LATER
     )
 
     assert (recovered.failed, recovered.requeued) == (1, 1)
@@ -343,9 +343,11 @@ def test_settling_a_dead_runner_settles_only_its_running_jobs_and_removes_its_ro
     assert store.get(live.job_id).status is Status.RUNNING
     assert store.get(done.job_id).status is Status.SUCCEEDED
     assert store.get(queued).status is Status.QUEUED
-    assert not store.succeed(interrupted, result='{"done":9}', now=LATER)  # its late write: fenced
+    assert not store.record(
+        interrupted, Succeed(result='{"done":9}'), now=LATER
+    )  # its late write: fenced
     assert [r.info.id for r in store.runners()] == ["runner-live"]
-    again = store.settle_dead([dead("runner-dead", beat)], code="x", now=LATER)
+    again = settle_dead(store, [dead("runner-dead", beat)], code="x", now=LATER)
     assert (again.failed, again.requeued) == (0, 0)
     store.unregister_runner("runner-live")
 
@@ -357,13 +359,15 @@ def test_settling_is_refused_when_the_evidence_changed_since_the_verdict(store):
     beat = sighting(store, "runner-back").beat
 
     store.beat("runner-back", busy=1, now=LATER)  # it beat after the verdict was reached
-    assert store.settle_dead([dead("runner-back", beat)], code="x", now=LATER).failed == 0
+    assert settle_dead(store, [dead("runner-back", beat)], code="x", now=LATER).failed == 0
     beat = sighting(store, "runner-back").beat
     store.confirm_liveness("runner-back", timeout=5)  # it took its lock again
-    assert store.settle_dead([dead("runner-back", beat)], code="x", now=LATER).failed == 0
+    assert settle_dead(store, [dead("runner-back", beat)], code="x", now=LATER).failed == 0
     assert store.get(claim.job_id).status is Status.RUNNING
     # A lease verdict (beat only) still holds while the beat has not moved.
-    settled = store.settle_dead([dead("runner-back", beat, lock_absent=False)], code="x", now=LATER)
+    settled = settle_dead(
+        store, [dead("runner-back", beat, lock_absent=False)], code="x", now=LATER
+    )
     assert settled.failed == 1
     store.unregister_runner("runner-back")
 
@@ -382,7 +386,7 @@ def test_a_claim_takes_only_the_kinds_it_is_given(store):
     assert store.claim_next(runner_id=RUNNER, now=T0, kinds=("count",)) is None
     assert store.get(other).status is Status.QUEUED
     held, claimed = store.record_and_claim(
-        [(store.running_claims(RUNNER)[0], Succeed(result="{}"))], limit=2, runner_id=RUNNER,
+        [(running_claims(store, RUNNER)[0], Succeed(result="{}"))], limit=2, runner_id=RUNNER,
         now=T0, kinds=("noop",),
     )  # fmt: skip
     assert (held, claimed) == ([True], [])
@@ -393,7 +397,7 @@ def test_a_runner_registers_again_after_being_settled_while_it_holds_its_lock(st
     """What a live runner judged dead does: its row is gone, its lock it holds still."""
     store.register_runner(runner_info("runner-back"), now=T0)
     claim = claimed_by(store, "runner-back")
-    store.settle_dead([dead("runner-back", 0, lock_absent=False)], code="x", now=LATER)
+    settle_dead(store, [dead("runner-back", 0, lock_absent=False)], code="x", now=LATER)
     assert store.get(claim.job_id).status is Status.FAILED
     assert not store.beat("runner-back", busy=0, now=LATER)  # no row: it learns it was settled
     store.register_runner(runner_info("runner-back"), now=LATER)  # its lock is kept, not doubled

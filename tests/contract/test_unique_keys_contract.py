@@ -11,8 +11,9 @@ from jobtable.core import Claim, DeadRunner, NewJob, RunnerInfo, Status
 from jobtable.core.codes import CANCELLED, INTERRUPTED, TIMED_OUT
 from jobtable.core.ids import JobIdGenerator
 from jobtable.core.jobs import CancelOutcome
-from jobtable.core.outcome import Fail, Requeue, Succeed, Write
+from jobtable.core.outcome import Fail, Outcome, RunAgain, Succeed
 from tests.contract.test_lifecycle_contract import RUNNER, T0, add, claim, later
+from tests.support.settling import interrupt, settle_dead
 
 _ids = JobIdGenerator()
 
@@ -23,7 +24,7 @@ def running(store, job_id: str) -> Claim:
     return job.claim
 
 
-def recorded_in_a_batch(store, claim: Claim, outcome: Write) -> None:
+def recorded_in_a_batch(store, claim: Claim, outcome: Outcome) -> None:
     held, _ = store.record_and_claim([(claim, outcome)], limit=0, runner_id=RUNNER, now=later(1))
     assert held == [True]
 
@@ -36,7 +37,7 @@ def swept_from_a_dead_runner(store, job_id: str) -> None:
     running(store, job_id)
     store.unregister_runner(RUNNER)  # gone, leaving its job running
     verdict = DeadRunner(runner_id=RUNNER, registered=False, beat=None, lock_absent=True)
-    store.settle_dead([verdict], code=INTERRUPTED, now=later(5))
+    settle_dead(store, [verdict], code=INTERRUPTED, now=later(5))
 
 
 def enqueue_again(store, key: str):
@@ -49,7 +50,7 @@ def enqueue_again(store, key: str):
 
 
 def succeeded(store, job_id: str) -> None:
-    assert store.succeed(running(store, job_id), result="{}", now=later(1))
+    assert store.record(running(store, job_id), Succeed(result="{}"), now=later(1))
 
 
 def succeeded_in_a_batch(store, job_id: str) -> None:
@@ -57,15 +58,15 @@ def succeeded_in_a_batch(store, job_id: str) -> None:
 
 
 def failed(store, job_id: str) -> None:
-    assert store.fail(running(store, job_id), code="boom", now=later(1))
+    assert store.record(running(store, job_id), Fail(code="boom"), now=later(1))
 
 
 def failed_in_a_batch(store, job_id: str) -> None:
-    recorded_in_a_batch(store, running(store, job_id), Fail(code="boom", reason="declared"))
+    recorded_in_a_batch(store, running(store, job_id), Fail(code="boom"))
 
 
 def timed_out_with_no_attempt_left(store, job_id: str) -> None:
-    assert store.interrupt(running(store, job_id), code=TIMED_OUT, now=later(1))
+    assert interrupt(store, running(store, job_id), code=TIMED_OUT, now=later(1))
 
 
 def settled_failed_by_a_dead_runners_sweep(store, job_id: str) -> None:
@@ -77,20 +78,20 @@ def cancelled_while_queued(store, job_id: str) -> None:
 
 
 def cancelled_while_scheduled(store, job_id: str) -> None:
-    assert store.requeue(running(store, job_id), Requeue(run_at=later(60), code="x"), now=T0)
+    assert store.record(running(store, job_id), RunAgain(run_at=later(60), code="x"), now=T0)
     assert store.cancel(job_id, now=later(1)) is CancelOutcome.CANCELLED
 
 
 def cancelled_while_running(store, job_id: str) -> None:
     held = running(store, job_id)
     assert store.cancel(job_id, now=later(1)) is CancelOutcome.REQUESTED
-    assert store.fail(held, code=CANCELLED, now=later(2))  # its runner stopped the handler
+    assert store.record(held, Fail(code=CANCELLED), now=later(2))  # its runner stopped the handler
 
 
 def cancelled_while_running_then_retried(store, job_id: str) -> None:
     held = running(store, job_id)
     assert store.cancel(job_id, now=later(1)) is CancelOutcome.REQUESTED
-    assert store.requeue(held, Requeue(run_at=later(2), code="internal_error"), now=later(2))
+    assert store.record(held, RunAgain(run_at=later(2), code="internal_error"), now=later(2))
 
 
 def cancelled_while_running_then_given_back(store, job_id: str) -> None:
@@ -137,16 +138,16 @@ def test_a_unique_key_for_good_outlives_its_job(store, end):
 
 
 def retried(store, job_id: str) -> None:
-    assert store.requeue(running(store, job_id), Requeue(run_at=later(1), code="x"), now=later(1))
+    assert store.record(running(store, job_id), RunAgain(run_at=later(1), code="x"), now=later(1))
 
 
 def retried_in_a_batch(store, job_id: str) -> None:
-    recorded_in_a_batch(store, running(store, job_id), Requeue(run_at=later(1), code="x"))
+    recorded_in_a_batch(store, running(store, job_id), RunAgain(run_at=later(1), code="x"))
 
 
 def snoozed(store, job_id: str) -> None:
-    snooze = Requeue(run_at=later(1), code="snoozed", give_back=True)
-    assert store.requeue(running(store, job_id), snooze, now=later(1))
+    snooze = RunAgain(run_at=later(1), code="snoozed", counts_attempt=False)
+    assert store.record(running(store, job_id), snooze, now=later(1))
 
 
 def given_back(store, job_id: str) -> None:
@@ -154,7 +155,7 @@ def given_back(store, job_id: str) -> None:
 
 
 def interrupted_with_an_attempt_left(store, job_id: str) -> None:
-    assert store.interrupt(running(store, job_id), code=INTERRUPTED, now=later(1))
+    assert interrupt(store, running(store, job_id), code=INTERRUPTED, now=later(1))
 
 
 def queued_again_by_a_dead_runners_sweep(store, job_id: str) -> None:

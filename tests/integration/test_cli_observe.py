@@ -20,6 +20,7 @@ from jobtable.adapters.system_clock import SystemClock
 from jobtable.core import JobContext, Runner
 from jobtable.core.ids import JobIdGenerator
 from jobtable.core.jobs import NewJob
+from jobtable.core.outcome import Fail
 from jobtable.entrypoints.wiring import open_store
 from tests.integration.test_cli_lifecycle import (  # noqa: F401 - fixtures
     clean_environment,
@@ -154,7 +155,7 @@ def test_prune_deletes_what_the_retention_flags_no_longer_keep(capsys, database)
     try:
         store.create(NewJob(id=job_id, kind="noop", payload="{}"), now=long_ago)
         running = store.claim_next(runner_id="gone", now=long_ago, kinds={"noop"})
-        store.fail(running.claim, code="boom", now=long_ago)
+        store.record(running.claim, Fail(code="boom"), now=long_ago)
     finally:
         store.close()
     code, out, err = cli(capsys, "prune", "--keep-failed", "30d", "--database", database)

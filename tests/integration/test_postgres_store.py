@@ -9,6 +9,7 @@ import pytest
 
 from jobtable.adapters.fake_clock import FakeClock
 from jobtable.core import NewJob, Status, StoreError
+from jobtable.core.outcome import Fail, Succeed
 from tests.support.postgres import fresh_schema, postgres_url
 
 NOW = FakeClock().now()
@@ -353,7 +354,7 @@ def test_a_prune_passes_over_a_failed_job_an_operator_is_retrying_right_now():
         store = open_store(url, schema)
         stack.callback(store.close)
         job_id = add(store)
-        assert store.fail(claim(store).claim, code="boom", now=later(1))
+        assert store.record(claim(store).claim, Fail(code="boom"), now=later(1))
         retrier = stack.enter_context(psycopg.connect(url, options=f"-c search_path={schema}"))
         # The retry has changed the row and not committed: it holds the row's lock.
         assert retrier.execute(_RETRY_FAILED, {"id": job_id, "now": later(5)}).rowcount == 1
@@ -434,7 +435,6 @@ def test_a_batch_one_statement_of_which_fails_records_none_of_it_and_the_pool_is
 
     from jobtable.adapters.postgres import PostgresStore
     from jobtable.core import NewJob
-    from jobtable.core.outcome import Succeed
 
     with fresh_schema() as (url, schema):
         store = PostgresStore.open(url, now=NOW, schema=schema, pool_size=1)
@@ -476,7 +476,6 @@ def test_a_batch_that_fails_in_the_client_half_way_commits_nothing_it_sent():
     BEGIN, only closing the connection before any Sync keeps them from committing."""
     from jobtable.adapters.postgres import PostgresStore
     from jobtable.core import NewJob
-    from jobtable.core.outcome import Fail, Succeed
 
     class Unsendable:
         """A failure code psycopg cannot adapt: raises while the batch is being sent."""
@@ -491,7 +490,7 @@ def test_a_batch_that_fails_in_the_client_half_way_commits_nothing_it_sent():
                 store.record_and_claim(
                     [
                         (first.claim, Succeed(result="{}")),
-                        (second.claim, Fail(code=Unsendable(), reason="")),
+                        (second.claim, Fail(code=Unsendable())),
                     ],
                     limit=0,
                     runner_id="r",

@@ -91,20 +91,20 @@ def test_a_job_whose_every_outcome_write_raises_is_settled_by_the_sweep_as_run(m
     store = system.store
     kind = system.kinds.register("count", count, payload=CountPayload)
     writes_raise = [True]
-    real_record, real_fail = store.record_and_claim, store.fail
+    real_batch, real_record = store.record_and_claim, store.record
 
     def record_and_claim(outcomes: Any, **arguments: Any) -> Any:
         if outcomes and writes_raise[0]:
             raise Unusual()
-        return real_record(outcomes, **arguments)
+        return real_batch(outcomes, **arguments)
 
-    def fail(claim: Any, **arguments: Any) -> Any:
+    def record(claim: Any, outcome: Any, **arguments: Any) -> Any:
         if writes_raise[0]:
             writes_raise[0] = False  # from now on the database answers again
             raise Unusual()
-        return real_fail(claim, **arguments)
+        return real_record(claim, outcome, **arguments)
 
-    store.record_and_claim, store.fail = record_and_claim, fail
+    store.record_and_claim, store.record = record_and_claim, record
     system.start()
     job_id = kind.enqueue(CountPayload(steps=3))
     store.wait_until(lambda: not writes_raise[0])

@@ -17,8 +17,10 @@ from jobtable.adapters.memory import MemoryStore
 from jobtable.core import INTERRUPTED, JobContext, LivenessTerms, RunnerInfo, Status
 from jobtable.core.errors import StoreUnavailableError
 from jobtable.core.liveness import CHECK_INTERVAL, SWEEP_INTERVAL
+from jobtable.core.outcome import Succeed
 from tests.support.harness import JobSystem
 from tests.support.observed import ObservedStore
+from tests.support.settling import interrupt, running_claims
 from tests.support.stores import break_lock
 from tests.unit.kinds_for_tests import CountPayload, CountResult, count
 
@@ -97,14 +99,15 @@ def test_a_dead_runners_job_is_settled_once_seen_dead_for_two_sweeps(make_system
     survivor.start()
     survivor.runner.stop()  # no claims of its own: only its sweeps act
 
-    sweep(
-        survivor
-    )  # seen dead at its first look, then dead for one sweep: not yet two sweeps' worth
+    # Seen dead at its first look, then dead for one sweep: not yet two sweeps' worth.
+    sweep(survivor)
     assert survivor.store.get(claim.job_id).status is Status.RUNNING
     sweep(survivor)
     job = survivor.wait_for(claim.job_id)
     assert (job.status, job.error, job.result) == (Status.FAILED, INTERRUPTED, {"done": 1})
-    assert not survivor.store.succeed(claim, result="{}", now=survivor.clock.now())  # fenced
+    assert not survivor.store.record(
+        claim, Succeed(result="{}"), now=survivor.clock.now()
+    )  # fenced
     assert [r.info.id for r in survivor.store.runners()] == [survivor.runner.id]  # row removed
     assert "marked jobs interrupted by restart count=1" in survivor.logs.text
 
@@ -190,8 +193,8 @@ def test_a_runner_that_takes_its_lock_again_stops_the_handlers_of_jobs_settled_m
     store = owner.store.inner
     break_lock(store, owner.runner.id)
     # Meanwhile another runner settled one of its jobs (and the owner could not know).
-    stolen = next(c for c in store.running_claims(owner.runner.id) if c.job_id == settled)
-    assert store.interrupt(stolen, code=INTERRUPTED, now=owner.clock.now())
+    stolen = next(c for c in running_claims(store, owner.runner.id) if c.job_id == settled)
+    assert interrupt(store, stolen, code=INTERRUPTED, now=owner.clock.now())
 
     owner.clock.wait_for_sleepers(2)
     owner.clock.advance(CHECK_INTERVAL)
@@ -320,7 +323,7 @@ def test_jobs_claimed_for_idle_workers_are_given_back_not_run_once_the_liveness_
     owner.runner._exchange._spares.extend(spares)  # as a batch leaves them for idle workers
 
     break_lock(store, owner.runner.id)
-    assert store.interrupt(spares[1].claim, code=INTERRUPTED, now=owner.clock.now())
+    assert interrupt(store, spares[1].claim, code=INTERRUPTED, now=owner.clock.now())
     owner.clock.wait_for_sleepers(2)
     owner.clock.advance(CHECK_INTERVAL)  # the lock is taken again; the sweep reconciles
     owner.store.wait_until(lambda: owner.runner.get(still_held).status is Status.QUEUED)

@@ -7,13 +7,12 @@ import datetime
 import pytest
 
 from jobtable.core.codes import CANCELLED, INTERNAL_ERROR, INTERRUPTED, TIMED_OUT
+from jobtable.core.outcome import Fail, Raised, RunAgain
+from jobtable.core.outcome import decide as decide_outcome
 from jobtable.core.retry import (
     BACKOFF_BASE,
     BACKOFF_CAP,
-    FailWith,
-    RetryAt,
     RetryPolicy,
-    after_failure,
     check_policy,
     retry_delay,
 )
@@ -23,33 +22,34 @@ THREE = RetryPolicy(max_attempts=3, retry_on=frozenset({"rate_limited"}))
 
 
 def decide(policy: RetryPolicy, code: str, attempt: int = 1, jitter: float = 1.0):
-    return after_failure(policy, attempt=attempt, code=code, now=NOW, jitter=jitter)
+    failed = Raised(code=code, reason="handler failure")
+    return decide_outcome(failed, policy, attempt=attempt, now=NOW, jitter=lambda: jitter)
 
 
 @pytest.mark.parametrize("code", [INTERNAL_ERROR, TIMED_OUT, "rate_limited"])
 def test_retryable_codes_retry_while_attempts_remain(code):
-    assert isinstance(decide(THREE, code, attempt=1), RetryAt)
-    assert isinstance(decide(THREE, code, attempt=2), RetryAt)
-    assert decide(THREE, code, attempt=3) == FailWith(code)
+    assert isinstance(decide(THREE, code, attempt=1), RunAgain)
+    assert isinstance(decide(THREE, code, attempt=2), RunAgain)
+    assert decide(THREE, code, attempt=3) == Fail(code=code)
 
 
 def test_a_declared_code_is_final_unless_the_kind_lists_it():
-    assert decide(THREE, "card_declined") == FailWith("card_declined")
+    assert decide(THREE, "card_declined") == Fail(code="card_declined")
 
 
 def test_cancelled_never_retries():
-    assert decide(RetryPolicy(max_attempts=9, retry_on=frozenset()), CANCELLED) == FailWith(
-        CANCELLED
+    assert decide(RetryPolicy(max_attempts=9, retry_on=frozenset()), CANCELLED) == Fail(
+        code=CANCELLED
     )
 
 
 def test_the_default_policy_is_the_references_one_attempt():
     for code in (INTERNAL_ERROR, INTERRUPTED, TIMED_OUT):
-        assert decide(RetryPolicy(), code) == FailWith(code)
+        assert decide(RetryPolicy(), code) == Fail(code=code)
 
 
 def test_an_interrupted_job_runs_again_at_once():
-    assert decide(THREE, INTERRUPTED, attempt=2) == RetryAt(run_at=NOW, code=INTERRUPTED)
+    assert decide(THREE, INTERRUPTED, attempt=2) == RunAgain(run_at=NOW, code=INTERRUPTED)
 
 
 def test_backoff_doubles_from_its_base_up_to_its_cap_scaled_by_the_jitter():
@@ -60,7 +60,7 @@ def test_backoff_doubles_from_its_base_up_to_its_cap_scaled_by_the_jitter():
     assert retry_delay(policy, 3, 0.0) == 0.0
     assert retry_delay(policy, 10_000, 1.0) == 10.0  # no overflow on a huge attempt
     retry = decide(policy, INTERNAL_ERROR, attempt=2, jitter=0.5)
-    assert retry == RetryAt(run_at=NOW + datetime.timedelta(seconds=1.5), code=INTERNAL_ERROR)
+    assert retry == RunAgain(run_at=NOW + datetime.timedelta(seconds=1.5), code=INTERNAL_ERROR)
 
 
 def test_the_policy_survives_its_stored_form():

@@ -7,6 +7,7 @@ import pytest
 
 from jobtable.adapters.testkit import JobTestKit
 from jobtable.core import JobContext, NoopPayload, RunnerStateError, Status, demo
+from tests.support.settling import interrupt
 from tests.unit.kinds_for_tests import CountPayload, CountResult
 
 
@@ -110,7 +111,7 @@ def test_the_demo_countdown_resumes_from_its_checkpoint():
     # An attempt that got to 2 seconds left, then its runner was stopped.
     first = kit.store.claim_next(runner_id="gone", now=kit.clock.now())
     kit.store.publish(first.claim, result='{"remaining":2}', now=kit.clock.now())
-    assert kit.store.interrupt(first.claim, code=INTERRUPTED, now=kit.clock.now())
+    assert interrupt(kit.store, first.claim, code=INTERRUPTED, now=kit.clock.now())
     started = kit.clock.monotonic()
     (job,) = kit.drain()
     assert (job.id, job.to_public()["result"]) == (job_id, {"remaining": 0, "counted": 5})

@@ -3,7 +3,7 @@
 -- attempt that ended it, told until now by the row itself, moves into the log, so
 -- its detail keeps every attempt. An attempt is told apart by its number and its start
 -- (a snooze gives its number back, so two attempts may share one). The log keeps the
--- last 20 (ATTEMPTS_KEPT), as retry_job's does.
+-- last 20 (ATTEMPTS_KEPT), as run_job_again's does.
 UPDATE jobs
 SET status = 'queued', error = NULL, finished_at = NULL, cancel_requested = false,
     run_at = %(now)s, updated_at = %(now)s, max_attempts = GREATEST(max_attempts, attempt + 1),

@@ -1,6 +1,7 @@
--- succeed_job for a whole batch of outcomes in one statement: each row of the arrays is
+-- Succeed, for one outcome or a whole batch in one statement: each row of the arrays is
 -- one job's id, the claim it must still run under (runner and attempt: the fence) and
--- its result. Returns the ids it changed; a stale claim changes nothing.
+-- its result. The attempt that finished the job is not logged: the row itself says it.
+-- Returns the ids it changed; a stale claim changes nothing.
 UPDATE jobs
 SET status = 'succeeded', result = done.result, finished_at = %(now)s, updated_at = %(now)s,
     last_code = NULL, cancel_requested = false,

@@ -1,0 +1,85 @@
+"""Run one attempt's handler and say what it ended with, touching no store.
+
+Nothing here quotes an exception's text: a failure is a code, a fixed reason and at
+most the exception's type name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from jobtable.core import codec
+from jobtable.core.codes import INTERNAL_ERROR, stored_code
+from jobtable.core.context import JobContext
+from jobtable.core.errors import Failure, Snooze
+from jobtable.core.kinds import KindSpec
+from jobtable.core.outcome import AttemptEnd, Raised, Snoozed, Stopped, Succeeded
+
+
+def run_handler(
+    spec: KindSpec,
+    payload_text: str,
+    ctx: JobContext,
+    converter: Any,
+    *,
+    stop_code: Callable[[], str],
+) -> AttemptEnd:
+    """Decode the payload, run the handler and encode its result: what the attempt ended with.
+
+    ``stop_code`` says why the handler was told to stop, for one that fails once told.
+    """
+    try:
+        payload = codec.decode_payload(converter, payload_text, spec.payload_type)
+    except codec.PayloadDecodeError:
+        return Raised(code=INTERNAL_ERROR, reason="payload does not decode")
+    try:
+        result = spec.handler(ctx, payload)
+    except Snooze as snooze:
+        return Snoozed(seconds=snooze.seconds)
+    except BaseException as error:
+        # BaseException too: a handler's SystemExit or KeyboardInterrupt must end its
+        # job, not the worker thread that runs it.
+        if ctx.stopping:
+            return Stopped(code=stop_code())
+        return _failure(spec, error)
+    try:
+        return Succeeded(result=codec.encode_public(result))
+    except codec.ResultEncodeError:
+        return Raised(code=INTERNAL_ERROR, reason="result does not encode")
+    except BaseException as error:  # a public() raising past Exception: still the job's end
+        return Raised(
+            code=INTERNAL_ERROR,
+            reason="result does not encode",
+            exception_type=type(error).__name__,
+        )
+
+
+def _failure(spec: KindSpec, error: BaseException) -> Raised:
+    failure = _find_failure(error)
+    if failure is None:
+        reason = (
+            "partial result does not encode"
+            if isinstance(error, codec.ResultEncodeError)
+            else "handler raised"
+        )
+        return Raised(code=INTERNAL_ERROR, reason=reason, exception_type=type(error).__name__)
+    code = stored_code(failure.code, declared=spec.failure_codes)
+    reason = "handler failure" if code != INTERNAL_ERROR else "undeclared failure code"
+    return Raised(code=code, reason=reason)
+
+
+def _find_failure(error: BaseException) -> Failure | None:
+    """The Failure raised, or one an exception was explicitly raised ``from``.
+
+    ``raise ApiError(...) from Failure("quota_exceeded")`` wraps a code the
+    way Go's ``%w`` does; the wrapper's text is still never kept.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, Failure):
+            return current
+        seen.add(id(current))
+        current = current.__cause__
+    return None
