@@ -37,7 +37,7 @@ from jobtable.core.clock import Clock
 from jobtable.core.errors import StoreError
 from jobtable.core.jobs import Claim, ClaimedJob
 from jobtable.core.outcome import Outcome
-from jobtable.core.ports import JobStore
+from jobtable.core.ports import JobQueue
 
 GATHER = 0.0005
 """Seconds a transaction's leader waits at most for peers about to hand in an outcome."""
@@ -89,7 +89,7 @@ class Trade:
 class JobExchange:
     def __init__(
         self,
-        store: JobStore,
+        store: JobQueue,
         clock: Clock,
         *,
         runner_id: str,

@@ -22,7 +22,7 @@ from jobtable.core.liveness import (
     RunnerInfo,
 )
 from jobtable.core.looper import start_loop
-from jobtable.core.ports import JobStore
+from jobtable.core.ports import LivenessPort
 from jobtable.core.recording import loggable_category
 from jobtable.core.streak import FailureStreak
 from jobtable.core.sweeper import Sweeper
@@ -49,7 +49,7 @@ class LivenessKeeper:
 
     def __init__(
         self,
-        store: JobStore,
+        store: LivenessPort,
         clock: Clock,
         log: logging.Logger,
         *,

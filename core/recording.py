@@ -16,7 +16,7 @@ from jobtable.core.errors import StoreError
 from jobtable.core.exchange import JobExchange
 from jobtable.core.jobs import Claim, ClaimedJob
 from jobtable.core.outcome import AttemptEnd, Fail, Outcome, Raised, RunAgain, Succeed
-from jobtable.core.ports import JobStore
+from jobtable.core.ports import JobQueue
 
 RECORD_ATTEMPTS = 5
 """Tries at recording an outcome once handlers are told to stop (until then, it keeps trying)."""
@@ -51,7 +51,7 @@ def job_fields(claimed: ClaimedJob, code: str | None = None) -> dict[str, str]:
 class OutcomeRecorder:
     def __init__(
         self,
-        store: JobStore,
+        store: JobQueue,
         clock: Clock,
         log: logging.Logger,
         exchange: JobExchange,

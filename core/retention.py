@@ -14,7 +14,7 @@ from collections.abc import Callable
 from jobtable.core.clock import Clock
 from jobtable.core.jobs import Retention
 from jobtable.core.looper import start_loop
-from jobtable.core.ports import JobStore
+from jobtable.core.ports import JobOperations
 from jobtable.core.recording import loggable_category
 
 PRUNE_BATCH = 500
@@ -40,7 +40,7 @@ class Pruner:
 
     def __init__(
         self,
-        store: JobStore,
+        store: JobOperations,
         clock: Clock,
         log: logging.Logger,
         *,

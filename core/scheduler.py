@@ -14,7 +14,7 @@ from collections.abc import Callable
 from jobtable.core.backoff import next_claim_retry_delay
 from jobtable.core.clock import Clock
 from jobtable.core.looper import start_loop
-from jobtable.core.ports import JobStore
+from jobtable.core.ports import JobQueue
 from jobtable.core.preemption import Deadlines
 from jobtable.core.recording import loggable_category
 from jobtable.core.ticks import Ticks
@@ -35,7 +35,7 @@ class Scheduler:
 
     def __init__(
         self,
-        store: JobStore,
+        store: JobQueue,
         clock: Clock,
         log: logging.Logger,
         *,

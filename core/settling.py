@@ -12,11 +12,11 @@ from collections.abc import Callable, Collection
 from jobtable.core.jobs import Recovered
 from jobtable.core.liveness import DeadRunner, Settlement
 from jobtable.core.outcome import settle_interrupted
-from jobtable.core.ports import JobStore
+from jobtable.core.ports import LivenessPort
 
 
 def settle_dead_runners(
-    store: JobStore,
+    store: LivenessPort,
     verdicts: Collection[DeadRunner],
     *,
     code: str,

@@ -16,7 +16,7 @@ from jobtable.core.jobs import Claim, HeldJob
 from jobtable.core.liveness import SWEEP_INTERVAL, DeathJudge
 from jobtable.core.observer import NoObserver, RunnerObserver
 from jobtable.core.outcome import settle_interrupted
-from jobtable.core.ports import JobStore
+from jobtable.core.ports import LivenessPort
 from jobtable.core.settling import settle_dead_runners
 
 
@@ -25,7 +25,7 @@ class Sweeper:
 
     def __init__(
         self,
-        store: JobStore,
+        store: LivenessPort,
         clock: Clock,
         log: logging.Logger,
         *,

@@ -16,7 +16,7 @@ from jobtable.core.clock import Clock
 from jobtable.core.enqueue_options import EnqueueOptions
 from jobtable.core.jobs import NewJob
 from jobtable.core.kinds import EncodedJob, KindRegistry
-from jobtable.core.ports import JobStore
+from jobtable.core.ports import JobQueue
 from jobtable.core.recording import loggable_category
 from jobtable.core.schedules import Schedule
 
@@ -45,7 +45,7 @@ class Ticks:
 
     def __init__(
         self,
-        store: JobStore,
+        store: JobQueue,
         clock: Clock,
         log: logging.Logger,
         *,

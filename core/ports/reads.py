@@ -1,0 +1,55 @@
+"""Reads: jobs, their details, history, lists and counts, and the queues.
+
+Part of the store port (core/ports/__init__.py): every write takes ``now`` from the
+caller's clock; every method may raise ``StoreError``, nothing else.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from jobtable.core.jobs import (
+    Job,
+    JobCount,
+    JobDetail,
+    JobEvents,
+    JobFilter,
+    QueueState,
+)
+
+
+class JobReads(Protocol):
+    def get(self, job_id: str) -> Job | None:
+        """The job with ``job_id``, or None when there is none; with its ``version``."""
+        ...
+
+    def detail(self, job_id: str) -> JobDetail | None:
+        """Everything about the job that may be shown, or None when there is none."""
+        ...
+
+    def jobs_ahead(self, detail: JobDetail) -> int:
+        """Due jobs of the same kind and queue before this one in claim order."""
+        ...
+
+    def list_jobs(self, which: JobFilter, *, limit: int, after: str | None) -> list[Job]:
+        """Up to ``limit`` jobs that match ``which``, newest first (by id), ids below ``after``.
+
+        Each comes from an index range, so a page costs the same at any depth.
+        """
+        ...
+
+    def events(self, job_id: str, *, after: int | None) -> JobEvents | None:
+        """The job's kept changes after version ``after`` (``core.jobs.events_after``), read in
+        one snapshot with the job; None when there is no such job."""
+        ...
+
+    def job_counts(self) -> list[JobCount]:
+        """Jobs queued, scheduled and running, by queue and kind (read from partial indexes)."""
+        ...
+
+    def queues(self) -> list[QueueState]:
+        """Every queue that holds jobs or is paused, with counts by public status (a queue
+        without either is not listed: resuming one forgets it)."""
+        ...
+
+    def paused_queues(self) -> frozenset[str]: ...
