@@ -57,7 +57,7 @@ _OPERATION_OF: Mapping[str, str | Callable[[Call], str]] = {
     "record": _recorded,
     "cancel": "fail",
     "retry": "fail",
-    "release_claims": "sweep",
+    "put_back": "sweep",
     "running_jobs": "sweep",
     "beat": "sweep",
     "sight_runners": "sweep",

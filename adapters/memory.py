@@ -410,7 +410,7 @@ class MemoryStore:
                 jobs.append(job)
             return held, jobs
 
-    def release_claims(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
+    def put_back(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
         moved = 0
         with self._lock:
             for claim in claims:

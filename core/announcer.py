@@ -108,7 +108,7 @@ ANNOUNCES: Mapping[str, Announce] = {
     "publish": _recorded,
     "record": _recorded,
     "record_and_claim": _recorded_and_claimed,
-    "release_claims": _released,
+    "put_back": _released,
     "settle_dead": _settled,
     "create": _created,
     "create_many": _created_many,

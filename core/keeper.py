@@ -294,7 +294,7 @@ class LivenessKeeper:
         # sweep for lost claims gives them back.
         kept = {spare.claim for spare in self._take_spares()}
         if kept:
-            self._store.release_claims(kept, now=self._clock.now())
+            self._store.put_back(kept, now=self._clock.now())
         running = self._attempts.snapshot()  # before the read: each of these was claimed before it
         held = {job.claim for job in self._store.running_jobs(self._id)}
         gone = [attempt for attempt in running if attempt.claim not in held]

@@ -252,7 +252,7 @@ class OutcomeRecorder:
             delay = next_claim_retry_delay(delay)
             self._clock.wait_for(self._pause, lambda: False, delay)
 
-    def give_back(self, claimed: ClaimedJob) -> None:
+    def put_back(self, claimed: ClaimedJob) -> None:
         """Put back a job claimed as the runner began to stop, untouched: queued, attempt returned.
 
         Its handler never ran. Tried RECORD_ATTEMPTS times with the backoff;
@@ -262,7 +262,7 @@ class OutcomeRecorder:
         delay: float | None = None
         for attempt in range(1, RECORD_ATTEMPTS + 1):
             try:
-                released = self._store.release_claims([claimed.claim], now=self._clock.now())
+                released = self._store.put_back([claimed.claim], now=self._clock.now())
             except Exception as error:
                 self._log.warning(
                     "give back a job claimed while stopping failed job_id=%s category=%s attempt=%d",

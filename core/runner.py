@@ -536,7 +536,7 @@ class Runner:
             if claimed is not None:
                 # The claim returned after stop began: its handler never ran.
                 self._exchange.put_down(claimed.claim)
-                self._recorder.give_back(claimed)
+                self._recorder.put_back(claimed)
             self._give_back_spares()
         except BaseException as error:
             # Our own bug, or a store raising past Exception: the pool must keep its size.
@@ -629,7 +629,7 @@ class Runner:
         runner is judged dead.
         """
         for spare in self._exchange.take_all_spares():
-            self._recorder.give_back(spare)
+            self._recorder.put_back(spare)
 
     def _wait_for_liveness(self) -> None:
         """Sleep until the liveness keeper confirms this runner again, or stop."""

@@ -120,7 +120,7 @@ class Sweeper:
                     )
                     self._wake_one()
             if unrun:
-                moved = self._store.release_claims(unrun, now=self._clock.now())
+                moved = self._store.put_back(unrun, now=self._clock.now())
                 if moved:
                     self._log.warning("requeued jobs whose claim reply was lost count=%d", moved)
                     self._wake_one()

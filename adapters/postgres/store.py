@@ -382,7 +382,7 @@ class PostgresStore(SqlStore):
                 self._notify(conn)
         return changed
 
-    def release_claims(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
+    def put_back(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
         if not claims:
             return 0
         moved = 0

@@ -223,7 +223,7 @@ class SqliteStore(SqlStore):
             changed = self._db.write(lambda conn: conn.execute(sql, params).rowcount)
         return bool(changed == 1)
 
-    def release_claims(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
+    def put_back(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
         if not claims:
             return 0
         stamp = _stamp(now)

@@ -126,7 +126,7 @@ class JobQueue(Protocol):
         """
         ...
 
-    def release_claims(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
+    def put_back(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
         """Give back jobs claimed under exactly these claims whose handlers never ran.
 
         Each goes back to queued with its attempt number and start time given

@@ -109,13 +109,13 @@ def take(slots: StreamSlots) -> Callable[[], None]:
             "every stream slot is in use; try again shortly",
             **{"Retry-After": "1"},
         )
-    return slots.give_back
+    return slots.release
 
 
 @contextlib.contextmanager
 def held(slots: StreamSlots) -> Iterator[None]:
-    give_back = take(slots)
+    release = take(slots)
     try:
         yield
     finally:
-        give_back()
+        release()

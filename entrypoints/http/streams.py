@@ -61,7 +61,7 @@ class StreamSlots:
     def take(self) -> bool:
         return self._free.acquire(blocking=False)
 
-    def give_back(self) -> None:
+    def release(self) -> None:
         self._free.release()
 
 

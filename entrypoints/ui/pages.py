@@ -128,4 +128,4 @@ class JobEvents(_Page):
                 **{"Retry-After": "2"},
             )  # fmt: skip
         resp.content_type = MEDIA_TYPE
-        resp.stream = JobEventStream(self._runner, job_id, after, on_close=self._slots.give_back)
+        resp.stream = JobEventStream(self._runner, job_id, after, on_close=self._slots.release)

@@ -402,7 +402,7 @@ def test_a_job_given_back_after_a_cancel_was_asked_is_cancelled(store):
     job_id = add(store)
     running = claim(store)
     store.cancel(job_id, now=T0)
-    assert store.release_claims([running.claim], now=T0) == 1
+    assert store.put_back([running.claim], now=T0) == 1
     job = store.get(job_id)
     assert (job.status, job.error) == (Status.FAILED, CANCELLED)
     assert store.detail(job_id).attempt == 0

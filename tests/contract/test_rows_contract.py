@@ -242,7 +242,7 @@ def test_an_operators_retry_keeps_the_log_at_20_too(store):
 def test_a_first_claim_given_back_leaves_the_job_never_started(store):
     job_id = add(store)
     running = claim(store, now=later(1))
-    assert store.release_claims([running.claim], now=later(2)) == 1
+    assert store.put_back([running.claim], now=later(2)) == 1
     detail = store.detail(job_id)
     assert (detail.job.status, detail.attempt, detail.started_at, detail.attempts) == (
         Status.QUEUED, 0, None, (),
@@ -254,7 +254,7 @@ def test_a_later_claim_given_back_leaves_the_start_of_the_attempt_before(store):
     first = claim(store, now=later(1))
     store.record(first.claim, RunAgain(run_at=later(2), code=INTERRUPTED), now=later(2))
     second = claim(store, now=later(3))
-    assert store.release_claims([second.claim], now=later(4)) == 1
+    assert store.put_back([second.claim], now=later(4)) == 1
     detail = store.detail(job_id)
     assert (detail.job.status, detail.attempt, detail.started_at) == (Status.QUEUED, 1, later(1))
     assert [(a.attempt, a.started_at, a.outcome) for a in detail.attempts] == [
@@ -266,6 +266,6 @@ def test_a_claim_given_back_after_a_cancel_was_asked_never_started(store):
     job_id = add(store)
     running = claim(store, now=later(1))
     store.cancel(job_id, now=later(2))
-    store.release_claims([running.claim], now=later(3))
+    store.put_back([running.claim], now=later(3))
     detail = store.detail(job_id)
     assert (detail.job.error, detail.attempt, detail.started_at) == ("cancelled", 0, None)

@@ -218,7 +218,7 @@ def test_release_claims_gives_back_untouched_only_jobs_still_running_under_those
     store.record(finished, Succeed(result='{"done":2}'), now=T0)
     other = claimed_by(store, "runner-other")
 
-    moved = store.release_claims([lost, finished, *stale_claims(other)], now=LATER)
+    moved = store.put_back([lost, finished, *stale_claims(other)], now=LATER)
 
     assert moved == 1
     assert store.get(other.job_id).status is Status.RUNNING
@@ -227,7 +227,7 @@ def test_release_claims_gives_back_untouched_only_jobs_still_running_under_those
     assert (job.status, job.result) == (Status.QUEUED, {"done": 1})
     again = store.claim_next(runner_id="runner-me", now=LATER)
     assert (again.id, again.claim.attempt) == (lost.job_id, lost.attempt)  # attempt given back
-    assert store.release_claims([], now=LATER) == 0
+    assert store.put_back([], now=LATER) == 0
 
 
 @pytest.mark.parametrize(

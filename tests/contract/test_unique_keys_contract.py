@@ -97,7 +97,7 @@ def cancelled_while_running_then_retried(store, job_id: str) -> None:
 def cancelled_while_running_then_given_back(store, job_id: str) -> None:
     held = running(store, job_id)
     assert store.cancel(job_id, now=later(1)) is CancelOutcome.REQUESTED
-    assert store.release_claims([held], now=later(2)) == 1
+    assert store.put_back([held], now=later(2)) == 1
 
 
 ENDINGS = [
@@ -151,7 +151,7 @@ def snoozed(store, job_id: str) -> None:
 
 
 def given_back(store, job_id: str) -> None:
-    assert store.release_claims([running(store, job_id)], now=later(1)) == 1
+    assert store.put_back([running(store, job_id)], now=later(1)) == 1
 
 
 def interrupted_with_an_attempt_left(store, job_id: str) -> None:

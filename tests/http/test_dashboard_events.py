@@ -164,6 +164,6 @@ def test_a_stream_past_the_open_slots_answers_503_and_a_closed_one_gives_its_slo
     assert slots.take()  # another stream holds the only slot
     full = stream(client, browser, job_id)
     assert (full.status_code, full.headers["Retry-After"]) == (503, "2")
-    slots.give_back()
+    slots.release()
     assert stream(client, browser, job_id).status_code == 200
     assert stream(client, browser, job_id).status_code == 200  # the finished stream gave it back
