@@ -158,10 +158,15 @@ class HttpServer:
             finally:
                 done.set()
 
-        if not self._thread.is_alive():
+        trigger = self._server.trigger
+        if not self._thread.is_alive() or trigger._closed:
             thunk()
             return
-        self._server.trigger.pull_trigger(run)
+        try:
+            trigger.pull_trigger(run)
+        except OSError:  # the loop closed its trigger (a hang-up on its pipe): none will run it
+            thunk()
+            return
         done.wait(5.0)
 
     def _busy(self) -> bool:

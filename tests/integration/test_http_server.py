@@ -214,3 +214,13 @@ def test_ordinary_requests_answer_while_every_stream_thread_waits(where_server):
     where.release.set()
     for thread in held:
         thread.join(10)
+
+
+def test_a_stop_after_the_loop_closed_its_trigger_still_stops_cleanly(slow_server):
+    """The loop closes its wake-up pipe on a hang-up; a stop must not fail writing to it."""
+    server, _ = slow_server
+    trigger = server._server.trigger
+    closed = threading.Event()
+    trigger.pull_trigger(lambda: (trigger.close(), closed.set()))
+    assert closed.wait(10)
+    assert server.stop(deadline=time.monotonic() + 5)
