@@ -7,146 +7,37 @@ survives the process, which is the point.
 
 from __future__ import annotations
 
-import collections
 import datetime
 import heapq
-import json
-import threading
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
-import attrs
-
+from jobtable.adapters.memory_operations import MemoryOperations
+from jobtable.adapters.memory_reads import MemoryReads
+from jobtable.adapters.memory_registry import MemoryRegistry
+from jobtable.adapters.memory_state import (
+    SCHEDULED,
+    _parse,
+    _Row,
+    _stamp,
+)
 from jobtable.core.codes import CANCELLED
-from jobtable.core.idempotency import KeepAnswer, KeptAnswer, stale_before
+from jobtable.core.idempotency import KeepAnswer
 from jobtable.core.jobs import (
-    ATTEMPTS_KEPT,
-    EVENTS_KEPT,
-    AttemptRecord,
-    CancelOutcome,
     Claim,
     ClaimedJob,
     Enqueued,
-    HeldJob,
-    Job,
-    JobCount,
-    JobDetail,
-    JobEvent,
-    JobEvents,
-    JobFilter,
     NewJob,
-    Pruned,
-    QueueState,
     Recovered,
-    RetryOutcome,
-    events_after,
-    every_attempt,
-    stored_result,
 )
 from jobtable.core.liveness import (
-    DeadRunner,
-    LivenessTerms,
-    LockState,
-    RunnerInfo,
-    RunnerRecord,
-    RunnerSighting,
     Settlement,
 )
 from jobtable.core.outcome import Fail, Outcome, RunAgain, Succeed
-from jobtable.core.policies import RetryPolicy
 from jobtable.core.status import Status
 
-SCHEDULED = "scheduled"
-"""The stored state of a queued job that is not due yet (shown as queued)."""
 
-
-@attrs.define(kw_only=True)
-class _Row:
-    id: str
-    kind: str
-    status: Status | str  # a Status, or SCHEDULED
-    payload: str
-    created_at: str
-    updated_at: str
-    run_at: str
-    queue: str
-    priority: int
-    policy: RetryPolicy
-    timeout: float | None
-    unique_key: str | None
-    unique_while_active: bool
-    result: str | None = None
-    error: str | None = None
-    started_at: str | None = None
-    finished_at: str | None = None
-    claimed_by: str | None = None
-    attempt: int = 0
-    cancel_requested: bool = False
-    last_code: str | None = None
-    attempts_log: list[dict[str, Any]] = attrs.Factory(list)
-    """The last ATTEMPTS_KEPT attempts that ended without ending the job, oldest first."""
-    snoozes: int = 0
-    key_until: str | None = None
-    version: int = 0
-    history: collections.deque[JobEvent] = attrs.Factory(
-        lambda: collections.deque(maxlen=EVENTS_KEPT)
-    )
-    """The last changes, as the SQL stores' trigger keeps them."""
-    seen: tuple[Status, str | None, str | None] = (Status.QUEUED, None, None)
-    """The public status, result and error as of ``version``."""
-
-    @property
-    def max_attempts(self) -> int:
-        return self.policy.max_attempts
-
-    @property
-    def order(self) -> tuple[int, str, str]:
-        """Claim order: priority, then due time, then id."""
-        return (self.priority, self.run_at, self.id)
-
-    def shown_status(self) -> Status:
-        return Status.QUEUED if self.status == SCHEDULED else Status(self.status)
-
-
-@attrs.define(kw_only=True)
-class _RunnerRow:
-    info: RunnerInfo
-    busy: int
-    last_seen: datetime.datetime
-    beat: int = 0
-
-
-def _stamp(now: datetime.datetime) -> str:
-    return now.astimezone(datetime.UTC).isoformat(timespec="microseconds")
-
-
-def _parse(stamp: str) -> datetime.datetime:
-    return datetime.datetime.fromisoformat(stamp)
-
-
-def _parse_or_none(stamp: str | None) -> datetime.datetime | None:
-    return None if stamp is None else _parse(stamp)
-
-
-class MemoryStore:
-    liveness_terms = LivenessTerms()
-    """One process: a lock (a set entry) is lost only when a test takes it away."""
-
-    def __init__(self, *, liveness_terms: LivenessTerms | None = None) -> None:
-        if liveness_terms is not None:
-            self.liveness_terms = liveness_terms  # tests of leases and lock timeouts
-        self._lock = threading.RLock()  # record_and_claim nests the other writes
-        self._rows: dict[str, _Row] = {}
-        self._ready: dict[str, list[tuple[int, str, str]]] = {}  # kind -> heap of due rows' order
-        self._scheduled: list[tuple[str, str]] = []  # a heap of (run_at, id) not yet due
-        self._unique: dict[tuple[str, str], str] = {}  # (kind, key) -> the id holding it
-        self._paused: set[str] = set()
-        self._schedules: dict[str, datetime.datetime] = {}
-        self._idempotency: dict[str, KeptAnswer] = {}
-        self._leases: dict[str, tuple[str, datetime.datetime]] = {}
-        self._locks: set[str] = set()  # runner ids holding their liveness lock
-        self._runners: dict[str, _RunnerRow] = {}
-
+class MemoryStore(MemoryOperations, MemoryReads, MemoryRegistry):
     # -- enqueue -----------------------------------------------------------
 
     def create(
@@ -205,13 +96,6 @@ class MemoryStore:
         self._rows[job.id] = row
         self._file(row)
         return Enqueued(job.id)
-
-    def _file(self, row: _Row) -> None:
-        """Put a queued or scheduled row where claims or promotion find it."""
-        if row.status == SCHEDULED:
-            heapq.heappush(self._scheduled, (row.run_at, row.id))
-        else:
-            heapq.heappush(self._ready.setdefault(row.kind, []), row.order)
 
     # -- claims ------------------------------------------------------------
 
@@ -337,42 +221,6 @@ class MemoryStore:
         else:
             self._run_again(row, outcome, stamp)
 
-    def _finish(self, row: _Row, status: Status, code: str | None, stamp: str) -> None:
-        """Finished for good; the attempt that ended it is told by the row, not logged."""
-        row.status = status
-        row.error = code
-        row.last_code = code
-        row.cancel_requested = False
-        row.finished_at = row.updated_at = stamp
-        if row.unique_key is not None and row.unique_while_active:
-            self._unique.pop((row.kind, row.unique_key), None)
-            row.unique_key = None
-        self._note(row)
-
-    @staticmethod
-    def _note(row: _Row) -> None:
-        """Record a visible change in the row's history, as the SQL stores' trigger does."""
-        seen = (row.shown_status(), row.result, row.error)
-        if seen == row.seen:
-            return
-        row.seen = seen
-        row.version += 1
-        row.history.append(JobEvent(version=row.version, job=MemoryStore._public(row)))
-
-    @staticmethod
-    def _log_attempt(row: _Row, outcome: str | None, ended_at: str | None) -> None:
-        """Log the row's latest attempt; only the last ATTEMPTS_KEPT stay."""
-        row.attempts_log.append(
-            {
-                "attempt": row.attempt,
-                "runner": row.claimed_by,
-                "started_at": row.started_at,
-                "ended_at": ended_at,
-                "outcome": outcome,
-            }
-        )
-        del row.attempts_log[:-ATTEMPTS_KEPT]
-
     def _run_again(self, row: _Row, outcome: RunAgain, stamp: str) -> None:
         self._log_attempt(row, outcome.code, stamp)
         row.snoozes += int(not outcome.counts_attempt)
@@ -432,192 +280,7 @@ class MemoryStore:
 
     # -- cancellation, queues, detail ----------------------------------------
 
-    def cancel(self, job_id: str, *, now: datetime.datetime) -> CancelOutcome | None:
-        stamp = _stamp(now)
-        with self._lock:
-            row = self._rows.get(job_id)
-            if row is None:
-                return None
-            if row.status in (Status.QUEUED, SCHEDULED):
-                self._finish(row, Status.FAILED, CANCELLED, stamp)
-                return CancelOutcome.CANCELLED
-            if row.status is Status.RUNNING:
-                row.cancel_requested = True
-                row.updated_at = stamp
-                return CancelOutcome.REQUESTED
-            return CancelOutcome.CANCELLED if row.error == CANCELLED else CancelOutcome.REFUSED
-
-    def cancel_requests(self, runner_id: str) -> list[Claim]:
-        with self._lock:
-            return [
-                Claim(job_id=row.id, runner_id=runner_id, attempt=row.attempt)
-                for row in self._rows.values()
-                if row.status is Status.RUNNING
-                and row.claimed_by == runner_id
-                and row.cancel_requested
-            ]
-
-    def set_queue_paused(self, name: str, *, paused: bool, now: datetime.datetime) -> None:
-        with self._lock:
-            if paused:
-                self._paused.add(name)
-            else:
-                self._paused.discard(name)
-
-    def queues(self) -> list[QueueState]:
-        with self._lock:
-            counts: dict[str, dict[str, int]] = {}  # queues that hold a job or a pause
-            for name in self._paused | {row.queue for row in self._rows.values()}:
-                counts[name] = {status.value: 0 for status in Status}
-            for row in self._rows.values():
-                counts[row.queue][row.shown_status().value] += 1
-            return [
-                QueueState(name=name, paused=name in self._paused, counts=counts[name])
-                for name in sorted(counts)
-            ]
-
-    def paused_queues(self) -> frozenset[str]:
-        with self._lock:
-            return frozenset(self._paused)
-
-    def begin_idempotent(
-        self, key: str, request_hash: str, *, now: datetime.datetime
-    ) -> KeptAnswer | None:
-        answered_before, unanswered_before = stale_before(now)
-        with self._lock:
-            kept = self._idempotency.get(key)
-            if kept is not None and (
-                kept.created_at < answered_before
-                or (kept.status is None and kept.created_at < unanswered_before)
-            ):
-                kept = None
-            if kept is not None:
-                return kept
-            self._idempotency[key] = KeptAnswer(
-                request_hash=request_hash, status=None, body=None, created_at=now
-            )
-            return None
-
-    def finish_idempotent(self, key: str, *, status: int, body: str) -> None:
-        with self._lock:
-            self._answer(key, status, body)
-
-    def _answer(self, key: str, status: int, body: str) -> None:
-        kept = self._idempotency.get(key)
-        if kept is not None:
-            self._idempotency[key] = attrs.evolve(kept, status=status, body=body)
-
-    def drop_idempotent(self, key: str) -> None:
-        with self._lock:
-            kept = self._idempotency.get(key)
-            if kept is not None and kept.status is None:
-                del self._idempotency[key]
-
-    def record_schedule(self, name: str, *, now: datetime.datetime) -> datetime.datetime:
-        with self._lock:
-            return self._schedules.setdefault(name, now)
-
-    def detail(self, job_id: str) -> JobDetail | None:
-        with self._lock:
-            row = self._rows.get(job_id)
-            if row is None:
-                return None
-            job = self._public(row)
-            logged = tuple(
-                AttemptRecord(
-                    attempt=entry["attempt"],
-                    runner_id=entry["runner"],
-                    started_at=_parse_or_none(entry["started_at"]),
-                    ended_at=_parse_or_none(entry["ended_at"]),
-                    outcome=entry["outcome"],
-                )
-                for entry in row.attempts_log
-            )
-            return JobDetail(
-                job=job,
-                queue=row.queue,
-                priority=row.priority,
-                run_at=_parse(row.run_at),
-                attempt=row.attempt,
-                max_attempts=row.max_attempts,
-                created_at=_parse(row.created_at),
-                started_at=_parse_or_none(row.started_at),
-                finished_at=_parse_or_none(row.finished_at),
-                timeout=row.timeout,
-                unique_key=row.unique_key,
-                cancel_requested=row.cancel_requested,
-                claimed_by=row.claimed_by,
-                attempts=every_attempt(
-                    logged,
-                    job=job,
-                    attempt=row.attempt,
-                    runner_id=row.claimed_by,
-                    started_at=_parse_or_none(row.started_at),
-                    finished_at=_parse_or_none(row.finished_at),
-                ),
-                last_code=row.last_code,
-                snoozes=row.snoozes,
-            )
-
-    def jobs_ahead(self, detail: JobDetail) -> int:
-        order = (detail.priority, _stamp(detail.run_at), detail.job.id)
-        with self._lock:
-            return sum(
-                1
-                for row in self._rows.values()
-                if row.status is Status.QUEUED
-                and row.kind == detail.job.kind
-                and row.queue == detail.queue
-                and row.order < order
-            )
-
     # -- liveness ----------------------------------------------------------
-
-    def register_runner(self, info: RunnerInfo, *, now: datetime.datetime) -> None:
-        with self._lock:
-            self._locks.add(info.id)
-            self._runners[info.id] = _RunnerRow(info=info, busy=0, last_seen=now)
-
-    def confirm_liveness(self, runner_id: str, *, timeout: float) -> bool:
-        with self._lock:
-            if runner_id in self._locks:
-                return True
-            self._locks.add(runner_id)
-            return False
-
-    def beat(self, runner_id: str, *, busy: int, now: datetime.datetime) -> bool:
-        with self._lock:
-            row = self._runners.get(runner_id)
-            if row is None:
-                return False
-            row.beat += 1
-            row.busy = busy
-            row.last_seen = now
-            return True
-
-    def sight_runners(self) -> list[RunnerSighting]:
-        with self._lock:
-            owners = {row.claimed_by for row in self._rows.values() if row.status is Status.RUNNING}
-            seen = [
-                RunnerSighting(
-                    runner_id=runner_id,
-                    registered=True,
-                    beat=row.beat,
-                    lock=self._lock_state(runner_id),
-                )
-                for runner_id, row in self._runners.items()
-            ]
-            seen += [
-                RunnerSighting(
-                    runner_id=owner, registered=False, beat=None, lock=self._lock_state(owner)
-                )
-                for owner in owners
-                if owner not in self._runners
-            ]
-            return seen
-
-    def _lock_state(self, runner_id: str | None) -> LockState:
-        return LockState.HELD if runner_id in self._locks else LockState.ABSENT
 
     def settle_dead(
         self, settlements: Collection[Settlement], *, now: datetime.datetime
@@ -644,173 +307,7 @@ class MemoryStore:
                     self._runners.pop(verdict.runner_id, None)
         return Recovered(failed=failed, requeued=requeued)
 
-    def _evidence_holds(self, verdict: DeadRunner) -> bool:
-        row = self._runners.get(verdict.runner_id) if verdict.runner_id is not None else None
-        if verdict.registered != (row is not None):
-            return False
-        if row is not None and row.beat != verdict.beat:
-            return False
-        return not (
-            (verdict.lock_absent or not verdict.registered) and verdict.runner_id in self._locks
-        )
-
-    def unregister_runner(self, runner_id: str) -> None:
-        with self._lock:
-            self._runners.pop(runner_id, None)
-            self._locks.discard(runner_id)
-
-    def runners(self) -> list[RunnerRecord]:
-        with self._lock:
-            rows = sorted(self._runners.values(), key=lambda row: row.info.started_at)
-            return [
-                RunnerRecord(info=row.info, busy=row.busy, last_seen=row.last_seen) for row in rows
-            ]
-
-    def break_lock(self, runner_id: str) -> None:
-        """For tests: take the runner's lock away, as a killed session or a removed file would."""
-        with self._lock:
-            self._locks.discard(runner_id)
-
-    def running_jobs(self, owner: str | None) -> list[HeldJob]:
-        with self._lock:
-            return [
-                HeldJob(
-                    claim=Claim(job_id=row.id, runner_id=owner or "", attempt=row.attempt),
-                    kind=row.kind,
-                    policy=row.policy,
-                )
-                for row in self._rows.values()
-                if row.status is Status.RUNNING and row.claimed_by == owner
-            ]
-
-    def get(self, job_id: str) -> Job | None:
-        with self._lock:
-            row = self._rows.get(job_id)
-            return None if row is None else self._public(row)
-
-    @staticmethod
-    def _public(row: _Row) -> Job:
-        return Job(
-            id=row.id,
-            kind=row.kind,
-            status=row.shown_status(),
-            result=stored_result(row.result),
-            error=row.error,
-            version=row.version,
-        )
-
     # -- observing and operating ----------------------------------------------
-
-    def list_jobs(self, which: JobFilter, *, limit: int, after: str | None) -> list[Job]:
-        statuses = set(which.stored_statuses())
-        with self._lock:
-            rows = [
-                row
-                for row in self._rows.values()
-                if (row.status.value if isinstance(row.status, Status) else row.status) in statuses
-                and (which.kind is None or row.kind == which.kind)
-                and (which.queue is None or row.queue == which.queue)
-                and (after is None or row.id < after)
-            ]
-            rows.sort(key=lambda row: row.id, reverse=True)
-            return [self._public(row) for row in rows[:limit]]
-
-    def events(self, job_id: str, *, after: int | None) -> JobEvents | None:
-        with self._lock:
-            row = self._rows.get(job_id)
-            if row is None:
-                return None
-            floor = 0 if after is None else after
-            kept = tuple(event for event in row.history if event.version > floor)
-            return events_after(self._public(row), kept, after=after)
-
-    def retry(self, job_id: str, *, now: datetime.datetime) -> RetryOutcome | None:
-        stamp = _stamp(now)
-        with self._lock:
-            row = self._rows.get(job_id)
-            if row is None:
-                return None
-            if row.status is not Status.FAILED:
-                return RetryOutcome.REFUSED
-            if row.attempt >= 1 and not any(
-                entry["attempt"] == row.attempt and entry["started_at"] == row.started_at
-                for entry in row.attempts_log
-            ):
-                self._log_attempt(row, row.error, row.finished_at)
-            most = max(row.policy.max_attempts, row.attempt + 1)
-            row.policy = attrs.evolve(row.policy, max_attempts=most)
-            row.status = Status.QUEUED
-            row.error = None
-            row.finished_at = None
-            row.cancel_requested = False
-            row.run_at = row.updated_at = stamp
-            self._note(row)
-            self._file(row)
-            return RetryOutcome.RETRIED
-
-    def take_lease(
-        self, name: str, *, holder: str, until: datetime.datetime, now: datetime.datetime
-    ) -> bool:
-        with self._lock:
-            held = self._leases.get(name)
-            if held is not None and held[0] != holder and held[1] > now:
-                return False
-            self._leases[name] = (holder, until)
-            return True
-
-    def prune(
-        self, cutoffs: Mapping[str, datetime.datetime], *, now: datetime.datetime, limit: int
-    ) -> Pruned:
-        stamp = _stamp(now)
-        with self._lock:
-            doomed = [
-                row
-                for row in self._rows.values()
-                if isinstance(row.status, Status)
-                and row.status.value in cutoffs
-                and row.finished_at is not None
-                and row.finished_at < _stamp(cutoffs[row.status.value])
-                and (
-                    row.unique_key is None or (row.key_until is not None and row.key_until <= stamp)
-                )
-            ]
-            doomed.sort(key=lambda row: (row.finished_at or "", row.id))
-            for row in doomed[:limit]:
-                del self._rows[row.id]
-                if row.unique_key is not None:
-                    self._unique.pop((row.kind, row.unique_key), None)
-            answered_before, _ = stale_before(now)
-            stale = [
-                key for key, kept in self._idempotency.items() if kept.created_at < answered_before
-            ]
-            for key in stale[:limit]:
-                del self._idempotency[key]
-            return Pruned(jobs=min(len(doomed), limit), keys=min(len(stale), limit))
-
-    def job_counts(self) -> list[JobCount]:
-        counts: collections.Counter[tuple[str, str, str]] = collections.Counter()
-        with self._lock:
-            for row in self._rows.values():
-                stored = row.status.value if isinstance(row.status, Status) else row.status
-                if stored in ("queued", SCHEDULED, "running"):
-                    counts[(row.queue, row.kind, stored)] += 1
-        return [
-            JobCount(queue=queue, kind=kind, status=status, count=count)
-            for (queue, kind, status), count in sorted(counts.items())
-        ]
-
-    def row(self, job_id: str) -> dict[str, Any] | None:
-        """Every column of the job's row, for inspection and tests."""
-        with self._lock:
-            row = self._rows.get(job_id)
-            if row is None:
-                return None
-            columns = attrs.asdict(row, recurse=False)
-            columns["max_attempts"] = row.max_attempts
-            columns["retry"] = row.policy.to_json()
-            columns["attempts_log"] = json.dumps(row.attempts_log) if row.attempts_log else None
-            del columns["policy"]
-            return columns
 
     def close(self) -> None:
         pass

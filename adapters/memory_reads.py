@@ -1,0 +1,154 @@
+"""The in-memory store's reads: jobs, details, history, lists, counts and queues."""
+
+from __future__ import annotations
+
+import collections
+import json
+from typing import Any
+
+import attrs
+
+from jobtable.adapters.memory_state import (
+    SCHEDULED,
+    MemoryState,
+    _parse,
+    _parse_or_none,
+    _stamp,
+)
+from jobtable.core.jobs import (
+    AttemptRecord,
+    Job,
+    JobCount,
+    JobDetail,
+    JobEvents,
+    JobFilter,
+    QueueState,
+    events_after,
+    every_attempt,
+)
+from jobtable.core.status import Status
+
+
+class MemoryReads(MemoryState):
+    def get(self, job_id: str) -> Job | None:
+        with self._lock:
+            row = self._rows.get(job_id)
+            return None if row is None else self._public(row)
+
+    def list_jobs(self, which: JobFilter, *, limit: int, after: str | None) -> list[Job]:
+        statuses = set(which.stored_statuses())
+        with self._lock:
+            rows = [
+                row
+                for row in self._rows.values()
+                if (row.status.value if isinstance(row.status, Status) else row.status) in statuses
+                and (which.kind is None or row.kind == which.kind)
+                and (which.queue is None or row.queue == which.queue)
+                and (after is None or row.id < after)
+            ]
+            rows.sort(key=lambda row: row.id, reverse=True)
+            return [self._public(row) for row in rows[:limit]]
+
+    def events(self, job_id: str, *, after: int | None) -> JobEvents | None:
+        with self._lock:
+            row = self._rows.get(job_id)
+            if row is None:
+                return None
+            floor = 0 if after is None else after
+            kept = tuple(event for event in row.history if event.version > floor)
+            return events_after(self._public(row), kept, after=after)
+
+    def detail(self, job_id: str) -> JobDetail | None:
+        with self._lock:
+            row = self._rows.get(job_id)
+            if row is None:
+                return None
+            job = self._public(row)
+            logged = tuple(
+                AttemptRecord(
+                    attempt=entry["attempt"],
+                    runner_id=entry["runner"],
+                    started_at=_parse_or_none(entry["started_at"]),
+                    ended_at=_parse_or_none(entry["ended_at"]),
+                    outcome=entry["outcome"],
+                )
+                for entry in row.attempts_log
+            )
+            return JobDetail(
+                job=job,
+                queue=row.queue,
+                priority=row.priority,
+                run_at=_parse(row.run_at),
+                attempt=row.attempt,
+                max_attempts=row.max_attempts,
+                created_at=_parse(row.created_at),
+                started_at=_parse_or_none(row.started_at),
+                finished_at=_parse_or_none(row.finished_at),
+                timeout=row.timeout,
+                unique_key=row.unique_key,
+                cancel_requested=row.cancel_requested,
+                claimed_by=row.claimed_by,
+                attempts=every_attempt(
+                    logged,
+                    job=job,
+                    attempt=row.attempt,
+                    runner_id=row.claimed_by,
+                    started_at=_parse_or_none(row.started_at),
+                    finished_at=_parse_or_none(row.finished_at),
+                ),
+                last_code=row.last_code,
+                snoozes=row.snoozes,
+            )
+
+    def jobs_ahead(self, detail: JobDetail) -> int:
+        order = (detail.priority, _stamp(detail.run_at), detail.job.id)
+        with self._lock:
+            return sum(
+                1
+                for row in self._rows.values()
+                if row.status is Status.QUEUED
+                and row.kind == detail.job.kind
+                and row.queue == detail.queue
+                and row.order < order
+            )
+
+    def job_counts(self) -> list[JobCount]:
+        counts: collections.Counter[tuple[str, str, str]] = collections.Counter()
+        with self._lock:
+            for row in self._rows.values():
+                stored = row.status.value if isinstance(row.status, Status) else row.status
+                if stored in ("queued", SCHEDULED, "running"):
+                    counts[(row.queue, row.kind, stored)] += 1
+        return [
+            JobCount(queue=queue, kind=kind, status=status, count=count)
+            for (queue, kind, status), count in sorted(counts.items())
+        ]
+
+    def row(self, job_id: str) -> dict[str, Any] | None:
+        """Every column of the job's row, for inspection and tests."""
+        with self._lock:
+            row = self._rows.get(job_id)
+            if row is None:
+                return None
+            columns = attrs.asdict(row, recurse=False)
+            columns["max_attempts"] = row.max_attempts
+            columns["retry"] = row.policy.to_json()
+            columns["attempts_log"] = json.dumps(row.attempts_log) if row.attempts_log else None
+            del columns["policy"]
+            return columns
+
+    def queues(self) -> list[QueueState]:
+        with self._lock:
+            counts: dict[str, dict[str, int]] = {}  # queues that hold a job or a pause
+            for name in self._paused | {row.queue for row in self._rows.values()}:
+                counts[name] = {status.value: 0 for status in Status}
+            for row in self._rows.values():
+                counts[row.queue][row.shown_status().value] += 1
+            return [
+                QueueState(name=name, paused=name in self._paused, counts=counts[name])
+                for name in sorted(counts)
+            ]
+
+    def paused_queues(self) -> frozenset[str]:
+        with self._lock:
+            return frozenset(self._paused)

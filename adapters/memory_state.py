@@ -1,0 +1,173 @@
+"""The in-memory store's rows and state, shared by its parts (adapters/memory*.py)."""
+
+from __future__ import annotations
+
+import collections
+import datetime
+import heapq
+import threading
+from typing import Any
+
+import attrs
+
+from jobtable.core.idempotency import KeptAnswer
+from jobtable.core.jobs import (
+    ATTEMPTS_KEPT,
+    EVENTS_KEPT,
+    Job,
+    JobEvent,
+    stored_result,
+)
+from jobtable.core.liveness import (
+    LivenessTerms,
+    RunnerInfo,
+)
+from jobtable.core.policies import RetryPolicy
+from jobtable.core.status import Status
+
+SCHEDULED = "scheduled"
+"""The stored state of a queued job that is not due yet (shown as queued)."""
+
+
+@attrs.define(kw_only=True)
+class _Row:
+    id: str
+    kind: str
+    status: Status | str  # a Status, or SCHEDULED
+    payload: str
+    created_at: str
+    updated_at: str
+    run_at: str
+    queue: str
+    priority: int
+    policy: RetryPolicy
+    timeout: float | None
+    unique_key: str | None
+    unique_while_active: bool
+    result: str | None = None
+    error: str | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+    claimed_by: str | None = None
+    attempt: int = 0
+    cancel_requested: bool = False
+    last_code: str | None = None
+    attempts_log: list[dict[str, Any]] = attrs.Factory(list)
+    """The last ATTEMPTS_KEPT attempts that ended without ending the job, oldest first."""
+    snoozes: int = 0
+    key_until: str | None = None
+    version: int = 0
+    history: collections.deque[JobEvent] = attrs.Factory(
+        lambda: collections.deque(maxlen=EVENTS_KEPT)
+    )
+    """The last changes, as the SQL stores' trigger keeps them."""
+    seen: tuple[Status, str | None, str | None] = (Status.QUEUED, None, None)
+    """The public status, result and error as of ``version``."""
+
+    @property
+    def max_attempts(self) -> int:
+        return self.policy.max_attempts
+
+    @property
+    def order(self) -> tuple[int, str, str]:
+        """Claim order: priority, then due time, then id."""
+        return (self.priority, self.run_at, self.id)
+
+    def shown_status(self) -> Status:
+        return Status.QUEUED if self.status == SCHEDULED else Status(self.status)
+
+
+@attrs.define(kw_only=True)
+class _RunnerRow:
+    info: RunnerInfo
+    busy: int
+    last_seen: datetime.datetime
+    beat: int = 0
+
+
+def _stamp(now: datetime.datetime) -> str:
+    return now.astimezone(datetime.UTC).isoformat(timespec="microseconds")
+
+
+def _parse(stamp: str) -> datetime.datetime:
+    return datetime.datetime.fromisoformat(stamp)
+
+
+def _parse_or_none(stamp: str | None) -> datetime.datetime | None:
+    return None if stamp is None else _parse(stamp)
+
+
+class MemoryState:
+    """What every part of the memory store reads and writes, under one lock."""
+
+    liveness_terms = LivenessTerms()
+    """One process: a lock (a set entry) is lost only when a test takes it away."""
+
+    def __init__(self, *, liveness_terms: LivenessTerms | None = None) -> None:
+        if liveness_terms is not None:
+            self.liveness_terms = liveness_terms  # tests of leases and lock timeouts
+        self._lock = threading.RLock()  # record_and_claim nests the other writes
+        self._rows: dict[str, _Row] = {}
+        self._ready: dict[str, list[tuple[int, str, str]]] = {}  # kind -> heap of due rows' order
+        self._scheduled: list[tuple[str, str]] = []  # a heap of (run_at, id) not yet due
+        self._unique: dict[tuple[str, str], str] = {}  # (kind, key) -> the id holding it
+        self._paused: set[str] = set()
+        self._schedules: dict[str, datetime.datetime] = {}
+        self._idempotency: dict[str, KeptAnswer] = {}
+        self._leases: dict[str, tuple[str, datetime.datetime]] = {}
+        self._locks: set[str] = set()  # runner ids holding their liveness lock
+        self._runners: dict[str, _RunnerRow] = {}
+
+    def _file(self, row: _Row) -> None:
+        """Put a queued or scheduled row where claims or promotion find it."""
+        if row.status == SCHEDULED:
+            heapq.heappush(self._scheduled, (row.run_at, row.id))
+        else:
+            heapq.heappush(self._ready.setdefault(row.kind, []), row.order)
+
+    def _finish(self, row: _Row, status: Status, code: str | None, stamp: str) -> None:
+        """Finished for good; the attempt that ended it is told by the row, not logged."""
+        row.status = status
+        row.error = code
+        row.last_code = code
+        row.cancel_requested = False
+        row.finished_at = row.updated_at = stamp
+        if row.unique_key is not None and row.unique_while_active:
+            self._unique.pop((row.kind, row.unique_key), None)
+            row.unique_key = None
+        self._note(row)
+
+    @staticmethod
+    def _note(row: _Row) -> None:
+        """Record a visible change in the row's history, as the SQL stores' trigger does."""
+        seen = (row.shown_status(), row.result, row.error)
+        if seen == row.seen:
+            return
+        row.seen = seen
+        row.version += 1
+        row.history.append(JobEvent(version=row.version, job=MemoryState._public(row)))
+
+    @staticmethod
+    def _log_attempt(row: _Row, outcome: str | None, ended_at: str | None) -> None:
+        """Log the row's latest attempt; only the last ATTEMPTS_KEPT stay."""
+        row.attempts_log.append(
+            {
+                "attempt": row.attempt,
+                "runner": row.claimed_by,
+                "started_at": row.started_at,
+                "ended_at": ended_at,
+                "outcome": outcome,
+            }
+        )
+        del row.attempts_log[:-ATTEMPTS_KEPT]
+
+    @staticmethod
+    def _public(row: _Row) -> Job:
+        return Job(
+            id=row.id,
+            kind=row.kind,
+            status=row.shown_status(),
+            result=stored_result(row.result),
+            error=row.error,
+            version=row.version,
+        )
