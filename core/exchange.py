@@ -1,29 +1,6 @@
-"""The exchange: where a runner's workers hand in outcomes and take jobs, a batch per commit.
+"""Where a runner's workers hand in outcomes and take jobs: one transaction a batch.
 
-Without it every job costs two transactions (its claim, its outcome) or, with
-the outcome and the next claim together, one: one commit and one fsync per
-job, whatever the hardware could do. With it, one transaction at a time per
-runner records every outcome handed in since the last one and claims a job
-for every worker that waits for one: a worker handing in an outcome, a
-worker that found nothing to do, and every idle worker asleep in the runner.
-A worker that arrives while a transaction is in flight joins the next one.
-
-Claims stay bounded by idle workers, as River's producer and Oban's demand
-are: a runner never claims a job none of its workers is free to start, so no
-job waits behind a busy worker while another runner's worker is idle. The
-jobs claimed for sleeping workers are *spares*: the runner wakes that many,
-and each takes one.
-
-The worker that leads a transaction first waits for peers that hold a job and
-may hand in their outcome in a moment, at most GATHER seconds, and not at all
-when none does: so two workers draining short jobs share every commit instead
-of taking turns, while a lone worker never waits. That one wait is on real
-time, not the runner's clock: it is far too short for a test to drive and is
-cut short by the peer it waits for.
-
-Every write keeps its fence (an outcome lands only under its exact claim), so
-batching changes no outcome; a job claimed in a batch is held under this
-runner's id like any other claim, and recovered like one when the runner dies.
+Jobs claimed in a batch for idle workers wait here, *claimed ahead*, for them.
 """
 
 from __future__ import annotations
@@ -69,8 +46,17 @@ class GatherPolicy:
         self._score = 0.8 * self._score + (0.2 if paid_off else 0.0)
 
 
-class Trade:
-    """One worker's request: an outcome to record (or none) and whether it wants a job."""
+def _no_idle_workers() -> int:
+    return 0
+
+
+def _nobody_to_wake(count: int) -> None:
+    return None
+
+
+class Handover:
+    """What one worker hands in (an outcome to record, or none) and whether it wants a job;
+    filled in with what the batch did for it."""
 
     __slots__ = ("done", "error", "held", "job", "outcome", "wants")
 
@@ -87,29 +73,49 @@ class Trade:
 
 
 class JobExchange:
+    """Records every outcome handed in since the last commit and claims a job for every worker
+    that wants one, in one transaction at a time per runner.
+
+    Without it every job costs a commit (its outcome with its next claim) and
+    an fsync. A worker that arrives while a transaction is in flight joins the
+    next one. Claims stay bounded by idle workers, as River's producer and
+    Oban's demand are: the jobs claimed for workers asleep in the runner are
+    *claimed ahead*; the runner wakes that many, and each takes one. No job is
+    claimed that none of its workers is free to start.
+
+    The worker that leads a transaction first waits for peers that hold a job
+    and may hand in their outcome in a moment, at most GATHER seconds (see
+    GatherPolicy), and not at all when none does. That one wait is on real
+    time, not the runner's clock: it is far too short for a test to drive and
+    is cut short by the peer it waits for. Every write keeps its fence, so
+    batching changes no outcome; a job claimed in a batch is held under this
+    runner's id like any other claim, and recovered like one.
+    """
+
     def __init__(
         self,
         store: JobQueue,
         clock: Clock,
         *,
         runner_id: str,
-        idle_workers: Callable[[], int] = lambda: 0,
-        spares_ready: Callable[[int], None] = lambda count: None,
+        idle_workers: Callable[[], int] = _no_idle_workers,
+        claimed_ahead_ready: Callable[[int], None] = _nobody_to_wake,
     ) -> None:
-        """``idle_workers`` counts workers asleep for want of a job (claimed for, as spares);
-        ``spares_ready`` is told how many spares were just put out, to wake that many."""
+        """``idle_workers`` counts workers asleep for want of a job (a batch claims ahead for
+        them); ``claimed_ahead_ready`` is told how many jobs it just claimed ahead, to wake
+        that many workers."""
         self._store = store
         self._clock = clock
         self._runner_id = runner_id
         self._idle_workers = idle_workers
-        self._spares_ready = spares_ready
+        self._claimed_ahead_ready = claimed_ahead_ready
         self._kinds: Collection[str] | None = None
         self._queues: Collection[str] | None = None
         self._changed = threading.Condition()
-        self._pending: list[Trade] = []
+        self._pending: list[Handover] = []
         self._leading = False
         self._out: set[Claim] = set()  # jobs handed to a worker that has not come back
-        self._spares: deque[ClaimedJob] = deque()
+        self._claimed_ahead: deque[ClaimedJob] = deque()
         self._gathering = GatherPolicy()
 
     def serve(self, kinds: Collection[str] | None, queues: Collection[str] | None) -> None:
@@ -117,23 +123,23 @@ class JobExchange:
         self._kinds = kinds
         self._queues = queues
 
-    def trade(self, outcome: tuple[Claim, Outcome] | None, *, wants: bool) -> Trade:
+    def hand_in(self, outcome: tuple[Claim, Outcome] | None, *, wants: bool) -> Handover:
         """Hand in ``outcome`` (if any) and, with ``wants``, take a job: in the next batch.
 
         Returns once the batch has committed (or failed: ``error`` set, and
         nothing of it happened). The caller retries its own outcome then.
         """
-        trade = Trade(outcome, wants)
+        handover = Handover(outcome, wants)
         with self._changed:
-            if outcome is None and wants and self._spares:
-                trade.job = self._spares.popleft()  # claimed for an idle worker: this one
-                self._out.add(trade.job.claim)
-                return trade
+            if outcome is None and wants and self._claimed_ahead:
+                handover.job = self._claimed_ahead.popleft()  # claimed for an idle worker: this one
+                self._out.add(handover.job.claim)
+                return handover
             if outcome is not None:
                 self._out.discard(outcome[0])
-            self._pending.append(trade)
+            self._pending.append(handover)
             self._changed.notify_all()  # a leader gathering peers may be waiting for this one
-            while not trade.done:
+            while not handover.done:
                 if self._leading:
                     self._changed.wait()
                     continue
@@ -150,9 +156,9 @@ class JobExchange:
                         if each.job is not None:
                             self._out.add(each.job.claim)
                     self._changed.notify_all()
-        return trade
+        return handover
 
-    def _gather(self) -> list[Trade]:
+    def _gather(self) -> list[Handover]:
         """Wait (briefly, holding the lead) for peers holding a job to hand it in; take the batch.
 
         Called with the condition held.
@@ -170,9 +176,9 @@ class JobExchange:
         del self._pending[:MAX_BATCH]
         return batch
 
-    def _commit(self, batch: list[Trade]) -> None:
-        outcomes = [trade.outcome for trade in batch if trade.outcome is not None]
-        wanting = [trade for trade in batch if trade.wants]
+    def _commit(self, batch: list[Handover]) -> None:
+        outcomes = [handover.outcome for handover in batch if handover.outcome is not None]
+        wanting = [handover for handover in batch if handover.wants]
         limit = len(wanting) + (self._unserved_idle_workers() if wanting else 0)
         try:
             held, jobs = self._store.record_and_claim(
@@ -184,40 +190,42 @@ class JobExchange:
                 queues=self._queues,
             )
         except BaseException as error:
-            # Every trade learns that its batch failed, so each worker retries its own
+            # Every handover learns that its batch failed, so each worker retries its own
             # outcome; one past Exception still ends the leader's thread as it would alone.
             failure = error if isinstance(error, Exception) else StoreError("database error")
-            for trade in batch:
-                trade.error = failure
+            for handover in batch:
+                handover.error = failure
             if failure is not error:
                 raise
             return
         recorded = iter(held)
-        for trade in batch:
-            if trade.outcome is not None:
-                trade.held = next(recorded)
+        for handover in batch:
+            if handover.outcome is not None:
+                handover.held = next(recorded)
         handed = iter(jobs)
         with self._changed:
-            for trade in wanting:
-                trade.job = next(handed, None)
+            for handover in wanting:
+                handover.job = next(handed, None)
             self._hand_to_waiting(handed)
-            spares = list(handed)
-            self._spares.extend(spares)
-        if spares:
-            self._spares_ready(len(spares))
+            ahead = list(handed)
+            self._claimed_ahead.extend(ahead)
+        if ahead:
+            self._claimed_ahead_ready(len(ahead))
 
     def _unserved_idle_workers(self) -> int:
-        """Idle workers no spare is waiting for: those a batch may claim a job for.
+        """Idle workers no job claimed ahead is waiting for: those a batch may claim a job for.
 
-        A worker woken for a spare counts as idle until it runs again, so
+        A worker woken for a job claimed ahead counts as idle until it runs again, so
         without this a second batch would claim it a second job, which would
         wait, claimed and unrun, behind busy workers.
         """
         with self._changed:
-            spares = len(self._spares)  # first: only the leader adds spares, so this only falls
-        # A woken worker stops counting as idle before it takes its spare: read in this
-        # order, the two counts never show a spare taken and its worker still idle.
-        return max(0, self._idle_workers() - spares)
+            ahead = len(
+                self._claimed_ahead
+            )  # first: only the leader claims ahead, so this only falls
+        # A woken worker stops counting as idle before it takes its job: read in this
+        # order, the two counts never show a job claimed ahead taken and its worker still idle.
+        return max(0, self._idle_workers() - ahead)
 
     def _hand_to_waiting(self, handed: Iterator[ClaimedJob]) -> None:
         """Give jobs claimed for idle workers first to workers already waiting here for one.
@@ -227,10 +235,10 @@ class JobExchange:
         takes one of these instead, so no job claimed for it is left waiting
         behind busy workers. Only requests without an outcome: a job handed
         to one that still waits for its outcome to be recorded would be held
-        by nobody the keeper can see (neither a spare nor running) for as long
+        by nobody the keeper can see (neither claimed ahead nor running) for as long
         as that takes. Called with the condition held.
         """
-        for waiting in [trade for trade in self._pending if trade.wants and not trade.outcome]:
+        for waiting in [each for each in self._pending if each.wants and not each.outcome]:
             job = next(handed, None)
             if job is None:
                 return
@@ -239,33 +247,34 @@ class JobExchange:
             waiting.done = True
             self._out.add(job.claim)
 
-    # -- spares --------------------------------------------------------------
+    # -- jobs claimed ahead for idle workers ----------------------------------
 
-    def has_spare(self) -> bool:
-        return bool(self._spares)
+    def has_claimed_ahead(self) -> bool:
+        return bool(self._claimed_ahead)
 
-    def take_spare(self) -> ClaimedJob | None:
+    def take_claimed_ahead(self) -> ClaimedJob | None:
         """A job claimed for an idle worker, now this worker's; None when there is none."""
         with self._changed:
-            if not self._spares:
+            if not self._claimed_ahead:
                 return None
-            job = self._spares.popleft()
+            job = self._claimed_ahead.popleft()
             self._out.add(job.claim)
             return job
 
-    def take_all_spares(self) -> list[ClaimedJob]:
-        """Every spare, for a runner that stops or may no longer claim: to give back."""
+    def take_all_claimed_ahead(self) -> list[ClaimedJob]:
+        """Every job claimed ahead, for a runner that stops or may no longer claim: to give back."""
         with self._changed:
-            spares = list(self._spares)
-            self._spares.clear()
-            return spares
+            ahead = list(self._claimed_ahead)
+            self._claimed_ahead.clear()
+            return ahead
 
-    def spare_claims(self) -> set[Claim]:
+    def claimed_ahead_claims(self) -> set[Claim]:
         """Claims held for idle workers: run by no worker yet, but not lost."""
         with self._changed:
-            return {job.claim for job in self._spares}
+            return {job.claim for job in self._claimed_ahead}
 
     def put_down(self, claim: Claim) -> None:
-        """The worker holding ``claim`` is done with it without trading (idempotent)."""
+        """The worker holding ``claim`` is done with it without handing in its outcome here
+        (idempotent)."""
         with self._changed:
             self._out.discard(claim)

@@ -56,13 +56,13 @@ class LivenessKeeper:
         runner_id: str,
         attempts: Attempts,
         sweeper: Sweeper,
-        take_spares: Callable[[], list[ClaimedJob]],
+        take_claimed_ahead: Callable[[], list[ClaimedJob]],
         wake_all: Callable[[], None],
         on_sweep: Callable[[], None],
         check_interval: float | None,
         sweep_interval: float | None,
     ) -> None:
-        """``take_spares`` takes the jobs claimed for idle workers away from them (given back
+        """``take_claimed_ahead`` takes the jobs claimed for idle workers away from them (given back
         when the runner's liveness was lost); ``wake_all`` tells the workers waiting for a
         fresh confirmation that they may claim; ``on_sweep`` is called on every sweep."""
         self._store = store
@@ -71,7 +71,7 @@ class LivenessKeeper:
         self._id = runner_id
         self._attempts = attempts
         self._sweeper = sweeper
-        self._take_spares = take_spares
+        self._take_claimed_ahead = take_claimed_ahead
         self._wake_all = wake_all
         self._on_sweep = on_sweep
         self._check_interval = check_interval
@@ -292,7 +292,7 @@ class LivenessKeeper:
         # them meanwhile, so no worker may start one. Given back fenced: one settled
         # elsewhere is left as it is. Should the give-back fail, no worker holds them and the
         # sweep for lost claims gives them back.
-        kept = {spare.claim for spare in self._take_spares()}
+        kept = {claimed.claim for claimed in self._take_claimed_ahead()}
         if kept:
             self._store.put_back(kept, now=self._clock.now())
         running = self._attempts.snapshot()  # before the read: each of these was claimed before it

@@ -89,10 +89,10 @@ class OutcomeRecorder:
         next_job: ClaimedJob | None = None
         try:
             if claim_next:
-                trade = self._exchange.trade((claimed.claim, outcome), wants=True)
-                if trade.error is not None:
-                    raise trade.error
-                held, next_job = trade.held, trade.job
+                handover = self._exchange.hand_in((claimed.claim, outcome), wants=True)
+                if handover.error is not None:
+                    raise handover.error
+                held, next_job = handover.held, handover.job
             else:
                 held = self._finish(claimed.claim, outcome)
         except Exception as error:

@@ -197,7 +197,7 @@ class Runner:
         self._deadlines = Deadlines()
         self._left_behind = 0  # handlers that ignored a stop, still running
         self._left_behind_cap = max(1, workers) if left_behind_cap is None else left_behind_cap
-        self._empty_seats: list[int] = []  # workers not replaced while past the cap
+        self._empty_slots: list[int] = []  # workers not replaced while past the cap
 
         # Claims and outcomes: batched per commit, recorded with retries.
         self._exchange = JobExchange(
@@ -205,7 +205,7 @@ class Runner:
             clock,
             runner_id=self.id,
             idle_workers=self._count_idle_workers,
-            spares_ready=self._spares_ready,
+            claimed_ahead_ready=self._claimed_ahead_ready,
         )
         self._recorder = OutcomeRecorder(
             store, clock, log, self._exchange, is_stopping=self._attempts.all_told_to_stop
@@ -218,7 +218,7 @@ class Runner:
             log,
             kinds=self.kinds,
             new_job=self.client.new_job,
-            enqueued=self._pass_the_wake,
+            enqueued=self._wake_one,
         )
         self._scheduler = Scheduler(
             store,
@@ -238,10 +238,10 @@ class Runner:
             log,
             runner_id=self.id,
             attempts=self._attempts,
-            kept_for_workers=self._exchange.spare_claims,
+            claimed_ahead=self._exchange.claimed_ahead_claims,
             left_running=self._recorder.left_running,
             preempt=self._preempt,
-            wake_one=self._pass_the_wake,
+            wake_one=self._wake_one,
             observer=self._observer,
             interval=sweep_interval,
             jitter=jitter,
@@ -253,7 +253,7 @@ class Runner:
             runner_id=self.id,
             attempts=self._attempts,
             sweeper=sweeper,
-            take_spares=self._exchange.take_all_spares,
+            take_claimed_ahead=self._exchange.take_all_claimed_ahead,
             wake_all=self._wake_all,
             on_sweep=self._scheduler.pass_on_notice,
             check_interval=check_interval,
@@ -340,9 +340,9 @@ class Runner:
             self._stop.notify_all()
         self._scheduler.stop()
         with self._done:
-            if self._empty_seats:  # seats never refilled: nothing left to wait for in them
-                self._live_workers -= len(self._empty_seats)
-                self._empty_seats.clear()
+            if self._empty_slots:  # slots never refilled: nothing left to wait for in them
+                self._live_workers -= len(self._empty_slots)
+                self._empty_slots.clear()
                 self._done.notify_all()
         self._scheduler.workers_changed()
 
@@ -537,7 +537,7 @@ class Runner:
                 # The claim returned after stop began: its handler never ran.
                 self._exchange.put_down(claimed.claim)
                 self._recorder.put_back(claimed)
-            self._give_back_spares()
+            self._give_back_claimed_ahead()
         except BaseException as error:
             # Our own bug, or a store raising past Exception: the pool must keep its size.
             self._log.error(
@@ -554,7 +554,7 @@ class Runner:
                 if replace:
                     replace = self._replace_worker(number)
                 if not replace:
-                    self._seat_freed()
+                    self._close_slot()
 
     def _replace_worker(self, number: int) -> bool:
         """Start a worker in a crashed one's place; False if even that fails (no threads left)."""
@@ -578,15 +578,15 @@ class Runner:
         retry_delay: float | None = None
         while not self._stopping:
             if not self._keeper.may_claim():
-                self._give_back_spares()  # others may settle them meanwhile: never run them
+                self._give_back_claimed_ahead()  # others may settle them meanwhile: never run them
                 self._wait_for_liveness()
                 continue
-            spare = self._exchange.take_spare()
-            if spare is not None:
-                return spare
-            trade = self._exchange.trade(None, wants=True)
-            if trade.error is not None:
-                error = trade.error
+            ahead = self._exchange.take_claimed_ahead()
+            if ahead is not None:
+                return ahead
+            handover = self._exchange.hand_in(None, wants=True)
+            if handover.error is not None:
+                error = handover.error
                 self._observer.claim_failed()
                 retry_delay = next_claim_retry_delay(retry_delay)
                 # A blip that the backoff rides out is a warning; an outage
@@ -600,16 +600,16 @@ class Runner:
                 )
                 self._clock.wait_for(self._stop, lambda: self._stopping, retry_delay)
                 continue
-            claimed = trade.job
+            claimed = handover.job
             self._scheduler.pass_on_notice()
             if claimed is None:
                 self._wait_for_wake()
             else:
-                self._pass_the_wake()  # more may be queued: let one more idle worker look
+                self._wake_one()  # more may be queued: let one more idle worker look
             return claimed
         return None
 
-    def _spares_ready(self, count: int) -> None:
+    def _claimed_ahead_ready(self, count: int) -> None:
         """Jobs were claimed for idle workers: wake that many (each takes one).
 
         Workers waiting for liveness wait on the same condition: while any
@@ -621,15 +621,15 @@ class Runner:
             else:
                 self._wake.notify(count)
 
-    def _give_back_spares(self) -> None:
+    def _give_back_claimed_ahead(self) -> None:
         """Put back jobs claimed for idle workers that will not run them (stopping, no liveness).
 
         A give-back that fails leaves them held in this runner's name, run by
         no worker: the sweep gives them back, or others settle them once this
         runner is judged dead.
         """
-        for spare in self._exchange.take_all_spares():
-            self._recorder.put_back(spare)
+        for claimed in self._exchange.take_all_claimed_ahead():
+            self._recorder.put_back(claimed)
 
     def _wait_for_liveness(self) -> None:
         """Sleep until the liveness keeper confirms this runner again, or stop."""
@@ -648,7 +648,9 @@ class Runner:
             self._idle_workers += 1
             try:
                 while (
-                    self._wake_tokens == 0 and not self._stopping and not self._exchange.has_spare()
+                    self._wake_tokens == 0
+                    and not self._stopping
+                    and not self._exchange.has_claimed_ahead()
                 ):
                     self._wake.wait()
                 if self._wake_tokens:
@@ -668,13 +670,13 @@ class Runner:
         watcher to call on every change it sees.
         """
         self._scheduler.noticed_elsewhere()
-        self._pass_the_wake()
+        self._wake_one()
 
     def _reread_schedule_soon(self) -> None:
         """The store may hold an earlier due time than the scheduler knows: it looks again."""
         self._scheduler.look_again()
 
-    def _pass_the_wake(self) -> None:
+    def _wake_one(self) -> None:
         """Make sure one worker looks: wake an idle one, or leave a token for the next to idle.
 
         The token matters when no worker is idle yet: one that has just found
@@ -699,7 +701,7 @@ class Runner:
             self._wake.notify_all()
 
     def _count_idle_workers(self) -> int:
-        """Workers asleep for want of a job (the exchange claims spares for them)."""
+        """Workers asleep for want of a job (the exchange claims ahead for them)."""
         return self._idle_workers
 
     def _wake_all(self) -> None:
@@ -872,7 +874,7 @@ class Runner:
                     count = self._left_behind
                     refill = count <= self._left_behind_cap and not self._stopping
                     if not refill and not self._stopping:
-                        self._empty_seats.append(attempt.worker)
+                        self._empty_slots.append(attempt.worker)
                     elif self._stopping:
                         self._live_workers -= 1
                         self._done.notify_all()
@@ -907,12 +909,12 @@ class Runner:
         self._recorder.record(claimed, end, outcome, claim_next=False)
         self._attempts.settled(attempt)
         if isinstance(outcome, RunAgain):
-            self._pass_the_wake()  # it may be due at once
+            self._wake_one()  # it may be due at once
             self._reread_schedule_soon()  # or later: the scheduler must know
         if refill and not self._replace_worker(attempt.worker):
-            self._seat_freed()
+            self._close_slot()
 
-    def _seat_freed(self) -> None:
+    def _close_slot(self) -> None:
         """A worker's place is given up for good: join, and the scheduler, may be waiting."""
         with self._done:
             self._live_workers -= 1
@@ -920,12 +922,12 @@ class Runner:
         self._scheduler.workers_changed()
 
     def _left_behind_returned(self) -> None:
-        """A handler left behind returned at last: refill a seat left empty past the cap."""
+        """A handler left behind returned at last: refill a slot left empty past the cap."""
         with self._done:
             self._left_behind -= 1
-            seat = self._empty_seats.pop() if self._empty_seats and not self._stopping else None
-        if seat is not None and not self._replace_worker(seat):
-            self._seat_freed()
+            slot = self._empty_slots.pop() if self._empty_slots and not self._stopping else None
+        if slot is not None and not self._replace_worker(slot):
+            self._close_slot()
 
     def _no_workers_left(self) -> bool:
         return self._live_workers == 0  # one read of an int: no lock needed, none taken

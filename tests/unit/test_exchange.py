@@ -8,7 +8,7 @@ from jobtable.adapters.fake_clock import FakeClock
 from jobtable.adapters.memory import MemoryStore
 from jobtable.core import NewJob, Status
 from jobtable.core.errors import StoreError, StoreUnavailableError
-from jobtable.core.exchange import JobExchange, Trade
+from jobtable.core.exchange import Handover, JobExchange
 from jobtable.core.ids import JobIdGenerator
 from jobtable.core.outcome import Succeed
 from tests.support.threads import run_in_threads
@@ -51,20 +51,20 @@ def queued(store: MemoryStore, count: int, clock: FakeClock) -> list[str]:
     return ids
 
 
-def exchange_over(store, clock, *, idle=0, spares=None) -> JobExchange:
+def exchange_over(store, clock, *, idle=0, ahead=None) -> JobExchange:
     exchange = JobExchange(
         store,
         clock,
         runner_id=RUNNER,
         idle_workers=lambda: idle,
-        spares_ready=(spares.append if spares is not None else lambda count: None),
+        claimed_ahead_ready=(ahead.append if ahead is not None else lambda count: None),
     )
     exchange.serve(frozenset({"count"}), None)
     return exchange
 
 
 def wait_until(exchange: JobExchange, condition, what: str) -> None:
-    """The exchange notifies its condition whenever a trade is handed in."""
+    """The exchange notifies its condition whenever a handover is handed in."""
     with exchange._changed:
         assert exchange._changed.wait_for(condition, timeout=10), what
 
@@ -76,7 +76,7 @@ def three_held_one_commit_paused(queued_count: int):
     store = RecordingStore(memory)
     queued(memory, queued_count, clock)
     exchange = exchange_over(store, clock)
-    jobs = [exchange.trade(None, wants=True).job for _ in range(3)]
+    jobs = [exchange.hand_in(None, wants=True).job for _ in range(3)]
     store.calls.clear()
     store.entered.clear()
     store.release.clear()
@@ -98,56 +98,56 @@ def first_in_flight_two_behind(exchange, store, hand_in, jobs) -> list[threading
 def join_all(threads: list[threading.Thread]) -> None:
     for thread in threads:
         thread.join(10)
-    assert not any(thread.is_alive() for thread in threads), "a trade never came back"
+    assert not any(thread.is_alive() for thread in threads), "a handover never came back"
 
 
 def test_outcomes_handed_in_during_a_commit_share_the_next_one():
     memory, store, exchange, jobs = three_held_one_commit_paused(6)
-    trades: dict[str, Trade] = {}
+    handovers: dict[str, Handover] = {}
 
     def hand_in(job) -> None:
-        trades[job.id] = exchange.trade((job.claim, Succeed(result="{}")), wants=True)
+        handovers[job.id] = exchange.hand_in((job.claim, Succeed(result="{}")), wants=True)
 
     threads = first_in_flight_two_behind(exchange, store, hand_in, jobs)
     store.release.set()
     join_all(threads)
     assert store.calls == [([jobs[0].id], 1), ([jobs[1].id, jobs[2].id], 2)]
-    assert all(trade.held for trade in trades.values())
-    assert len({trade.job.id for trade in trades.values()}) == 3  # a new job each
+    assert all(handover.held for handover in handovers.values())
+    assert len({handover.job.id for handover in handovers.values()}) == 3  # a new job each
     assert all(memory.get(job.id).status is Status.SUCCEEDED for job in jobs)
 
 
-def test_jobs_are_claimed_for_idle_workers_as_spares_in_claim_order():
+def test_jobs_are_claimed_ahead_for_idle_workers_in_claim_order():
     clock = FakeClock()
     store = MemoryStore()
     ids = queued(store, 5, clock)
     told: list[int] = []
-    exchange = exchange_over(store, clock, idle=2, spares=told)
-    mine = exchange.trade(None, wants=True).job
+    exchange = exchange_over(store, clock, idle=2, ahead=told)
+    mine = exchange.hand_in(None, wants=True).job
     assert mine.id == ids[0]
     assert told == [2]
-    kept = exchange.spare_claims()
-    spares = [exchange.take_spare(), exchange.take_spare()]
-    assert [job.id for job in spares] == ids[1:3]
-    assert kept == {job.claim for job in spares}
-    assert exchange.take_spare() is None
-    assert exchange.spare_claims() == set()
+    kept = exchange.claimed_ahead_claims()
+    ahead = [exchange.take_claimed_ahead(), exchange.take_claimed_ahead()]
+    assert [job.id for job in ahead] == ids[1:3]
+    assert kept == {job.claim for job in ahead}
+    assert exchange.take_claimed_ahead() is None
+    assert exchange.claimed_ahead_claims() == set()
     assert [store.get(job_id).status for job_id in ids] == [Status.RUNNING] * 3 + [
         Status.QUEUED
     ] * 2
 
 
-def test_a_failed_commit_fails_every_trade_in_it_and_changes_nothing():
+def test_a_failed_commit_fails_every_handover_in_it_and_changes_nothing():
     clock = FakeClock()
     memory = MemoryStore()
     store = RecordingStore(memory)
     queued(memory, 3, clock)
     exchange = exchange_over(store, clock)
-    jobs = [exchange.trade(None, wants=True).job for _ in range(2)]
+    jobs = [exchange.hand_in(None, wants=True).job for _ in range(2)]
     store.fail_with = StoreUnavailableError("database unavailable")
-    trades = [exchange.trade((job.claim, Succeed(result="{}")), wants=True) for job in jobs]
-    assert all(isinstance(trade.error, StoreUnavailableError) for trade in trades)
-    assert all(trade.held is None and trade.job is None for trade in trades)
+    handovers = [exchange.hand_in((job.claim, Succeed(result="{}")), wants=True) for job in jobs]
+    assert all(isinstance(handover.error, StoreUnavailableError) for handover in handovers)
+    assert all(handover.held is None and handover.job is None for handover in handovers)
     assert all(memory.get(job.id).status is Status.RUNNING for job in jobs)
 
 
@@ -161,14 +161,14 @@ def test_many_workers_trading_at_once_run_every_job_exactly_once():
     problems: list[str] = []
 
     def worker() -> None:
-        job = exchange.trade(None, wants=True).job
+        job = exchange.hand_in(None, wants=True).job
         while job is not None:
             with guard:
                 ran.append(job.id)
-            trade = exchange.trade((job.claim, Succeed(result="{}")), wants=True)
-            if not trade.held:
+            handover = exchange.hand_in((job.claim, Succeed(result="{}")), wants=True)
+            if not handover.held:
                 problems.append(f"{job.id} not held")
-            job = trade.job
+            job = handover.job
 
     run_in_threads([worker] * 6)
     assert problems == []
@@ -182,27 +182,27 @@ def test_a_batch_claims_nothing_beyond_the_workers_that_want_a_job():
     store = RecordingStore(memory)
     ids = queued(memory, 10, clock)
     exchange = exchange_over(store, clock, idle=3)
-    job = exchange.trade(None, wants=True).job
+    job = exchange.hand_in(None, wants=True).job
     assert store.calls == [([], 4)]  # this worker and the three asleep
-    exchange.trade((job.claim, Succeed(result="{}")), wants=False)
+    exchange.hand_in((job.claim, Succeed(result="{}")), wants=False)
     assert store.calls[-1] == ([job.id], 0)  # handing in alone claims nothing
     assert sum(memory.get(job_id).status is Status.QUEUED for job_id in ids) == 6
 
 
 def test_a_job_claimed_for_an_idle_worker_goes_to_it_when_it_asked_meanwhile():
     """The idle worker woke during the commit and asked for a job itself: it gets the one
-    claimed for it, and nothing is left over as a spare behind busy workers."""
+    claimed for it, and nothing is left over, claimed ahead, behind busy workers."""
     clock = FakeClock()
     memory = MemoryStore()
     store = RecordingStore(memory)
     ids = queued(memory, 5, clock)
     told: list[int] = []
-    exchange = exchange_over(store, clock, idle=1, spares=told)
+    exchange = exchange_over(store, clock, idle=1, ahead=told)
     store.release.clear()
-    trades: dict[str, Trade] = {}
+    handovers: dict[str, Handover] = {}
 
     def ask(name: str) -> None:
-        trades[name] = exchange.trade(None, wants=True)
+        handovers[name] = exchange.hand_in(None, wants=True)
 
     leader = threading.Thread(target=ask, args=("leader",))
     leader.start()
@@ -213,8 +213,8 @@ def test_a_job_claimed_for_an_idle_worker_goes_to_it_when_it_asked_meanwhile():
     store.release.set()
     join_all([leader, woken])
     assert [job_id for job_id, _ in store.calls] == [[]]  # one claim, for both
-    assert [trades["leader"].job.id, trades["woken"].job.id] == ids[:2]
-    assert exchange.spare_claims() == set()
+    assert [handovers["leader"].job.id, handovers["woken"].job.id] == ids[:2]
+    assert exchange.claimed_ahead_claims() == set()
     assert told == []
 
 
@@ -222,13 +222,13 @@ class Unusual(BaseException):
     """Past ``except Exception``, as some libraries' errors are."""
 
 
-def test_a_batch_that_dies_past_exception_fails_every_trade_in_it_not_just_the_leaders():
+def test_a_batch_that_dies_past_exception_fails_every_handover_in_it_not_just_the_leaders():
     _, store, exchange, jobs = three_held_one_commit_paused(3)
     outcomes: dict[str, object] = {}
 
     def hand_in(job) -> None:
         try:
-            outcomes[job.id] = exchange.trade((job.claim, Succeed(result="{}")), wants=False)
+            outcomes[job.id] = exchange.hand_in((job.claim, Succeed(result="{}")), wants=False)
         except Unusual as raised:
             outcomes[job.id] = raised
 
@@ -239,7 +239,7 @@ def test_a_batch_that_dies_past_exception_fails_every_trade_in_it_not_just_the_l
     assert outcomes[jobs[0].id].held is True
     died = [outcomes[job.id] for job in jobs[1:]]
     assert sum(isinstance(outcome, Unusual) for outcome in died) == 1  # the pair's leader
-    (told,) = [outcome for outcome in died if isinstance(outcome, Trade)]
+    (told,) = [outcome for outcome in died if isinstance(outcome, Handover)]
     assert isinstance(told.error, StoreError) and told.held is None  # its worker retries
 
 
@@ -259,21 +259,25 @@ def test_a_leader_stops_waiting_for_peers_that_never_come_and_tries_again_later(
         assert policy.should_wait()  # short jobs: every wait brings a peer
 
 
-def test_an_idle_worker_a_spare_waits_for_is_not_claimed_for_again():
-    """A worker woken for a spare counts as idle until it runs: a batch committed in
+def test_an_idle_worker_a_job_claimed_ahead_waits_for_is_not_claimed_for_again():
+    """A worker woken for a job claimed ahead counts as idle until it runs: a batch committed in
     between must not claim it a second job, which would wait claimed and unrun
     behind busy workers (where no cancel or pause could stop it starting)."""
     clock = FakeClock()
     memory = MemoryStore()
     store = RecordingStore(memory)
     ids = queued(memory, 6, clock)
-    busy = exchange_over(store, clock).trade(None, wants=True).job  # another worker's job
-    exchange = exchange_over(store, clock, idle=1)  # one worker asleep, woken by the spare...
-    exchange.trade(None, wants=True)
-    assert store.calls[-1][1] == 2 and len(exchange.spare_claims()) == 1
-    # ...and before it takes its spare, a busy worker hands in its outcome for its next job.
-    trade = exchange.trade((busy.claim, Succeed(result="{}")), wants=True)
-    assert trade.held is True and trade.job is not None
-    assert store.calls[-1] == ([busy.id], 1)  # for the trader alone
-    assert len(exchange.spare_claims()) == 1  # still one spare for one idle worker
+    busy = exchange_over(store, clock).hand_in(None, wants=True).job  # another worker's job
+    exchange = exchange_over(
+        store, clock, idle=1
+    )  # one worker asleep, woken by the job claimed ahead...
+    exchange.hand_in(None, wants=True)
+    assert store.calls[-1][1] == 2 and len(exchange.claimed_ahead_claims()) == 1
+    # ...and before it takes that job, a busy worker hands in its outcome for its next job.
+    handover = exchange.hand_in((busy.claim, Succeed(result="{}")), wants=True)
+    assert handover.held is True and handover.job is not None
+    assert store.calls[-1] == ([busy.id], 1)  # for the one handing in alone
+    assert (
+        len(exchange.claimed_ahead_claims()) == 1
+    )  # still one job claimed ahead for one idle worker
     assert [memory.get(job_id).status for job_id in ids[4:]] == [Status.QUEUED] * 2

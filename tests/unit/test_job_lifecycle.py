@@ -334,7 +334,7 @@ def test_past_the_cap_of_handlers_left_behind_the_runner_claims_with_fewer_worke
     system.wait_for(second)
     assert "too many handlers left behind" in system.logs.text
     assert system.store.get(waiting).status is Status.QUEUED  # no worker to run it
-    release.set()  # both return: a seat is filled again
+    release.set()  # both return: a slot is filled again
     assert system.wait_for(waiting).status is Status.SUCCEEDED
     assert {system.store.get(first).error, system.store.get(second).error} == {TIMED_OUT}
 
@@ -454,7 +454,7 @@ def test_a_job_requeued_by_the_runner_past_the_cap_wakes_an_idle_worker(make_sys
     system.clock.wait_for_sleepers(1)
     system.clock.advance(1)  # timed out: told to stop
     system.clock.wait_for_sleepers(1)
-    system.clock.advance(2)  # left behind, its seat not refilled (cap 0), due again at once
+    system.clock.advance(2)  # left behind, its slot not refilled (cap 0), due again at once
     try:
         job = system.wait_for(
             job_id, lambda job: job is not None and job.status is Status.SUCCEEDED

@@ -305,7 +305,7 @@ def test_join_returns_within_its_timeout_when_the_database_hangs(make_system):
 def test_jobs_claimed_for_idle_workers_are_given_back_not_run_once_the_liveness_was_lost(
     make_system, gate
 ):
-    """A job claimed for an idle worker (a spare) and not yet taken when the runner lost
+    """A job claimed ahead for an idle worker and not yet taken when the runner lost
     its liveness may have been settled elsewhere meanwhile: no worker of it may start it.
     The one still held is given back and runs; the one settled elsewhere stays settled."""
     owner = make_system(workers=1, sweep_interval=SWEEP_INTERVAL, check_interval=CHECK_INTERVAL)
@@ -315,19 +315,19 @@ def test_jobs_claimed_for_idle_workers_are_given_back_not_run_once_the_liveness_
     assert gate.started.acquire(timeout=10)  # the one worker is busy
     still_held, settled = kind.enqueue(CountPayload()), kind.enqueue(CountPayload())
     store = owner.store.inner
-    spares = [
+    ahead = [
         store.claim_next(runner_id=owner.runner.id, now=owner.clock.now(), kinds=["slow"])
         for _ in range(2)
     ]
-    assert [spare.id for spare in spares] == [still_held, settled]
-    owner.runner._exchange._spares.extend(spares)  # as a batch leaves them for idle workers
+    assert [job.id for job in ahead] == [still_held, settled]
+    owner.runner._exchange._claimed_ahead.extend(ahead)  # as a batch leaves them for idle workers
 
     break_lock(store, owner.runner.id)
-    assert interrupt(store, spares[1].claim, code=INTERRUPTED, now=owner.clock.now())
+    assert interrupt(store, ahead[1].claim, code=INTERRUPTED, now=owner.clock.now())
     owner.clock.wait_for_sleepers(2)
     owner.clock.advance(CHECK_INTERVAL)  # the lock is taken again; the sweep reconciles
     owner.store.wait_until(lambda: owner.runner.get(still_held).status is Status.QUEUED)
-    assert owner.runner._exchange.spare_claims() == set()
+    assert owner.runner._exchange.claimed_ahead_claims() == set()
     assert store.row(still_held)["attempt"] == 0  # its attempt given back: it never ran
 
     gate.release.set()
