@@ -44,7 +44,7 @@ class Attempt:
 class Attempts:
     """One slot per worker, each written by its own worker only (no lock on the hot path).
 
-    Readers (the liveness keeper) take a snapshot. ``changed`` is notified
+    Readers (the registration's sweep) take a snapshot. ``changed`` is notified
     whenever a handler is told to stop, which ends its ``ctx.wait``.
     """
 

@@ -235,7 +235,7 @@ class JobExchange:
         takes one of these instead, so no job claimed for it is left waiting
         behind busy workers. Only requests without an outcome: a job handed
         to one that still waits for its outcome to be recorded would be held
-        by nobody the keeper can see (neither claimed ahead nor running) for as long
+        by nobody the registration can see (neither claimed ahead nor running) for as long
         as that takes. Called with the condition held.
         """
         for waiting in [each for each in self._pending if each.wants and not each.outcome]:

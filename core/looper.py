@@ -1,6 +1,6 @@
 """Background threads that outlive their own bugs: a loop that raises is logged and restarted.
 
-The scheduler, the liveness keeper's check and sweep, and retention each run one.
+The scheduler, the registration's check and sweep, and retention each run one.
 """
 
 from __future__ import annotations

@@ -56,7 +56,6 @@ from jobtable.core.jobs import (
     Retention,
     RetryOutcome,
 )
-from jobtable.core.keeper import LivenessKeeper
 from jobtable.core.kinds import EncodedJob
 from jobtable.core.liveness import CHECK_INTERVAL, SWEEP_INTERVAL, RunnerInfo, RunnerRecord
 from jobtable.core.observer import SUCCEEDED, GuardedObserver, NoObserver, RunnerObserver
@@ -72,6 +71,7 @@ from jobtable.core.outcome import (
 from jobtable.core.ports import JobStore, Watcher
 from jobtable.core.preemption import ABANDON, PREEMPT_GRACE, STOP, Deadlines
 from jobtable.core.recording import OutcomeRecorder, job_fields, loggable_category
+from jobtable.core.registration import Registration
 from jobtable.core.retention import PruneLoop
 from jobtable.core.scheduler import Scheduler
 from jobtable.core.sweeper import Sweeper
@@ -246,7 +246,7 @@ class Runner:
             interval=sweep_interval,
             jitter=jitter,
         )
-        self._keeper = LivenessKeeper(
+        self._registration = Registration(
             store,
             clock,
             log,
@@ -276,9 +276,9 @@ class Runner:
             if self._started:
                 raise RunnerStateError("the runner has already started")
             self._started = True
-        self._close_registration()
+        self._freeze_kinds()
         if not self._workers:
-            return  # insert-only: no registration, no claims, nobody to sweep for
+            return  # insert-only: not registered, no claims, nobody to sweep for
         info = RunnerInfo(
             id=self.id,
             host=self._host,
@@ -293,7 +293,7 @@ class Runner:
             # Before the workers' first claims: a job committed between one of them and
             # the watcher's first look cannot go unnoticed.
             self._watcher = self._watch_store()
-            self._keeper.register(info)
+            self._registration.register(info)
         except BaseException:
             self._stop_watching()
             with self._wake:
@@ -303,12 +303,12 @@ class Runner:
             self._live_workers = self._workers
         for number in range(self._workers):
             self._start_worker(number)
-        self._keeper.start()
+        self._registration.start()
         self._scheduler.start()
         if self._prunes:
             self._pruning.start()
 
-    def _close_registration(self) -> None:
+    def _freeze_kinds(self) -> None:
         """No kind may be registered from now on; these are the kinds this runner claims."""
         self.kinds.freeze()
         self._kinds = frozenset(self.kinds.names())
@@ -371,7 +371,7 @@ class Runner:
             # caller that joins in short slices does not give it up after the first.
             spent = self._clock.monotonic() - started
             self._stop_watching()
-            self._keeper.finish(None if timeout is None else max(0.0, timeout - spent))
+            self._registration.finish(None if timeout is None else max(0.0, timeout - spent))
             # A batch under way ends before the store closes.
             self._pruning.join(None if timeout is None else max(0.0, timeout - spent))
         return finished
@@ -492,13 +492,13 @@ class Runner:
         Jobs the handlers enqueue run too, when they are due. For tests:
         deterministic, no worker threads; a test advances its clock to make
         scheduled and retrying jobs due, then drains again. Refused once the
-        runner has started; registration closes at the first drain, as it
-        does at start.
+        runner has started; no kind may be registered after the first drain, as
+        after start.
         """
         with self._wake:
             if self._started:
                 raise RunnerStateError("drain runs jobs without workers; the runner has started")
-        self._close_registration()
+        self._freeze_kinds()
         finished: list[Job] = []
         claimed = self._drain_claim()
         while claimed is not None:
@@ -577,7 +577,7 @@ class Runner:
         """
         retry_delay: float | None = None
         while not self._stopping:
-            if not self._keeper.may_claim():
+            if not self._registration.may_claim():
                 self._give_back_claimed_ahead()  # others may settle them meanwhile: never run them
                 self._wait_for_liveness()
                 continue
@@ -632,12 +632,12 @@ class Runner:
             self._recorder.put_back(claimed)
 
     def _wait_for_liveness(self) -> None:
-        """Sleep until the liveness keeper confirms this runner again, or stop."""
+        """Sleep until the registration confirms this runner's liveness again, or stop."""
         with self._wake:
             self._liveness_waiters += 1
         try:
             self._clock.wait_for(
-                self._wake, lambda: self._stopping or self._keeper.may_claim(), None
+                self._wake, lambda: self._stopping or self._registration.may_claim(), None
             )
         finally:
             with self._wake:
@@ -739,7 +739,9 @@ class Runner:
                 return _LEFT_BEHIND
             attempt.job = None  # a deadline may outlive the job: keep no payload alive
             # drain (no workers, no liveness: tests) always takes the next job along.
-            claim_next = not self._stopping and (not self._started or self._keeper.may_claim())
+            claim_next = not self._stopping and (
+                not self._started or self._registration.may_claim()
+            )
             outcome = self._decide(claimed, end)
             self._job_ended(attempt, claimed.kind, outcome)
             following = self._recorder.record(claimed, end, outcome, claim_next=claim_next)

@@ -1,6 +1,6 @@
 """The sweep's duties to others: handlers whose job was cancelled, dead runners' jobs, lost claims.
 
-Each sweep of the liveness keeper (core/keeper.py) runs them in that order.
+Each sweep of the registration (core/registration.py) runs them in that order.
 """
 
 from __future__ import annotations

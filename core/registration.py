@@ -1,6 +1,6 @@
-"""The liveness keeper: a runner's registration, and the threads that keep it alive.
+"""This runner's registration (its row and liveness lock), kept alive by two threads.
 
-A *check* thread confirms its lock; a *sweep* thread raises its beat, then does
+A *check* thread confirms the lock; a *sweep* thread raises the beat, then does
 the sweeper's duties to others (core/sweeper.py). The rules are core/liveness.py's.
 """
 
@@ -31,8 +31,8 @@ UNREGISTER_WAIT = 5.0
 """Longest ``finish`` waits to delete the runner's row when given no timeout."""
 
 
-class LivenessKeeper:
-    """Keeps runner ``runner_id`` alive in the database, and tells when it may claim.
+class Registration:
+    """Registers runner ``runner_id``, keeps it alive in the database, and tells when it may claim.
 
     The *check* thread confirms the runner's own lock several times per sweep,
     with a deadline on each round trip. Workers claim only while that
