@@ -25,7 +25,7 @@ from jobtable.core.enqueue_options import WHILE_ACTIVE, EnqueueOptions
 from jobtable.core.errors import InvalidPayloadError, JobNotFoundError, UnknownKindError
 from jobtable.core.following import LOOK_AGAIN, job_versions
 from jobtable.core.idempotency import KeepAnswer
-from jobtable.core.ids import JobIdGenerator, could_exist
+from jobtable.core.ids import JobIdGenerator, could_exist, unix_ms
 from jobtable.core.jobs import Enqueued, Job, JobDetail, JobEvents, NewJob, Retention
 from jobtable.core.kinds import EncodedJob, KindRegistry
 from jobtable.core.ports import JobStore
@@ -81,7 +81,7 @@ class Client(OperatorActions):
             self.store,
             clock,
             logger or logging.getLogger("jobtable.client"),
-            holder=holder or self._ids.next_id(_unix_ms(clock.now())),
+            holder=holder or self._ids.next_id(unix_ms(clock.now())),
             retention=retention or Retention(),
         )
         """Deletes the finished jobs ``retention`` no longer keeps (``prune``)."""
@@ -168,7 +168,7 @@ class Client(OperatorActions):
         unique = spec.unique or WHILE_ACTIVE
         unique_key, while_active = unique.key(options.unique_key, request.payload, now)
         return NewJob(
-            id=self._ids.next_id(_unix_ms(now)),
+            id=self._ids.next_id(unix_ms(now)),
             kind=spec.name,
             payload=request.payload,
             max_attempts=spec.policy.max_attempts,
@@ -254,7 +254,3 @@ class Client(OperatorActions):
                 lambda after: self.store.events(job_id, after=after),
                 lambda: subscription.wait(LOOK_AGAIN, clock=self._clock),
             )
-
-
-def _unix_ms(now: datetime.datetime) -> int:
-    return int(now.timestamp() * 1000)

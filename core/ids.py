@@ -8,6 +8,7 @@ before it (RFC 9562, section 6.2, method 3: the random part is bumped).
 
 from __future__ import annotations
 
+import datetime
 import secrets
 import threading
 import uuid
@@ -33,6 +34,11 @@ class JobIdGenerator:
                 candidate = self._last + 1
             self._last = candidate
         return str(_to_uuid7(candidate))
+
+
+def unix_ms(moment: datetime.datetime) -> int:
+    """``moment`` in whole milliseconds since the Unix epoch, as ``next_id`` takes it."""
+    return int(moment.timestamp() * 1000)
 
 
 def _to_uuid7(value: int) -> uuid.UUID:

@@ -15,7 +15,6 @@ core/client.py), which tells the pool what it stored.
 
 from __future__ import annotations
 
-import datetime
 import functools
 import json
 import logging
@@ -42,7 +41,7 @@ from jobtable.core.errors import RunnerStateError
 from jobtable.core.exchange import JobExchange
 from jobtable.core.handling import run_handler
 from jobtable.core.idempotency import KeepAnswer, Repeat
-from jobtable.core.ids import JobIdGenerator
+from jobtable.core.ids import JobIdGenerator, unix_ms
 from jobtable.core.jobs import (
     CancelOutcome,
     ClaimedJob,
@@ -150,7 +149,7 @@ class Runner:
             self._given_observer if observer is None else GuardedObserver(observer, log)
         )
         self._ids = JobIdGenerator()
-        self.id = self._ids.next_id(_unix_ms(clock.now()))
+        self.id = self._ids.next_id(unix_ms(clock.now()))
         """This runner's id, recorded on every job it claims."""
         self._prunes = prunes
         self._watches = watch
@@ -941,7 +940,3 @@ _NO_OPTIONS = EnqueueOptions()
 def _stop_code(attempt: Attempt) -> str:
     """Why ``attempt``'s handler was told to stop, as the code its job ends with."""
     return _STOP_CODES.get(attempt.stop_reason or "", INTERRUPTED)
-
-
-def _unix_ms(now: datetime.datetime) -> int:
-    return int(now.timestamp() * 1000)
