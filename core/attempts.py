@@ -1,15 +1,5 @@
-"""The jobs a runner's workers hold right now, and the stop signal each handler sees.
-
-A handler is told to stop for one of several reasons: the runner's second
-phase of stopping, its liveness running out, its job settled elsewhere
-(found no longer held when a lost lock was taken again), a cancel, or its
-timeout. Each running job has its own signal, so one job can be stopped
-without the others.
-
-Exactly one party records an attempt's outcome: its worker when the handler
-returns, or the runner when a handler ignores a cancel or a timeout for too
-long (it then records the job and gives the worker's place to a new
-thread). ``take_settling`` decides which, once.
+"""The jobs a runner's workers hold right now, the stop signal each handler sees, and who
+records each attempt's outcome: its worker, or the runner when the handler is left behind.
 """
 
 from __future__ import annotations
@@ -21,7 +11,13 @@ from jobtable.core.jobs import Claim
 
 
 class Attempt:
-    """One job a worker is running: its claim, and whether its handler was told to stop."""
+    """One job a worker is running: its claim, and whether its handler was told to stop.
+
+    A handler is told to stop for one of several reasons: the runner's second
+    phase of stopping, its liveness running out, its job settled elsewhere, a
+    cancel, or its timeout; each running job has its own signal. Exactly one
+    party records its outcome, decided once by ``Attempts.take_settling``.
+    """
 
     __slots__ = ("claim", "job", "settled_by", "started", "stop_reason", "worker")
 

@@ -1,7 +1,6 @@
-"""This runner's registration (its row and liveness lock), kept alive by two threads.
-
-A *check* thread confirms the lock; a *sweep* thread raises the beat, then does
-the sweeper's duties to others (core/sweeper.py). The rules are core/liveness.py's.
+"""This runner's registration (its row and liveness lock), kept alive by two threads: a check
+thread confirms the lock; a sweep thread raises the beat, then does the sweeper's duties to
+others (core/sweeper.py). The rules are core/liveness.py's.
 """
 
 from __future__ import annotations
