@@ -21,7 +21,7 @@ import logging
 import os
 import random
 import threading
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection
 from typing import Any, cast
 
 from jobtable.core import codec
@@ -29,6 +29,7 @@ from jobtable.core.attempts import Attempt, Attempts
 from jobtable.core.backoff import CLAIM_RETRY_MAXIMUM, next_claim_retry_delay
 from jobtable.core.changes import JobChanges
 from jobtable.core.client import Client
+from jobtable.core.client_methods import ClientMethods
 from jobtable.core.client_operations import LocalWorkers
 from jobtable.core.clock import Clock
 from jobtable.core.codes import CANCELLED, INTERNAL_ERROR, INTERRUPTED, TIMED_OUT, UNKNOWN_KIND
@@ -40,23 +41,13 @@ from jobtable.core.enqueue_options import (
 from jobtable.core.errors import RunnerStateError
 from jobtable.core.exchange import JobExchange
 from jobtable.core.handling import run_handler
-from jobtable.core.idempotency import KeepAnswer, Repeat
 from jobtable.core.ids import JobIdGenerator, unix_ms
 from jobtable.core.jobs import (
-    CancelOutcome,
     ClaimedJob,
-    Enqueued,
     Job,
-    JobCount,
-    JobDetail,
-    JobEvents,
-    JobPage,
-    QueueState,
     Retention,
-    RetryOutcome,
 )
-from jobtable.core.kinds import EncodedJob
-from jobtable.core.liveness import CHECK_INTERVAL, SWEEP_INTERVAL, RunnerInfo, RunnerRecord
+from jobtable.core.liveness import CHECK_INTERVAL, SWEEP_INTERVAL, RunnerInfo
 from jobtable.core.observer import SUCCEEDED, GuardedObserver, NoObserver, RunnerObserver
 from jobtable.core.outcome import (
     AttemptEnd,
@@ -86,7 +77,9 @@ _LEFT_BEHIND = object()
 """What ``_run`` returns to a worker whose attempt the runner settled: leave the pool."""
 
 
-class Runner:
+class Runner(ClientMethods):
+    """A bounded pool of worker threads over one store, with its Client."""
+
     def __init__(
         self,
         store: JobStore,
@@ -399,89 +392,6 @@ class Runner:
     def observer(self) -> RunnerObserver:
         """What this runner reports its events to (a no-op unless one was given)."""
         return self._given_observer
-
-    # -- the client's methods: enqueue, read, wait, operate (core/client.py) ---
-
-    def get(self, job_id: str) -> Job | None:
-        return self.client.get(job_id)
-
-    def enqueue(
-        self,
-        kind: str,
-        payload: Any,
-        options: EnqueueOptions | None = None,
-        *,
-        keep: KeepAnswer | None = None,
-    ) -> Enqueued:
-        return self.client.enqueue(kind, payload, options, keep=keep)
-
-    def enqueue_batch(
-        self, jobs: Sequence[EncodedJob], *, keep: KeepAnswer | None = None
-    ) -> list[Enqueued]:
-        return self.client.enqueue_batch(jobs, keep=keep)
-
-    def encode(self, kind: str, payload: Any, options: EnqueueOptions | None = None) -> EncodedJob:
-        return self.client.encode(kind, payload, options)
-
-    def detail(self, job_id: str) -> JobDetail | None:
-        return self.client.detail(job_id)
-
-    def events(self, job_id: str, after: int | None = None) -> JobEvents | None:
-        return self.client.events(job_id, after)
-
-    def wait(self, job_id: str, timeout: float | None = None) -> Job:
-        return self.client.wait(job_id, timeout)
-
-    def follow(self, job_id: str) -> Iterator[Job]:
-        return self.client.follow(job_id)
-
-    def list_jobs(
-        self,
-        *,
-        status: str | None = None,
-        kind: str | None = None,
-        queue: str | None = None,
-        limit: int = 50,
-        after: str | None = None,
-    ) -> JobPage:
-        return self.client.list_jobs(
-            status=status, kind=kind, queue=queue, limit=limit, after=after
-        )
-
-    def cancel(self, job_id: str) -> tuple[CancelOutcome, Job] | None:
-        return self.client.cancel(job_id)
-
-    def retry(self, job_id: str) -> tuple[RetryOutcome, Job] | None:
-        return self.client.retry(job_id)
-
-    def queues(self) -> list[QueueState]:
-        return self.client.queues()
-
-    def pause_queue(self, name: str) -> None:
-        self.client.pause_queue(name)
-
-    def resume_queue(self, name: str) -> None:
-        self.client.resume_queue(name)
-
-    def runners(self) -> list[RunnerRecord]:
-        return self.client.runners()
-
-    def job_counts(self) -> list[JobCount]:
-        return self.client.job_counts()
-
-    def prune(self, retention: Retention | None = None) -> int | None:
-        """Delete the finished jobs ``retention`` (default: this runner's) no longer keeps;
-        how many, or None when another runner is pruning now."""
-        return self.client.prune(retention)
-
-    def begin_idempotent(self, key: str, request_hash: str) -> Repeat | None:
-        return self.client.begin_idempotent(key, request_hash)
-
-    def keep_answer(self, key: str, status: int, body: str) -> None:
-        self.client.keep_answer(key, status, body)
-
-    def forget_key(self, key: str) -> None:
-        self.client.forget_key(key)
 
     # -- running jobs in the calling thread (tests) -------------------------
 

@@ -1,0 +1,111 @@
+"""The Client's methods on a Runner: ``runner.get(id)`` is ``runner.client.get(id)``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from jobtable.core.client import Client
+from jobtable.core.enqueue_options import EnqueueOptions
+from jobtable.core.idempotency import KeepAnswer, Repeat
+from jobtable.core.jobs import (
+    CancelOutcome,
+    Enqueued,
+    Job,
+    JobCount,
+    JobDetail,
+    JobEvents,
+    JobPage,
+    QueueState,
+    Retention,
+    RetryOutcome,
+)
+from jobtable.core.kinds import EncodedJob
+from jobtable.core.liveness import RunnerRecord
+
+
+class ClientMethods:
+    """Enqueues, reads, waits and operator actions, each its ``client``'s (core/client.py)."""
+
+    client: Client
+
+    def get(self, job_id: str) -> Job | None:
+        return self.client.get(job_id)
+
+    def enqueue(
+        self,
+        kind: str,
+        payload: Any,
+        options: EnqueueOptions | None = None,
+        *,
+        keep: KeepAnswer | None = None,
+    ) -> Enqueued:
+        return self.client.enqueue(kind, payload, options, keep=keep)
+
+    def enqueue_batch(
+        self, jobs: Sequence[EncodedJob], *, keep: KeepAnswer | None = None
+    ) -> list[Enqueued]:
+        return self.client.enqueue_batch(jobs, keep=keep)
+
+    def encode(self, kind: str, payload: Any, options: EnqueueOptions | None = None) -> EncodedJob:
+        return self.client.encode(kind, payload, options)
+
+    def detail(self, job_id: str) -> JobDetail | None:
+        return self.client.detail(job_id)
+
+    def events(self, job_id: str, after: int | None = None) -> JobEvents | None:
+        return self.client.events(job_id, after)
+
+    def wait(self, job_id: str, timeout: float | None = None) -> Job:
+        return self.client.wait(job_id, timeout)
+
+    def follow(self, job_id: str) -> Iterator[Job]:
+        return self.client.follow(job_id)
+
+    def list_jobs(
+        self,
+        *,
+        status: str | None = None,
+        kind: str | None = None,
+        queue: str | None = None,
+        limit: int = 50,
+        after: str | None = None,
+    ) -> JobPage:
+        return self.client.list_jobs(
+            status=status, kind=kind, queue=queue, limit=limit, after=after
+        )
+
+    def cancel(self, job_id: str) -> tuple[CancelOutcome, Job] | None:
+        return self.client.cancel(job_id)
+
+    def retry(self, job_id: str) -> tuple[RetryOutcome, Job] | None:
+        return self.client.retry(job_id)
+
+    def queues(self) -> list[QueueState]:
+        return self.client.queues()
+
+    def pause_queue(self, name: str) -> None:
+        self.client.pause_queue(name)
+
+    def resume_queue(self, name: str) -> None:
+        self.client.resume_queue(name)
+
+    def runners(self) -> list[RunnerRecord]:
+        return self.client.runners()
+
+    def job_counts(self) -> list[JobCount]:
+        return self.client.job_counts()
+
+    def prune(self, retention: Retention | None = None) -> int | None:
+        """Delete the finished jobs ``retention`` (default: this runner's) no longer keeps;
+        how many, or None when another runner is pruning now."""
+        return self.client.prune(retention)
+
+    def begin_idempotent(self, key: str, request_hash: str) -> Repeat | None:
+        return self.client.begin_idempotent(key, request_hash)
+
+    def keep_answer(self, key: str, status: int, body: str) -> None:
+        self.client.keep_answer(key, status, body)
+
+    def forget_key(self, key: str) -> None:
+        self.client.forget_key(key)
