@@ -22,7 +22,7 @@ import os
 import random
 import threading
 from collections.abc import Callable, Collection
-from typing import Any, cast
+from typing import Any
 
 from jobtable.core import codec
 from jobtable.core.attempts import Attempt, Attempts
@@ -58,7 +58,7 @@ from jobtable.core.outcome import (
     Succeed,
     decide,
 )
-from jobtable.core.ports import JobStore, Watcher
+from jobtable.core.ports import JobStore
 from jobtable.core.preemption import ABANDON, PREEMPT_GRACE, STOP, Deadlines
 from jobtable.core.recording import OutcomeRecorder, job_fields, loggable_category
 from jobtable.core.registration import Registration
@@ -66,6 +66,7 @@ from jobtable.core.retention import PruneLoop
 from jobtable.core.scheduler import Scheduler
 from jobtable.core.sweeper import Sweeper
 from jobtable.core.ticks import Ticks
+from jobtable.core.watching import StoreWatch
 
 STOP_NOW_WAIT = 5.0
 """Seconds ``shutdown`` waits for handlers once they were told to stop."""
@@ -145,8 +146,6 @@ class Runner(ClientMethods):
         self.id = self._ids.next_id(unix_ms(clock.now()))
         """This runner's id, recorded on every job it claims."""
         self._prunes = prunes
-        self._watches = watch
-        self._watcher: Watcher | None = None
         self._converter = codec.make_converter()
         self.client = Client(
             store,
@@ -224,6 +223,7 @@ class Runner(ClientMethods):
             workers_gone=self._no_workers_left,
         )
         self._pruning = PruneLoop(self._pruner, clock, log)
+        self._watching = StoreWatch(store, self.notice_jobs_from_elsewhere, enabled=watch)
         sweeper = Sweeper(
             store,
             clock,
@@ -284,10 +284,10 @@ class Runner(ClientMethods):
             self._ticks.record_schedules()  # first: a failure here leaves nothing registered
             # Before the workers' first claims: a job committed between one of them and
             # the watcher's first look cannot go unnoticed.
-            self._watcher = self._watch_store()
+            self._watching.start()
             self._registration.register(info)
         except BaseException:
-            self._stop_watching()
+            self._watching.stop()
             with self._wake:
                 self._started = False  # nothing ran: the caller may try again
             raise
@@ -305,15 +305,6 @@ class Runner(ClientMethods):
         self.kinds.freeze()
         self._kinds = frozenset(self.kinds.names())
         self._exchange.serve(self._kinds, self._queues)
-
-    def _watch_store(self) -> Watcher | None:
-        watch = getattr(self._store, "watch", None) if self._watches else None
-        return None if watch is None else cast(Watcher, watch(self.notice_jobs_from_elsewhere))
-
-    def _stop_watching(self) -> None:
-        watcher, self._watcher = self._watcher, None
-        if watcher is not None:
-            watcher.stop()
 
     def _start_worker(self, number: int) -> None:
         threading.Thread(
@@ -362,7 +353,7 @@ class Runner(ClientMethods):
             # Every call waits (what is left of its timeout) for the same deletion, so a
             # caller that joins in short slices does not give it up after the first.
             spent = self._clock.monotonic() - started
-            self._stop_watching()
+            self._watching.stop()
             self._registration.finish(None if timeout is None else max(0.0, timeout - spent))
             # A batch under way ends before the store closes.
             self._pruning.join(None if timeout is None else max(0.0, timeout - spent))
