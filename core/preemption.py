@@ -1,71 +1,88 @@
-"""Deadlines on running handlers: timeouts, and the grace a stopped handler gets.
+"""Telling running handlers to stop before they return: a cancel at once, a timeout when due.
 
-A job's timeout tells its handler to stop (``timed_out``); a cancel does so
-at once (``cancelled``). Either way the handler then has PREEMPT_GRACE
-seconds to return. One that ignores the stop is left behind: the runner
-records the job itself and gives the worker's place to a new thread, so a
-stubborn handler cannot shrink the pool, and its late outcome is refused by
-the claim fence. Pure bookkeeping on the runner's monotonic clock.
+Each then has PREEMPT_GRACE seconds to return, or is left behind (core/left_behind.py).
 """
 
 from __future__ import annotations
 
-import heapq
-import itertools
-import threading
+import logging
 
-from jobtable.core.attempts import Attempt
+from jobtable.core.attempts import Attempt, Attempts
+from jobtable.core.clock import Clock
+from jobtable.core.codes import CANCELLED, TIMED_OUT
+from jobtable.core.deadlines import ABANDON, STOP, Deadlines
+from jobtable.core.wakes import SchedulerWakes
 
 PREEMPT_GRACE = 2.0
 """Seconds a handler told to stop (cancel, timeout) has to return before it is left behind."""
 
-COMPACT_AT = 1024
-"""Entries of finished jobs are swept out once the heap holds this many and has doubled."""
 
-STOP = "stop"
-ABANDON = "abandon"
+class Preemption:
+    """Stops handlers of this runner (their ``ctx.wait`` returns True), and keeps their deadlines.
 
+    Deadlines are kept once ``start`` was called: the scheduler then acts on
+    them. A drain, with no scheduler, keeps none.
+    """
 
-class Deadlines:
-    """A heap of (when, action, attempt); thread-safe, read by the runner's scheduler."""
+    def __init__(
+        self,
+        clock: Clock,
+        log: logging.Logger,
+        *,
+        attempts: Attempts,
+        deadlines: Deadlines,
+        scheduler: SchedulerWakes,
+    ) -> None:
+        self._clock = clock
+        self._log = log
+        self._attempts = attempts
+        self._deadlines = deadlines
+        self._scheduler = scheduler
+        self._started = False
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._heap: list[tuple[float, int, str, str, Attempt]] = []
-        self._order = itertools.count()
-        self._compacted = 0  # the heap's size after its last compaction
+    def start(self) -> None:
+        """Keep deadlines from now on: the runner's scheduler is about to act on them."""
+        self._started = True
 
-    def add(self, when: float, action: str, code: str, attempt: Attempt) -> bool:
-        """At ``when``: ``STOP`` tells the handler to stop with ``code``; ``ABANDON`` leaves it.
+    def cancel_here(self, job_id: str) -> None:
+        """A cancel asked of a running job: stop its handler if it runs here (else another
+        process's runner sees the flag on its next sweep)."""
+        for attempt in self._attempts.snapshot():
+            if attempt.claim.job_id == job_id:
+                self.preempt(attempt, CANCELLED)
 
-        True when it is now the earliest deadline (the scheduler must wake to
-        shorten its wait); most jobs end long before theirs, so most adds are not.
-        """
-        with self._lock:
-            heapq.heappush(self._heap, (when, next(self._order), action, code, attempt))
-            if len(self._heap) >= COMPACT_AT and len(self._heap) >= 2 * self._compacted:
-                # Most entries belong to jobs long finished: keep the live ones only.
-                self._heap = [entry for entry in self._heap if entry[4].settled_by is None]
-                heapq.heapify(self._heap)
-                self._compacted = len(self._heap)
-            self._drop_settled()
-            return bool(self._heap) and self._heap[0][4] is attempt and self._heap[0][0] == when
+    def preempt(self, attempt: Attempt, code: str) -> None:
+        """Tell a handler to stop with ``code`` now; leave it behind if it has not returned
+        after PREEMPT_GRACE."""
+        if attempt.settled_by is not None:
+            return
+        self._attempts.stop([attempt], code)
+        self._add(PREEMPT_GRACE, ABANDON, code, attempt)
 
-    def next_at(self) -> float | None:
-        """The earliest deadline of a handler still running (settled ones are dropped)."""
-        with self._lock:
-            self._drop_settled()
-            return self._heap[0][0] if self._heap else None
+    def time_out(self, attempt: Attempt, seconds: float) -> None:
+        """Tell the handler to stop with ``timed_out`` if it still runs in ``seconds``."""
+        self._add(seconds, STOP, TIMED_OUT, attempt)
 
-    def _drop_settled(self) -> None:
-        while self._heap and self._heap[0][4].settled_by is not None:
-            heapq.heappop(self._heap)
+    def act_on_deadlines(self) -> list[tuple[Attempt, str]]:
+        """Tell the handlers whose timeout came to stop; return those still running past their
+        grace after a stop, each with its stop's code (to be left behind)."""
+        past_grace = []
+        for action, code, attempt in self._deadlines.due(self._clock.monotonic()):
+            if attempt.settled_by is not None:
+                continue  # its handler returned in time
+            if action == STOP:
+                self._log.warning(
+                    "job ran past its timeout; telling its handler to stop job_id=%s",
+                    attempt.claim.job_id,
+                    extra={"job_id": attempt.claim.job_id},
+                )
+                self.preempt(attempt, code)
+            else:
+                past_grace.append((attempt, code))
+        return past_grace
 
-    def due(self, now: float) -> list[tuple[str, str, Attempt]]:
-        """Every action whose time has come, in time order, taken off the heap."""
-        taken = []
-        with self._lock:
-            while self._heap and self._heap[0][0] <= now:
-                _, _, action, code, attempt = heapq.heappop(self._heap)
-                taken.append((action, code, attempt))
-        return taken
+    def _add(self, seconds: float, action: str, code: str, attempt: Attempt) -> None:
+        if self._started and self._deadlines.add(
+            self._clock.monotonic() + seconds, action, code, attempt
+        ):
+            self._scheduler.deadlines_changed()

@@ -1,23 +1,21 @@
-"""The scheduler thread: makes scheduled jobs due, enqueues periodic ticks, keeps deadlines.
+"""The scheduler thread: makes scheduled jobs due, enqueues periodic ticks, acts on deadlines.
 
-It sleeps until the earliest of them (no polling); an enqueue here or a change
-seen elsewhere wakes it early.
+It sleeps until the earliest of them, or until told of news (core/wakes.py): no polling.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
-import threading
 from collections.abc import Callable
 
 from jobtable.core.backoff import next_claim_retry_delay
 from jobtable.core.clock import Clock
+from jobtable.core.deadlines import Deadlines
 from jobtable.core.looper import start_loop
 from jobtable.core.ports import JobQueue
-from jobtable.core.preemption import Deadlines
 from jobtable.core.recording import loggable_category
 from jobtable.core.ticks import Ticks
+from jobtable.core.wakes import SchedulerWakes, WorkerWakes
 
 LONGEST_WAIT = 3600.0
 """Seconds the scheduler sleeps at most, however far off the next due time is: it then
@@ -27,10 +25,10 @@ looks again (a job due in the year 2500 must not overflow a timeout)."""
 class Scheduler:
     """One runner's scheduler; nothing runs until ``start``.
 
+    It sleeps on ``wakes`` (core/wakes.py), which any thread may tell of news.
     ``deadlines`` are the handlers' (timeouts, the grace after a stop), and
-    ``act_on_deadlines`` acts on those that came; ``wake(count)`` wakes that
-    many idle workers for jobs just due, ``wake_every_idle`` all of them; once
-    stopping it keeps the deadlines until ``workers_gone``.
+    ``act_on_deadlines`` acts on those that came; ``workers`` are woken for jobs
+    just due. Once stopping it keeps the deadlines until ``workers_gone``.
     """
 
     def __init__(
@@ -39,71 +37,30 @@ class Scheduler:
         clock: Clock,
         log: logging.Logger,
         *,
+        wakes: SchedulerWakes,
         ticks: Ticks,
         deadlines: Deadlines,
         act_on_deadlines: Callable[[], None],
-        wake: Callable[[int], None],
-        wake_every_idle: Callable[[], None],
+        workers: WorkerWakes,
         workers_gone: Callable[[], bool],
     ) -> None:
         self._store = store
         self._clock = clock
         self._log = log
+        self._wakes = wakes
         self._ticks = ticks
         self._deadlines = deadlines
         self._act_on_deadlines = act_on_deadlines
-        self._wake = wake
-        self._wake_every_idle = wake_every_idle
+        self._workers = workers
         self._workers_gone = workers_gone
-        self._changed = threading.Condition()  # the scheduler thread waits here
-        self._look_soon = False  # the store may hold an earlier due time
-        self._noticed = False  # a change from elsewhere, not yet handed to the scheduler
-        self._deadlines_changed = False
-        self._stopping = False
 
     def start(self) -> None:
         start_loop(
             "jobtable-scheduler", self._loop, clock=self._clock, log=self._log, ended=self._ended
         )
 
-    def look_again(self) -> None:
-        """The store may hold an earlier due time than the scheduler knows: look at once."""
-        with self._changed:
-            self._look_soon = True
-            self._changed.notify_all()
-
-    def noticed_elsewhere(self) -> None:
-        """Another process may have scheduled a job: look again at ``pass_on_notice``.
-
-        Not at once: the read must not delay the claim that picks up the job.
-        """
-        self._noticed = True
-
-    def pass_on_notice(self) -> None:
-        """Look again if a change from elsewhere was noticed (after a claim, or each sweep)."""
-        if self._noticed:
-            self._noticed = False
-            self.look_again()
-
-    def deadlines_changed(self) -> None:
-        """A deadline earlier than every other was added: shorten the wait."""
-        with self._changed:
-            self._deadlines_changed = True
-            self._changed.notify_all()
-
-    def stop(self) -> None:
-        """No more promotions or ticks; deadlines are kept until the workers are gone."""
-        with self._changed:
-            self._stopping = True
-            self._changed.notify_all()
-
-    def workers_changed(self) -> None:
-        """A worker's place was given up: the last one gone ends a stopping scheduler."""
-        with self._changed:
-            self._changed.notify_all()
-
     def _ended(self) -> bool:
-        return self._stopping and self._workers_gone()
+        return self._wakes.stopping and self._workers_gone()
 
     def _loop(self) -> None:
         """Sleep until the earliest due job or deadline; then promote, wake workers, act.
@@ -119,7 +76,7 @@ class Scheduler:
         look = True
         while True:
             self._act_on_deadlines()
-            stopping = self._stopping
+            stopping = self._wakes.stopping
             if stopping:
                 # No more promotions or ticks, but timeouts and the grace of handlers told
                 # to stop are kept until the last worker is gone: join depends on them.
@@ -134,7 +91,7 @@ class Scheduler:
                         # The promotion may have committed with its reply lost: the jobs
                         # are due now and no later look finds them scheduled. Let the
                         # workers look; an idle one that finds nothing waits again.
-                        self._wake_every_idle()
+                        self._workers.wake_every_idle()
                         retry_delay = next_claim_retry_delay(retry_delay)
                         self._log.warning(
                             "scheduling due jobs failed; retrying category=%s retry_in=%.3fs",
@@ -145,24 +102,13 @@ class Scheduler:
                     else:
                         retry_delay = None
                 tick_at = self._ticks.enqueue_due()
-            self._clock.wait_for(
-                self._changed,
-                functools.partial(self._woken, stopping),
+            look_soon = self._wakes.sleep(
+                self._clock,
                 self._next_wait(due_at, tick_at),
+                was_stopping=stopping,
+                workers_gone=self._workers_gone,
             )
-            with self._changed:
-                look_soon = self._look_soon
-                self._look_soon = self._deadlines_changed = False
             look = look_soon or (due_at is not None and self._clock.monotonic() >= due_at)
-
-    def _woken(self, was_stopping: bool) -> bool:
-        """What ends the scheduler's wait early: news, a stop, the last worker gone."""
-        return (
-            self._look_soon
-            or self._deadlines_changed
-            or self._stopping != was_stopping
-            or (was_stopping and self._workers_gone())
-        )
 
     def _next_wait(self, due_at: float | None, tick_at: float | None) -> float | None:
         """Seconds until the earliest due job, tick or deadline; None: nothing to wait for."""
@@ -179,7 +125,7 @@ class Scheduler:
         if due is not None and due <= now:
             promoted = self._store.promote_due(now=now)
             if promoted:
-                self._wake(promoted)
+                self._workers.wake_for(promoted)
             due = self._store.next_due()
         if due is None:
             return None

@@ -1,0 +1,227 @@
+"""Runs one attempt of a claimed job: its handler, the decision, the observer's report, the record.
+
+Its worker records it; the runner does instead when the handler is left behind (core/left_behind.py).
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import json
+import logging
+from collections.abc import Callable
+from typing import Any, Final, Literal
+
+import cattrs
+
+from jobtable.core import codec
+from jobtable.core.attempts import Attempt, Attempts
+from jobtable.core.clock import Clock
+from jobtable.core.codes import CANCELLED, INTERNAL_ERROR, INTERRUPTED, TIMED_OUT, UNKNOWN_KIND
+from jobtable.core.context import JobContext, JobNotHeldError
+from jobtable.core.exchange import JobExchange
+from jobtable.core.handling import run_handler
+from jobtable.core.jobs import ClaimedJob
+from jobtable.core.kinds import KindRegistry
+from jobtable.core.observer import SUCCEEDED, RunnerObserver
+from jobtable.core.outcome import AttemptEnd, Outcome, Raised, RunAgain, Stopped, Succeed, decide
+from jobtable.core.preemption import Preemption
+from jobtable.core.recording import OutcomeRecorder, job_fields
+from jobtable.core.registration import Registration
+from jobtable.core.wakes import SchedulerWakes, WorkerWakes
+
+_STOP_CODES = {CANCELLED: CANCELLED, TIMED_OUT: TIMED_OUT}
+"""Why a handler was told to stop, as the code its job ends with (else interrupted)."""
+
+
+class Abandoned(enum.Enum):
+    ABANDONED = "abandoned"
+
+
+ABANDONED: Final = Abandoned.ABANDONED
+"""What ``run`` returns when the runner recorded the attempt instead of its worker (the
+handler ignored its stop too long and was left behind): the worker leaves the pool."""
+
+
+class Executor:
+    """Runs attempts for the runner's workers (and its ``drain``); each is recorded once."""
+
+    def __init__(
+        self,
+        clock: Clock,
+        log: logging.Logger,
+        *,
+        kinds: KindRegistry,
+        converter: cattrs.Converter,
+        attempts: Attempts,
+        exchange: JobExchange,
+        recorder: OutcomeRecorder,
+        preemption: Preemption,
+        registration: Registration,
+        wakes: WorkerWakes,
+        scheduler: SchedulerWakes,
+        observer: RunnerObserver,
+        jitter: Callable[[], float],
+    ) -> None:
+        """``wakes`` says whether the runner is stopping; ``scheduler`` hears of jobs due
+        again later; ``jitter`` draws the retry backoff's random share."""
+        self._clock = clock
+        self._log = log
+        self._kinds = kinds
+        self._converter = converter
+        self._attempts = attempts
+        self._exchange = exchange
+        self._recorder = recorder
+        self._preemption = preemption
+        self._registration = registration
+        self._wakes = wakes
+        self._scheduler = scheduler
+        self._observer = observer
+        self._jitter = jitter
+
+    def run(
+        self, number: int, claimed: ClaimedJob, *, pooled: bool
+    ) -> ClaimedJob | Literal[Abandoned.ABANDONED] | None:
+        """Run one job in worker slot ``number``, record its outcome, and return the next job
+        claimed with it, if any.
+
+        ``pooled``: run by a worker of the started pool (the next job claimed
+        only while the runner's liveness is confirmed); else drained in the
+        caller's thread, which always takes the next job along.
+        Returns ABANDONED instead when the runner settled the job itself.
+        """
+        attempt = self._attempts.begin(number, claimed.claim, claimed)
+        recorded = False
+        try:
+            self._job_started(attempt, claimed)
+            if claimed.timeout is not None:
+                self._preemption.time_out(attempt, claimed.timeout)
+            spec = self._kinds.get(claimed.kind)
+            if spec is None:
+                end: AttemptEnd = Raised(code=UNKNOWN_KIND, reason="no handler registered")
+            else:
+                context = self._context(attempt, claimed)
+                end = run_handler(
+                    spec,
+                    claimed.payload,
+                    context,
+                    self._converter,
+                    stop_code=functools.partial(stop_code, attempt),
+                )
+            if not self._attempts.take_settling(attempt, "worker"):
+                return ABANDONED
+            attempt.job = None  # a deadline may outlive the job: keep no payload alive
+            claim_next = not self._wakes.stopping and (not pooled or self._registration.may_claim())
+            outcome = self._decide(claimed, end)
+            self._job_ended(attempt, claimed.kind, outcome)
+            following = self._recorder.record(claimed, end, outcome, claim_next=claim_next)
+            recorded = True
+            if isinstance(outcome, RunAgain) and pooled:
+                self._scheduler.look_again()  # it is due later: the scheduler must know
+            return following
+        except BaseException:
+            if not recorded and attempt.settled_by != "runner":
+                self._record_after_crash(claimed, attempt)
+            raise
+        finally:
+            self._exchange.put_down(claimed.claim)
+            if attempt.settled_by != "runner":
+                self._attempts.end(number)
+
+    def record_abandoned(self, attempt: Attempt) -> None:
+        """Record the job of a handler left behind as stopped when told, by its job's policy."""
+        claimed: ClaimedJob = attempt.job
+        end = Stopped(code=stop_code(attempt))
+        outcome = self._decide(claimed, end)
+        self._job_ended(attempt, claimed.kind, outcome)
+        self._recorder.record(claimed, end, outcome, claim_next=False)
+        self._attempts.settled(attempt)
+        if isinstance(outcome, RunAgain):
+            self._wakes.wake_one()  # it may be due at once
+            self._scheduler.look_again()  # or later: the scheduler must know
+
+    def _record_after_crash(self, claimed: ClaimedJob, attempt: Attempt) -> None:
+        """Spend the attempt of a job whose worker crashed once its handler had started.
+
+        Something raised past the handler (a result's ``public()`` raising a
+        BaseException, an observer's metrics write): the job ends
+        ``internal_error`` by its policy, never given back as if unrun. Should
+        even that not land, the sweep settles it so (OutcomeRecorder.left_running).
+        """
+        self._recorder.ran_unrecorded(claimed.claim, INTERNAL_ERROR)
+        self._log.error(
+            "worker crashed after a job's handler started; its job is recorded %s "
+            "job_id=%s kind=%s",
+            INTERNAL_ERROR,
+            claimed.id,
+            claimed.kind,
+            extra=job_fields(claimed, INTERNAL_ERROR),
+        )
+        try:
+            end = Raised(code=INTERNAL_ERROR, reason="runner error after the handler")
+            self._recorder.record(claimed, end, self._decide(claimed, end), claim_next=False)
+        except BaseException:  # the sweep settles it: the claim is marked as run above
+            return
+        self._recorder.recorded(claimed.claim)
+
+    def _job_started(self, attempt: Attempt, claimed: ClaimedJob) -> None:
+        attempt.started = self._clock.monotonic()
+        waited = None
+        if claimed.due_at is not None:
+            waited = max(0.0, (self._clock.now() - claimed.due_at).total_seconds())
+        self._observer.job_started(claimed.kind, waited=waited)
+        if self._log.isEnabledFor(logging.DEBUG):
+            self._log.debug(
+                "job started job_id=%s kind=%s attempt=%d",
+                claimed.id,
+                claimed.kind,
+                claimed.claim.attempt,
+                extra=job_fields(claimed),
+            )
+
+    def _job_ended(self, attempt: Attempt, kind: str, outcome: Outcome) -> None:
+        """Report an attempt's end to the observer, before its outcome is recorded."""
+        seconds = max(0.0, self._clock.monotonic() - attempt.started)
+        if isinstance(outcome, Succeed):
+            self._observer.job_ended(kind, code=SUCCEEDED, final=True, seconds=seconds)
+        else:
+            final = not isinstance(outcome, RunAgain)
+            self._observer.job_ended(kind, code=outcome.code, final=final, seconds=seconds)
+
+    def _decide(self, claimed: ClaimedJob, end: AttemptEnd) -> Outcome:
+        """What to record for an attempt: its result, or its failure as the job's policy says."""
+        return decide(
+            end,
+            claimed.policy,
+            attempt=claimed.claim.attempt,
+            now=self._clock.now(),
+            jitter=self._jitter,
+        )
+
+    def _context(self, attempt: Attempt, claimed: ClaimedJob) -> JobContext:
+        claim = attempt.claim
+
+        def publish(partial: Any) -> None:
+            result = codec.encode_public(partial)
+            if not self._recorder.publish(claim, result):
+                raise JobNotHeldError("the job is no longer held by this runner")
+
+        def stopping() -> bool:
+            return attempt.stopping
+
+        def wait(seconds: float) -> bool:
+            return self._clock.wait_for(self._attempts.changed, stopping, seconds)
+
+        return JobContext(
+            job_id=claim.job_id,
+            attempt=claim.attempt,
+            checkpoint=None if claimed.checkpoint is None else json.loads(claimed.checkpoint),
+            publish=publish,
+            wait=wait,
+            is_stopping=stopping,
+        )
+
+
+def stop_code(attempt: Attempt) -> str:
+    """Why ``attempt``'s handler was told to stop, as the code its job ends with."""
+    return _STOP_CODES.get(attempt.stop_reason or "", INTERRUPTED)

@@ -1,0 +1,155 @@
+"""One worker's loop: take a job (claimed ahead, or claimed now), run it, take the next.
+
+Only while the runner's liveness is confirmed. ``drain`` runs the same in the caller's thread.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection
+
+from jobtable.core.attempts import Attempts
+from jobtable.core.backoff import CLAIM_RETRY_MAXIMUM, next_claim_retry_delay
+from jobtable.core.clock import Clock
+from jobtable.core.exchange import JobExchange
+from jobtable.core.executor import ABANDONED, Executor
+from jobtable.core.jobs import ClaimedJob, Job
+from jobtable.core.observer import RunnerObserver
+from jobtable.core.ports import JobStore
+from jobtable.core.recording import OutcomeRecorder, loggable_category
+from jobtable.core.registration import Registration
+from jobtable.core.wakes import SchedulerWakes, WorkerWakes
+
+
+class WorkerLoop:
+    """What each of the pool's worker threads runs (core/pool.py)."""
+
+    def __init__(
+        self,
+        log: logging.Logger,
+        *,
+        attempts: Attempts,
+        wakes: WorkerWakes,
+        exchange: JobExchange,
+        recorder: OutcomeRecorder,
+        registration: Registration,
+        executor: Executor,
+        scheduler: SchedulerWakes,
+        observer: RunnerObserver,
+    ) -> None:
+        self._log = log
+        self._attempts = attempts
+        self._wakes = wakes
+        self._exchange = exchange
+        self._recorder = recorder
+        self._registration = registration
+        self._executor = executor
+        self._scheduler = scheduler
+        self._observer = observer
+
+    def work(self, number: int) -> bool:
+        """Run jobs in worker slot ``number`` until the runner stops; True when this worker
+        must leave the pool instead (its handler was left behind: the slot is another's)."""
+        left_behind = False
+        try:
+            claimed: ClaimedJob | None = None
+            while not self._wakes.stopping:
+                if claimed is None:
+                    claimed = self._claim()
+                    continue
+                following = self._executor.run(number, claimed, pooled=True)
+                if following is ABANDONED:
+                    left_behind = True  # the runner settled its job and gave its slot away
+                    return True
+                claimed = following
+            if claimed is not None:
+                # The claim returned after stop began: its handler never ran.
+                self._exchange.put_down(claimed.claim)
+                self._recorder.put_back(claimed)
+            self.give_back_claimed_ahead()
+            return False
+        finally:
+            if not left_behind:
+                self._attempts.end(number)
+
+    def _claim(self) -> ClaimedJob | None:
+        """Claim the oldest queued job; when there is none, sleep until woken or stopped.
+
+        Only while this runner's liveness is confirmed (checked in memory). A
+        claim that fails is retried after the backoff delay, not after a
+        wake: a job queued before a restart has no wake to come.
+        """
+        retry_delay: float | None = None
+        while not self._wakes.stopping:
+            if not self._registration.may_claim():
+                self.give_back_claimed_ahead()  # others may settle them meanwhile: never run them
+                self._wakes.sleep_until(self._registration.may_claim)
+                continue
+            ahead = self._exchange.take_claimed_ahead()
+            if ahead is not None:
+                return ahead
+            handover = self._exchange.hand_in(None, wants=True)
+            if handover.error is not None:
+                retry_delay = self._claim_failed(handover.error, retry_delay)
+                self._wakes.pause(retry_delay)
+                continue
+            self._scheduler.pass_on_notice()
+            if handover.job is None:
+                self._wakes.sleep(unless=self._exchange.has_claimed_ahead)
+            else:
+                self._wakes.wake_one()  # more may be queued: let one more idle worker look
+            return handover.job
+        return None
+
+    def _claim_failed(self, error: Exception, delay: float | None) -> float:
+        """Report a failed claim; the delay before the next try."""
+        self._observer.claim_failed()
+        delay = next_claim_retry_delay(delay)
+        # A blip that the backoff rides out is a warning; an outage
+        # that has pushed the delay to its ceiling is an error.
+        level = logging.ERROR if delay >= CLAIM_RETRY_MAXIMUM else logging.WARNING
+        self._log.log(
+            level,
+            "claim job failed; retrying category=%s retry_in=%.3fs",
+            loggable_category(error),
+            delay,
+        )
+        return delay
+
+    def give_back_claimed_ahead(self) -> None:
+        """Put back the jobs claimed ahead that no worker will run (stopping, no liveness).
+
+        A give-back that fails leaves them held in this runner's name, run by
+        no worker: the sweep gives them back, or others settle them once this
+        runner is judged dead.
+        """
+        for claimed in self._exchange.take_all_claimed_ahead():
+            self._recorder.put_back(claimed)
+
+
+def drain(
+    executor: Executor,
+    store: JobStore,
+    clock: Clock,
+    *,
+    runner_id: str,
+    kinds: Collection[str],
+    queues: Collection[str] | None,
+) -> list[Job]:
+    """Run every due job to completion in the calling thread, as one worker with no liveness
+    to keep would, the jobs the handlers enqueue too once due; return them as finished."""
+
+    def claim() -> ClaimedJob | None:
+        now = clock.now()
+        store.promote_due(now=now)
+        return store.claim_next(runner_id=runner_id, now=now, kinds=kinds, queues=queues)
+
+    finished: list[Job] = []
+    claimed = claim()
+    while claimed is not None:
+        following = executor.run(0, claimed, pooled=False)
+        job = store.get(claimed.id)
+        if job is not None and job.status.finished:  # not one queued to retry later
+            finished.append(job)
+        claimed = following if isinstance(following, ClaimedJob) else claim()
+    return finished
