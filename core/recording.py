@@ -48,6 +48,10 @@ def job_fields(claimed: ClaimedJob, code: str | None = None) -> dict[str, str]:
     return fields
 
 
+def _never() -> bool:
+    return False
+
+
 class OutcomeRecorder:
     def __init__(
         self,
@@ -56,7 +60,7 @@ class OutcomeRecorder:
         log: logging.Logger,
         exchange: JobExchange,
         *,
-        is_stopping: Callable[[], bool] = lambda: False,
+        is_stopping: Callable[[], bool] = _never,
     ) -> None:
         self._store = store
         self._clock = clock
@@ -196,7 +200,7 @@ class OutcomeRecorder:
         while attempt < RECORD_ATTEMPTS or not self._is_stopping():
             attempt += 1
             delay = next_claim_retry_delay(delay)
-            self._clock.wait_for(self._pause, lambda: False, delay)
+            self._sleep(delay)
             try:
                 return self._finish(claimed.claim, outcome)
             except Exception as error:
@@ -209,6 +213,10 @@ class OutcomeRecorder:
         )
         self.ran_unrecorded(claimed.claim, INTERRUPTED)
         return None
+
+    def _sleep(self, seconds: float) -> None:
+        """The backoff between tries, on the clock (nothing cuts it short)."""
+        self._clock.wait_for(self._pause, _never, seconds)
 
     def ran_unrecorded(self, claim: Claim, code: str) -> None:
         """``claim``'s handler ran and its outcome may never land: settle it with ``code``."""
@@ -250,7 +258,7 @@ class OutcomeRecorder:
                     )
                     return True
             delay = next_claim_retry_delay(delay)
-            self._clock.wait_for(self._pause, lambda: False, delay)
+            self._sleep(delay)
 
     def put_back(self, claimed: ClaimedJob) -> None:
         """Put back a job claimed as the runner began to stop, untouched: queued, attempt returned.
@@ -280,7 +288,7 @@ class OutcomeRecorder:
                     )
                 return
             delay = next_claim_retry_delay(delay)
-            self._clock.wait_for(self._pause, lambda: False, delay)
+            self._sleep(delay)
         self._log.error(
             "could not give back a job claimed while stopping job_id=%s",
             claimed.id,

@@ -140,11 +140,12 @@ class Registration:
                 )
                 self._unregistering.start()
         self._clock.wait_for(
-            self._ended,
-            lambda: bool(self._unregistered),
-            UNREGISTER_WAIT if timeout is None else timeout,
+            self._ended, self._unregister_tried, UNREGISTER_WAIT if timeout is None else timeout
         )
         return self._unregistered == [True]
+
+    def _unregister_tried(self) -> bool:
+        return bool(self._unregistered)
 
     def _unregister(self) -> None:
         deleted = False
