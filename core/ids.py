@@ -1,10 +1,4 @@
-"""Job ids: UUIDv7 strings that sort by creation time.
-
-"Oldest first" is ``ORDER BY id``, so ids must sort as they were made, even
-when two are made in the same millisecond or the clock steps back. The
-generator keeps the last id it issued and never issues one that sorts at or
-before it (RFC 9562, section 6.2, method 3: the random part is bumped).
-"""
+"""Job ids: UUIDv7 strings that sort by creation time ("oldest first" is ``ORDER BY id``)."""
 
 from __future__ import annotations
 
@@ -20,7 +14,13 @@ _RANDOM_MASK = (1 << _RANDOM_BITS) - 1
 
 
 class JobIdGenerator:
-    """Makes UUIDv7 ids, strictly increasing within one process."""
+    """Makes UUIDv7 ids, strictly increasing within one process.
+
+    Ids must sort as they were made, even when two are made in the same
+    millisecond or the clock steps back: the generator keeps the last id it
+    issued and never issues one that sorts at or before it (RFC 9562, section
+    6.2, method 3: the random part is bumped).
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
