@@ -12,7 +12,7 @@ import pytest
 from jobtable.adapters.fake_clock import FakeClock
 from jobtable.adapters.sqlite import SqliteStore
 from jobtable.adapters.sqlite.connections import Connections
-from jobtable.adapters.sqlite.store import _CLAIM
+from jobtable.adapters.sqlite.engine import QUERIES
 from jobtable.core import NewJob, Status, StoreError, StoreUnavailableError
 from jobtable.core.ids import JobIdGenerator
 
@@ -87,7 +87,7 @@ def test_the_claim_probes_each_kind_in_the_index_of_due_jobs(store, db_path, que
         "queues": queues,
         "limit": 8,
     }
-    plan = conn.execute("EXPLAIN QUERY PLAN " + _CLAIM, parameters).fetchall()
+    plan = conn.execute("EXPLAIN QUERY PLAN " + QUERIES["claim_next_job"], parameters).fetchall()
     conn.close()
     details = [row[-1] for row in plan]
     assert "SEARCH jobs USING INDEX jobs_ready (kind=?)" in details, details
