@@ -21,7 +21,6 @@ from jobtable.adapters.memory_state import (
     _Row,
     _stamp,
 )
-from jobtable.core.codes import CANCELLED
 from jobtable.core.idempotency import KeepAnswer
 from jobtable.core.jobs import (
     Claim,
@@ -224,8 +223,7 @@ class MemoryStore(MemoryOperations, MemoryReads, MemoryRegistry):
     def _run_again(self, row: _Row, outcome: RunAgain, stamp: str) -> None:
         self._log_attempt(row, outcome.code, stamp)
         row.snoozes += int(not outcome.counts_attempt)
-        if row.cancel_requested:  # a cancel is never lost to a retry
-            self._finish(row, Status.FAILED, CANCELLED, stamp)
+        if not self._requeue_unless_cancelled(row, stamp):
             return
         if not outcome.counts_attempt:
             row.attempt -= 1
@@ -269,8 +267,7 @@ class MemoryStore(MemoryOperations, MemoryReads, MemoryRegistry):
                 # It started when it did before this claim (never, before its first attempt).
                 row.started_at = row.attempts_log[-1]["started_at"] if row.attempts_log else None
                 moved += 1
-                if row.cancel_requested:  # cancelled meanwhile: no point running it
-                    self._finish(row, Status.FAILED, CANCELLED, _stamp(now))
+                if not self._requeue_unless_cancelled(row, _stamp(now)):
                     continue
                 row.status = Status.QUEUED
                 row.updated_at = _stamp(now)

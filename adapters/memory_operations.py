@@ -101,6 +101,10 @@ class MemoryOperations(MemoryState):
                 return None
             if row.status is not Status.FAILED:
                 return RetryOutcome.REFUSED
+            if row.unique_key is not None and row.unique_while_active:
+                holder = self._unique.setdefault((row.kind, row.unique_key), row.id)
+                if holder != row.id:
+                    return RetryOutcome.KEY_HELD  # two jobs never hold one key
             if row.attempt >= 1 and not any(
                 entry["attempt"] == row.attempt and entry["started_at"] == row.started_at
                 for entry in row.attempts_log
@@ -140,14 +144,15 @@ class MemoryOperations(MemoryState):
                 and row.finished_at is not None
                 and row.finished_at < _stamp(cutoffs[row.status.value])
                 and (
-                    row.unique_key is None or (row.key_until is not None and row.key_until <= stamp)
+                    row.unique_key is None
+                    or row.unique_while_active
+                    or (row.key_until is not None and row.key_until <= stamp)
                 )
             ]
             doomed.sort(key=lambda row: (row.finished_at or "", row.id))
             for row in doomed[:limit]:
                 del self._rows[row.id]
-                if row.unique_key is not None:
-                    self._unique.pop((row.kind, row.unique_key), None)
+                self._let_go_of_key(row)
             answered_before, _ = stale_before(now)
             stale = [
                 key for key, kept in self._idempotency.items() if kept.created_at < answered_before

@@ -10,6 +10,7 @@ from typing import Any
 
 import attrs
 
+from jobtable.core.codes import CANCELLED
 from jobtable.core.idempotency import KeptAnswer
 from jobtable.core.jobs import (
     ATTEMPTS_KEPT,
@@ -132,10 +133,22 @@ class MemoryState:
         row.last_code = code
         row.cancel_requested = False
         row.finished_at = row.updated_at = stamp
-        if row.unique_key is not None and row.unique_while_active:
-            self._unique.pop((row.kind, row.unique_key), None)
-            row.unique_key = None
+        if row.unique_while_active:  # a key held while active is let go; the row keeps it
+            self._let_go_of_key(row)
         self._note(row)
+
+    def _let_go_of_key(self, row: _Row) -> None:
+        """No longer hold ``row``'s unique key (another job may hold it by now: then it stays)."""
+        if row.unique_key is not None and self._unique.get((row.kind, row.unique_key)) == row.id:
+            del self._unique[(row.kind, row.unique_key)]
+
+    def _requeue_unless_cancelled(self, row: _Row, stamp: str) -> bool:
+        """Whether the job waits in line again; one someone asked to cancel meanwhile fails
+        ``cancelled`` instead (a cancel is never lost to a retry, a snooze or a put-back)."""
+        if row.cancel_requested:
+            self._finish(row, Status.FAILED, CANCELLED, stamp)
+            return False
+        return True
 
     @staticmethod
     def _note(row: _Row) -> None:

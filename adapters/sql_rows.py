@@ -1,26 +1,15 @@
-"""What the SQL stores share: claim fences as query parameters, and rows as the core's values.
-
-Both stores name their parameters the same (``id``, ``runner_id``,
-``attempt``; ``result`` or ``code``; ``now``), so these helpers serve both.
-"""
+"""What the SQL stores share: the core's values as query parameters, and rows as its values."""
 
 from __future__ import annotations
 
 import datetime
 import json
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection
 from typing import Any
 
-from jobtable.adapters.readable_rows import (
-    Unreadable,
-    claim_readable,
-)
-from jobtable.core.codes import INTERNAL_ERROR
 from jobtable.core.idempotency import KeptAnswer, stale_before
 from jobtable.core.jobs import (
     AttemptRecord,
-    Claim,
-    ClaimedJob,
     Job,
     JobDetail,
     JobEvent,
@@ -28,63 +17,12 @@ from jobtable.core.jobs import (
     JobFilter,
     NewJob,
     QueueState,
-    Recovered,
     events_after,
     every_attempt,
     stored_result,
 )
 from jobtable.core.liveness import RunnerInfo, RunnerRecord
-from jobtable.core.outcome import Fail, Outcome, RunAgain, Succeed
 from jobtable.core.status import Status
-
-
-def fence(claim: Claim) -> dict[str, Any]:
-    """The parameters that restrict a write to the job running under exactly this claim."""
-    return {"id": claim.job_id, "runner_id": claim.runner_id, "attempt": claim.attempt}
-
-
-def outcome_parameters(
-    claim: Claim, outcome: Outcome, now: Any, *, stamp: Callable[[Any], Any] = lambda value: value
-) -> dict[str, Any]:
-    """The parameters of the statement that records ``outcome`` under ``claim`` (one
-    statement per shape): the fence, ``now``, and the outcome's own values."""
-    if isinstance(outcome, Succeed):
-        return {**fence(claim), "result": outcome.result, "now": stamp(now)}
-    if isinstance(outcome, Fail):
-        return {**fence(claim), "code": outcome.code, "now": stamp(now)}
-    return {
-        **fence(claim),
-        "run_at": stamp(outcome.run_at),
-        "code": outcome.code,
-        "now": stamp(now),
-        "uncounted": 0 if outcome.counts_attempt else 1,
-    }
-
-
-def claim_readable_rows(
-    execute: Callable[[str, dict[str, Any]], Any],
-    claim_sql: str,
-    params: dict[str, Any],
-    *,
-    fail_sql: str,
-    now: Any,
-    stamp: Callable[[Any], Any],
-    parse_time: Callable[[Any], datetime.datetime],
-    claimed: Sequence[Any] | None = None,
-) -> tuple[list[ClaimedJob], list[Unreadable]]:
-    """Claim up to ``params["limit"]`` jobs with ``claim_sql`` on one connection's
-    ``execute``, failing there (fenced, ``internal_error``) each row that cannot be read
-    and claiming another in its place. ``claimed``: rows a claim sent ahead returned."""
-    return claim_readable(
-        lambda limit: execute(claim_sql, {**params, "limit": limit}).fetchall(),
-        lambda claim: execute(
-            fail_sql, {**fence(claim), "code": INTERNAL_ERROR, "now": stamp(now)}
-        ),
-        limit=params["limit"],
-        runner_id=params["runner_id"],
-        parse_time=parse_time,
-        claimed=claimed,
-    )
 
 
 def new_job_parameters(job: NewJob, now: Any, *, stamp: Callable[[Any], Any]) -> dict[str, Any]:
@@ -105,15 +43,6 @@ def new_job_parameters(job: NewJob, now: Any, *, stamp: Callable[[Any], Any]) ->
         "unique_while_active": job.unique_while_active,
         "key_until": None if job.key_until is None else stamp(job.key_until),
     }
-
-
-def recovered(outcomes: Iterable[Outcome]) -> Recovered:
-    """What settling dead runners' jobs came to: how many failed, how many run again."""
-    failed = requeued = 0
-    for outcome in outcomes:
-        failed += isinstance(outcome, Fail)
-        requeued += isinstance(outcome, RunAgain)
-    return Recovered(failed=failed, requeued=requeued)
 
 
 def attempt_records(

@@ -89,13 +89,20 @@ def find_rate(store: Any) -> float:
     (its ``WHERE id = (...)`` part), read-only, so every search finds the same job."""
     postgres = hasattr(store, "_pool")
     if postgres:
-        from jobtable.adapters.postgres.store import _CLAIM
+        from jobtable.adapters.postgres.engine import QUERIES
+
+        claim = QUERIES["claim_next_job"]
+        search = claim[
+            claim.index("MATERIALIZED (") + len("MATERIALIZED (") : claim.index("\n)\nUPDATE")
+        ]
     else:
-        from jobtable.adapters.sqlite.store import _CLAIM
-    search = _CLAIM[_CLAIM.index("WHERE id = (") + len("WHERE id = (") : _CLAIM.rindex(")")]
+        from jobtable.adapters.sqlite.engine import QUERIES
+
+        claim = QUERIES["claim_next_job"]
+        search = claim[claim.index("WHERE id IN (") + len("WHERE id IN (") : claim.rindex(")")]
     search = search.replace("FOR UPDATE SKIP LOCKED", "")
     kinds: Any = sorted(SERVED) if postgres else json.dumps(sorted(SERVED))
-    params = {"kinds": kinds, "queues": None}
+    params = {"kinds": kinds, "queues": None, "limit": 1}
     connection = store._pool.connection() if postgres else store._db.reader()
     with connection as conn:
         for _ in range(WARM_UP):

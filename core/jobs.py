@@ -312,6 +312,8 @@ class RetryOutcome(enum.Enum):
     """It had failed: it is queued again, with one more attempt allowed."""
     REFUSED = "refused"
     """It has not failed (queued, running or succeeded): nothing changed."""
+    KEY_HELD = "key_held"
+    """It failed, but another job holds its unique key now: nothing changed."""
 
 
 @attrs.frozen(kw_only=True)

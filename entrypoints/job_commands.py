@@ -90,6 +90,8 @@ def run_retry(args: argparse.Namespace) -> int:
     if outcome is RetryOutcome.REFUSED:
         refusal = views.retry_refusal(job.status.value)
         raise CommandError(f"cannot retry job {job.id}: {refusal}")
+    if outcome is RetryOutcome.KEY_HELD:
+        raise CommandError(f"cannot retry job {job.id}: {views.KEY_HELD_REFUSAL}")
     print(json.dumps(job.to_public()))
     return 0
 

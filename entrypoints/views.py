@@ -68,6 +68,10 @@ def retry_refusal(status: str) -> str:
     return f"only a failed job can be retried; this one is {status}"
 
 
+KEY_HELD_REFUSAL = "another job holds this job's unique key now; retry it once that job has ended"
+"""Why a failed job cannot be retried while another holds its unique key."""
+
+
 def runner(record: RunnerRecord) -> dict[str, Any]:
     info = record.info
     return {

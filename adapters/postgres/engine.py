@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from typing import Any, TypeVar
 
 import psycopg
@@ -19,11 +19,13 @@ from jobtable.adapters.sql.engine import Connection, SqlEngine
 from jobtable.adapters.sql.queries import Placeholders, Queries
 
 T = TypeVar("T")
+S = TypeVar("S")
 
 QUERIES = Queries("jobtable.adapters.postgres", Placeholders.PYFORMAT)
 """PostgreSQL's own query files, else the shared ones in psycopg's placeholder style."""
 
 NOTIFY = "SELECT pg_notify(%(channel)s, '')"
+"""Sent as written (no query file): the one statement the engine itself runs."""
 
 
 @contextlib.contextmanager
@@ -85,6 +87,18 @@ class PostgresEngine(SqlEngine):
     def send(self, work: Callable[[Connection], object]) -> None:
         with translated(), self._pool.connection() as conn, one_round_trip(conn):
             work(conn)
+
+    def send_then_read(
+        self, send: Callable[[Connection], S], read: Callable[[Connection, S], T]
+    ) -> T:
+        with translated(), self._pool.connection() as conn:
+            with one_round_trip(conn):
+                sent = send(conn)
+            return read(conn, sent)
+
+    def names(self, names: Collection[str] | None) -> list[str] | None:
+        """A text[] (``= ANY`` and ``unnest`` read it)."""
+        return None if names is None else sorted(names)
 
     def announce(self, conn: Connection) -> None:
         conn.execute(NOTIFY, {"channel": self.channel})  # delivered at commit

@@ -18,20 +18,18 @@ statements, and LISTEN cannot work through it, so wakes come from a direct
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
 import weakref
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import psycopg
 from psycopg.conninfo import make_conninfo
 from psycopg_pool import ConnectionPool
 
-from jobtable.adapters.postgres.engine import NOTIFY as _NOTIFY
 from jobtable.adapters.postgres.engine import QUERIES, PostgresEngine
-from jobtable.adapters.postgres.engine import as_time as _as_time
-from jobtable.adapters.postgres.engine import one_round_trip as _one_round_trip
 from jobtable.adapters.postgres.errors import translated
 from jobtable.adapters.postgres.listener import (
     FALLBACK_INTERVAL,
@@ -42,36 +40,10 @@ from jobtable.adapters.postgres.listener import (
 from jobtable.adapters.postgres.lock_session import neuter_descriptor
 from jobtable.adapters.postgres.migrate import migrate
 from jobtable.adapters.postgres.runner_locks import RunnerLocks
-from jobtable.adapters.readable_rows import (
-    Unreadable,
-    held_job,
-    log_set_aside,
-    log_settled_unreadable,
-)
+from jobtable.adapters.sql.engine import Connection
 from jobtable.adapters.sql.store import SqlStore
-from jobtable.adapters.sql_rows import (
-    claim_readable_rows,
-    fence,
-    outcome_parameters,
-    recovered,
-)
 from jobtable.core.errors import StoreError
-from jobtable.core.jobs import (
-    CancelOutcome,
-    Claim,
-    ClaimedJob,
-    HeldJob,
-    Recovered,
-    RetryOutcome,
-)
-from jobtable.core.liveness import (
-    DeadRunner,
-    LivenessTerms,
-    LockState,
-    RunnerSighting,
-    Settlement,
-)
-from jobtable.core.outcome import Fail, Outcome, RunAgain, Succeed
+from jobtable.core.liveness import LivenessTerms, LockState, RunnerSighting
 
 DEFAULT_POOL_SIZE = 10
 CONNECT_TIMEOUT = 5.0
@@ -86,78 +58,6 @@ MIN_LIVENESS_TIMEOUT = 5.0
 """Below this the owner's margin (at least 2 s) and a check's deadline leave it no time."""
 POOLER_POLL_INTERVAL = 1.0
 """Behind a transaction pooler with no direct URL to LISTEN on: look for new jobs this often."""
-
-
-def _query(name: str) -> str:
-    return QUERIES[name]
-
-
-_CLAIM = _query("claim_next_job")
-_CLAIM_ANY = _query("claim_any_job")
-_PUBLISH = _query("publish_job_result")
-_SUCCEED_MANY = _query("succeed_jobs")
-_FAIL = _query("fail_job")
-_RUN_AGAIN = _query("run_job_again")
-_RELEASE = _query("release_claim")
-_RUNNING_JOBS = _query("running_jobs")
-_RUNNING_UNOWNED = _RUNNING_JOBS.replace("claimed_by = %(owner)s", "claimed_by IS NULL")
-_CANCEL_QUEUED = _query("cancel_queued")
-_CANCEL_RUNNING = _query("cancel_running")
-_RETRY_FAILED = _query("retry_failed_job")
-_SIGHT = _query("sight_runners")
-_TAKE_DEAD_LOCK = (
-    "SELECT pg_try_advisory_xact_lock("
-    "hashtextextended(coalesce(%(owner)s, ''), 0) & 4611686018427387903)"
-)
-
-
-def _names(names: Collection[str] | None) -> list[str] | None:
-    """Kinds or queues a claim may take, as the text[] the claim query reads (None: any)."""
-    return None if names is None else sorted(names)
-
-
-def _claim_parameters(
-    runner_id: str,
-    now: datetime.datetime,
-    kinds: Collection[str] | None,
-    queues: Collection[str] | None,
-    limit: int = 1,
-) -> tuple[str, dict[str, Any]]:
-    params = {
-        "runner_id": runner_id,
-        "now": now,
-        "kinds": _names(kinds),
-        "queues": _names(queues),
-        "limit": limit,
-    }
-    return (_CLAIM_ANY if kinds is None else _CLAIM), params
-
-
-def _successes(outcomes: Sequence[tuple[Claim, Outcome]], now: datetime.datetime) -> dict[str, Any]:
-    """The succeed_jobs arrays: one row per successful outcome, with its claim's fence."""
-    done = [(claim, outcome) for claim, outcome in outcomes if isinstance(outcome, Succeed)]
-    return {
-        "ids": [claim.job_id for claim, _ in done],
-        "runners": [claim.runner_id for claim, _ in done],
-        "attempts": [claim.attempt for claim, _ in done],
-        "results": [outcome.result for _, outcome in done],
-        "now": now,
-    }
-
-
-def _outcome_statement(
-    claim: Claim, outcome: Outcome, now: datetime.datetime
-) -> tuple[str, dict[str, Any]]:
-    """The statement that records ``outcome`` (one per shape) and its parameters."""
-    if isinstance(outcome, Succeed):
-        return _SUCCEED_MANY, _successes([(claim, outcome)], now)
-    return (_FAIL if isinstance(outcome, Fail) else _RUN_AGAIN), outcome_parameters(
-        claim, outcome, now
-    )
-
-
-def _same(value: Any) -> Any:
-    return value
 
 
 _open_stores: weakref.WeakSet[PostgresStore] = weakref.WeakSet()
@@ -272,9 +172,6 @@ class PostgresStore(SqlStore):
         """The NOTIFY channel of this store's jobs table: one per schema."""
         return self._postgres.channel
 
-    def _notify(self, conn: psycopg.Connection) -> None:
-        self._engine.announce(conn)
-
     def watch(
         self, on_change: Callable[[], None], *, fallback_interval: float = FALLBACK_INTERVAL
     ) -> NotifyListener | PollingWatcher:
@@ -307,98 +204,6 @@ class PostgresStore(SqlStore):
             connect_timeout=int(CONNECT_TIMEOUT),
         )
 
-    def claim_next(
-        self,
-        *,
-        runner_id: str,
-        now: datetime.datetime,
-        kinds: Collection[str] | None = None,
-        queues: Collection[str] | None = None,
-    ) -> ClaimedJob | None:
-        sql, params = _claim_parameters(runner_id, now, kinds, queues)
-        with translated(), self._pool.connection() as conn:
-            jobs, unreadable = claim_readable_rows(
-                conn.execute, sql, params, fail_sql=_FAIL, now=now, stamp=_same, parse_time=_as_time
-            )
-        log_set_aside(unreadable)
-        return jobs[0] if jobs else None
-
-    def record_and_claim(
-        self,
-        outcomes: Sequence[tuple[Claim, Outcome]],
-        *,
-        limit: int,
-        runner_id: str,
-        now: datetime.datetime,
-        kinds: Collection[str] | None = None,
-        queues: Collection[str] | None = None,
-    ) -> tuple[list[bool], list[ClaimedJob]]:
-        """One round trip and one commit for the whole batch: its successes in one
-        statement, any other outcome in one each, and the claim."""
-        successes = _successes(outcomes, now)
-        others = [
-            _outcome_statement(claim, outcome, now)
-            for claim, outcome in outcomes
-            if not isinstance(outcome, Succeed)
-        ]
-        claim_sql, next_claims = _claim_parameters(runner_id, now, kinds, queues, limit)
-        with translated(), self._pool.connection() as conn:
-            with _one_round_trip(conn):
-                succeeding = conn.execute(_SUCCEED_MANY, successes) if successes["ids"] else None
-                recorded = [conn.execute(sql, params) for sql, params in others]
-                claiming = conn.execute(claim_sql, next_claims) if limit > 0 else None
-            succeeded = {row[0] for row in succeeding.fetchall()} if succeeding else set()
-            jobs: list[ClaimedJob] = []
-            unreadable: list[Unreadable] = []
-            if claiming is not None:  # rows it cannot read: failed, and others claimed, after
-                rows = claiming.fetchall()
-                jobs, unreadable = claim_readable_rows(
-                    conn.execute,
-                    claim_sql,
-                    next_claims,
-                    fail_sql=_FAIL,
-                    now=now,
-                    stamp=_same,
-                    parse_time=_as_time,
-                    claimed=rows,
-                )
-        log_set_aside(unreadable)
-        counts = iter([cursor.rowcount == 1 for cursor in recorded])
-        held = [
-            claim.job_id in succeeded if isinstance(outcome, Succeed) else next(counts)
-            for claim, outcome in outcomes
-        ]
-        return held, jobs
-
-    def publish(self, claim: Claim, *, result: str, now: datetime.datetime) -> bool:
-        return self._fenced(_PUBLISH, claim, result=result, now=now)
-
-    def record(self, claim: Claim, outcome: Outcome, *, now: datetime.datetime) -> bool:
-        """One statement; a job queued again wakes the listeners (it may be due at once)."""
-        sql, params = _outcome_statement(claim, outcome, now)
-        with translated(), self._pool.connection() as conn:
-            changed = conn.execute(sql, params).rowcount == 1
-            if changed and isinstance(outcome, RunAgain):
-                self._notify(conn)
-        return changed
-
-    def put_back(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
-        if not claims:
-            return 0
-        moved = 0
-        with translated(), self._pool.connection() as conn:
-            for claim in claims:
-                moved += conn.execute(_RELEASE, {**fence(claim), "now": now}).rowcount
-            if moved:
-                conn.execute(_NOTIFY, {"channel": self.channel})
-        return moved
-
-    def running_jobs(self, owner: str | None) -> list[HeldJob]:
-        sql = _RUNNING_UNOWNED if owner is None else _RUNNING_JOBS
-        with translated(), self._pool.connection() as conn:
-            rows = conn.execute(sql, {"owner": owner}).fetchall()
-        return [held_job(row, owner) for row in rows]
-
     # -- liveness: an advisory lock per runner, in a session of its own ----
 
     def _hold_liveness(self, runner_id: str) -> str | None:
@@ -424,9 +229,16 @@ class PostgresStore(SqlStore):
         """The server process holding ``runner_id``'s lock, for operators and tests."""
         return self._locks.backend_pid(runner_id)
 
+    def _hold_dead_runners_lock(
+        self, conn: Connection, runner_id: str | None, until_committed: contextlib.ExitStack
+    ) -> bool:
+        """The lock the dead runner's session held, taken until the settling commits."""
+        taken = conn.execute(QUERIES["take_dead_runners_lock"], {"owner": runner_id}).fetchone()
+        return bool(taken and taken[0])
+
     def sight_runners(self) -> list[RunnerSighting]:
         with translated(), self._pool.connection() as conn:
-            rows = conn.execute(_SIGHT).fetchall()
+            rows = conn.execute(QUERIES["sight_runners"]).fetchall()
         sightings = []
         for runner_id, registered, beat, on_this_server, lock_held in rows:
             if lock_held:
@@ -439,79 +251,6 @@ class PostgresStore(SqlStore):
                 RunnerSighting(runner_id=runner_id, registered=registered, beat=beat, lock=lock)
             )
         return sightings
-
-    def settle_dead(
-        self, settlements: Collection[Settlement], *, now: datetime.datetime
-    ) -> Recovered:
-        recorded: list[tuple[HeldJob, Outcome]] = []
-        for settlement in settlements:
-            verdict = settlement.verdict
-            with translated(), self._pool.connection() as conn, conn.transaction():
-                if not self._evidence_holds(conn, verdict):
-                    continue
-                if verdict.lock_absent or not verdict.registered:
-                    # Hold the dead runner's lock until commit: an owner that comes back
-                    # waits, and finds which jobs are still its own only after this.
-                    taken = conn.execute(_TAKE_DEAD_LOCK, {"owner": verdict.runner_id}).fetchone()
-                    if not (taken and taken[0]):
-                        continue
-                landed = []
-                for job, outcome in settlement.outcomes:
-                    sql, params = _outcome_statement(job.claim, outcome, now)
-                    params["runner_id"] = verdict.runner_id  # None: a row with no owner
-                    if conn.execute(sql, params).rowcount == 1:
-                        landed.append((job, outcome))
-                conn.execute(
-                    "DELETE FROM jobtable_runners WHERE id IS NOT DISTINCT FROM %s",
-                    (verdict.runner_id,),
-                )
-                if any(isinstance(outcome, RunAgain) for _, outcome in landed):
-                    self._notify(conn)
-            recorded.extend(landed)
-        log_settled_unreadable([job for job, _ in recorded])
-        return recovered(outcome for _, outcome in recorded)
-
-    def _evidence_holds(self, conn: psycopg.Connection, verdict: DeadRunner) -> bool:
-        """Re-read the evidence with the runner's row locked: a settler at a time, and no beat
-        can land between the check and the settling."""
-        row = conn.execute(
-            "SELECT beat FROM jobtable_runners WHERE id IS NOT DISTINCT FROM %s FOR UPDATE",
-            (verdict.runner_id,),
-        ).fetchone()
-        if verdict.registered != (row is not None):
-            return False
-        return row is None or row[0] == verdict.beat
-
-    # -- cancellation, queues, detail ----------------------------------------
-
-    def cancel(self, job_id: str, *, now: datetime.datetime) -> CancelOutcome | None:
-        """Cancel a job not yet running at once; ask a running one's runner to stop it.
-
-        None when there is no such job.
-        """
-        params = {"id": job_id, "now": now}
-        with translated(), self._pool.connection() as conn, conn.transaction():
-            if conn.execute(_CANCEL_QUEUED, params).rowcount:
-                return CancelOutcome.CANCELLED
-            if conn.execute(_CANCEL_RUNNING, params).rowcount:
-                return CancelOutcome.REQUESTED
-            row = conn.execute("SELECT error FROM jobs WHERE id = %(id)s", params).fetchone()
-        if row is None:
-            return None
-        return CancelOutcome.CANCELLED if row[0] == "cancelled" else CancelOutcome.REFUSED
-
-    # -- reading -----------------------------------------------------------
-
-    # -- observing and operating ----------------------------------------------
-
-    def retry(self, job_id: str, *, now: datetime.datetime) -> RetryOutcome | None:
-        params = {"id": job_id, "now": now}
-        with translated(), self._pool.connection() as conn, conn.transaction():
-            if conn.execute(_RETRY_FAILED, params).rowcount:
-                self._notify(conn)  # due at once: other processes' workers may claim it
-                return RetryOutcome.RETRIED
-            found = conn.execute("SELECT 1 FROM jobs WHERE id = %(id)s", params).fetchone()
-        return None if found is None else RetryOutcome.REFUSED
 
     def watch_jobs(
         self,
@@ -560,7 +299,3 @@ class PostgresStore(SqlStore):
     def _check_not_forked(self) -> None:
         if os.getpid() != self._pid:
             raise StoreError("database closed")  # a store does not cross fork(): open another
-
-    def _fenced(self, sql: str, claim: Claim, **values: Any) -> bool:
-        with translated(), self._pool.connection() as conn:
-            return bool(conn.execute(sql, {**fence(claim), **values}).rowcount == 1)

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import abc
 import datetime
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, TypeVar
 
 from jobtable.adapters.sql.queries import Queries
 
 T = TypeVar("T")
+S = TypeVar("S")
 _NO_PARAMETERS: Mapping[str, Any] = {}
 
 
@@ -73,6 +74,23 @@ class SqlEngine(abc.ABC):
         engine can (PostgreSQL's pipeline). ``work`` must not read a result."""
 
     @abc.abstractmethod
+    def send_then_read(
+        self, send: Callable[[Connection], S], read: Callable[[Connection, S], T]
+    ) -> T:
+        """``send``'s statements in one transaction committed durably, then ``read``'s value
+        from what they returned, on the same connection.
+
+        One round trip where the engine can (PostgreSQL's pipeline, committed at its end):
+        ``send`` must not read a result, only return its cursors; ``read`` runs after that
+        commit there (what it runs commits in a transaction of its own), and inside the one
+        transaction elsewhere. When ``send`` raises, nothing it sent happened.
+        """
+
+    @abc.abstractmethod
+    def names(self, names: Collection[str] | None) -> Any:
+        """Kinds or queues a claim may take, as its claim statement reads them (None: any)."""
+
+    @abc.abstractmethod
     def announce(self, conn: Connection) -> None:
         """Tell runners in other processes, at this transaction's commit, that jobs may be
         ready to claim (nothing where they watch the database themselves)."""
@@ -114,9 +132,12 @@ class SqlPart(abc.ABC):
     _engine: SqlEngine
 
     def _change(self, query: str, params: Mapping[str, Any]) -> int:
-        """Run the query file ``query`` in a transaction of its own; the rows it changed."""
+        """Run the query file ``query`` in a transaction of its own (one round trip where the
+        engine can); the rows it changed."""
         sql = self._engine.sql(query)
-        return self._engine.write(lambda conn: conn.execute(sql, params).rowcount)
+        return self._engine.send_then_read(
+            lambda conn: conn.execute(sql, params), lambda conn, cursor: int(cursor.rowcount)
+        )
 
     def _rows(self, query: str, params: Mapping[str, Any] = _NO_PARAMETERS) -> list[Any]:
         """Every row the query file ``query`` reads."""

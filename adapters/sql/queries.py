@@ -1,8 +1,10 @@
 """The SQL files an engine runs: shared ones written once, per-engine ones where SQL differs.
 
-A shared file (``adapters/sql/queries``) names its parameters ``:name``; it
-is put into the engine's placeholder style once, when first read. A file of
-the same name in the engine's own ``queries`` folder replaces it, as written.
+A shared file (``adapters/sql/queries``) names its parameters ``:name``; it is put into
+the engine's placeholder style once, when first read. A file of the same name in the
+engine's own ``queries`` folder replaces it. A ``{{name}}`` in any file is the fragment
+``_name.sql``, the engine's own or else the shared one: where engines differ inside a
+statement (``FOR UPDATE SKIP LOCKED``, JSON functions), as River's SQL templates do.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ class Placeholders(enum.Enum):
 
 # A string literal, a comment, a :name parameter (not a ::cast), or a lone percent sign.
 _TOKEN = re.compile(r"'(?:[^']|'')*'|--[^\n]*|(?<![:\w]):([A-Za-z_]\w*)|%")
+_FRAGMENT = re.compile(r"\{\{\s*([a-z_]+)\s*\}\}")
 
 
 def in_style(sql: str, style: Placeholders) -> str:
@@ -58,8 +61,23 @@ class Queries:
 
 @functools.cache
 def _text(package: str, style: Placeholders, name: str) -> str:
-    own = importlib.resources.files(package).joinpath(f"queries/{name}.sql")
+    return in_style(_with_fragments(package, _source(package, f"{name}.sql")), style)
+
+
+def _source(package: str, file_name: str) -> str:
+    """A query file's text as written (``:name`` parameters): the engine's, else the shared."""
+    own = importlib.resources.files(package).joinpath("queries", file_name)
     if own.is_file():
         return own.read_text()
-    shared = importlib.resources.files(SHARED).joinpath(f"queries/{name}.sql")
-    return in_style(shared.read_text(), style)
+    return importlib.resources.files(SHARED).joinpath("queries", file_name).read_text()
+
+
+def _with_fragments(package: str, sql: str) -> str:
+    """``sql`` with each ``{{name}}`` replaced by its fragment (without the fragment's comments)."""
+
+    def fragment(match: re.Match[str]) -> str:
+        text = _source(package, f"_{match.group(1)}.sql")
+        lines = [line for line in text.splitlines() if not line.lstrip().startswith("--")]
+        return _with_fragments(package, "\n".join(lines).strip())
+
+    return _FRAGMENT.sub(fragment, sql)

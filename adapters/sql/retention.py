@@ -31,7 +31,10 @@ class SqlRetention(SqlPart):
             for status, cutoff in cutoffs.items():
                 if deleted < limit:
                     params = {"cutoff": stamp(cutoff), "now": stamp(now), "limit": limit - deleted}
-                    deleted += conn.execute(self._engine.sql(f"prune_{status}"), params).rowcount
+                    params["status"] = status
+                    deleted += len(
+                        conn.execute(self._engine.sql("prune_finished"), params).fetchall()
+                    )
             kept_past = {"answered_before": stamp(answered_before), "limit": limit}
             keys = conn.execute(self._engine.sql("prune_idempotency"), kept_past).rowcount
             return Pruned(jobs=deleted, keys=keys)

@@ -7,8 +7,10 @@ nothing is announced in the transaction.
 from __future__ import annotations
 
 import datetime
+import functools
+import json
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any, TypeVar
 
 from jobtable.adapters.sql.engine import Connection, SqlEngine
@@ -17,6 +19,7 @@ from jobtable.adapters.sqlite.connections import Connections
 from jobtable.adapters.sqlite.errors import translated
 
 T = TypeVar("T")
+S = TypeVar("S")
 
 QUERIES = Queries("jobtable.adapters.sqlite", Placeholders.NAMED)
 """SQLite's own query files, else the shared ones."""
@@ -52,6 +55,17 @@ class SqliteEngine(SqlEngine):
     def send(self, work: Callable[[Connection], object]) -> None:
         self.write(work)  # group commit already shares one transaction among writers
 
+    def send_then_read(
+        self, send: Callable[[Connection], S], read: Callable[[Connection, S], T]
+    ) -> T:
+        return self.write(lambda conn: read(conn, send(conn)))
+
+    def names(self, names: Collection[str] | None) -> str | None:
+        """A JSON array (json_each reads it), the same text for the same set every time."""
+        if names is None:
+            return None
+        return _names_json(names if isinstance(names, frozenset) else frozenset(names))
+
     def announce(self, conn: Connection) -> None:
         pass  # other processes watch the database file
 
@@ -60,3 +74,9 @@ class SqliteEngine(SqlEngine):
 
     def parse_time(self, value: Any) -> datetime.datetime:
         return parse_stamp(value)
+
+
+@functools.lru_cache(maxsize=64)
+def _names_json(names: frozenset[str]) -> str:
+    """Cached: a runner passes the same sets on every claim."""
+    return json.dumps(sorted(names))

@@ -49,7 +49,7 @@ class CancelResource:
 
 class RetryResource:
     """200 when a failed job is queued again (one more attempt allowed), 409 when it has not
-    failed."""
+    failed or another job holds its unique key now."""
 
     def __init__(self, runner: Runner) -> None:
         self._runner = runner
@@ -61,6 +61,8 @@ class RetryResource:
         outcome, job = retried
         if outcome is RetryOutcome.REFUSED:
             raise api_error(409, "conflict", views.retry_refusal(job.status.value))
+        if outcome is RetryOutcome.KEY_HELD:
+            raise api_error(409, "conflict", views.KEY_HELD_REFUSAL)
         resp.media = job.to_public()
 
 

@@ -19,7 +19,11 @@ _CANCEL_NOTICE = {
     CancelOutcome.REFUSED: "cancel-refused",
 }
 
-_RETRY_NOTICE = {RetryOutcome.RETRIED: "retried", RetryOutcome.REFUSED: "retry-refused"}
+_RETRY_NOTICE = {
+    RetryOutcome.RETRIED: "retried",
+    RetryOutcome.REFUSED: "retry-refused",
+    RetryOutcome.KEY_HELD: "retry-key-held",
+}
 
 
 class _Action:

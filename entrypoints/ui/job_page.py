@@ -18,6 +18,7 @@ NOTICES = {
     "cancel-refused": "The job had already finished; there was nothing to cancel.",
     "retried": "The job is queued again, with one more attempt allowed.",
     "retry-refused": "Only a failed job can be retried.",
+    "retry-key-held": "Another job holds this job's unique key now: retry it once that one ends.",
 }
 """What an action's redirect may announce (by a fixed name: no text comes from the URL)."""
 

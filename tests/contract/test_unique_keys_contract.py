@@ -10,7 +10,7 @@ import pytest
 from jobtable.core import Claim, DeadRunner, NewJob, RunnerInfo, Status
 from jobtable.core.codes import CANCELLED, INTERRUPTED, TIMED_OUT
 from jobtable.core.ids import JobIdGenerator
-from jobtable.core.jobs import CancelOutcome
+from jobtable.core.jobs import CancelOutcome, RetryOutcome
 from jobtable.core.outcome import Fail, Outcome, RunAgain, Succeed
 from tests.contract.test_lifecycle_contract import RUNNER, T0, add, claim, later
 from tests.support.settling import interrupt, settle_dead
@@ -179,3 +179,42 @@ def test_a_unique_key_held_while_active_stays_held_while_its_job_waits_to_run_ag
     assert store.get(first).status is Status.QUEUED
     again = enqueue_again(store, "user-7")
     assert (again, again.duplicate) == (first, True)
+
+
+# -- an operator's retry takes the key again -----------------------------------------
+
+
+def test_an_operators_retry_takes_the_key_again_or_is_refused_while_another_job_holds_it(store):
+    first = add(store, unique_key="user-7")
+    failed(store, first)
+    second = enqueue_again(store, "user-7")
+    assert not second.duplicate
+
+    assert store.retry(first, now=later(11)) is RetryOutcome.KEY_HELD
+    assert store.get(first).status is Status.FAILED  # nothing changed: two never hold one key
+    assert (enqueue_again(store, "user-7"), enqueue_again(store, "user-7").duplicate) == (
+        second,
+        True,
+    )
+
+    assert store.cancel(second, now=later(12)) is CancelOutcome.CANCELLED
+    assert store.retry(first, now=later(13)) is RetryOutcome.RETRIED
+    assert store.get(first).status is Status.QUEUED
+    again = enqueue_again(store, "user-7")
+    assert (again, again.duplicate) == (first, True)  # the retried job holds it again
+
+
+def test_a_job_that_ended_keeps_showing_the_key_it_held(store):
+    first = add(store, unique_key="user-7")
+    succeeded(store, first)
+    assert store.detail(first).unique_key == "user-7"
+    assert not enqueue_again(store, "user-7").duplicate
+
+
+def test_a_retry_of_a_job_without_a_key_or_with_one_kept_for_good_is_never_refused_for_it(store):
+    plain = add(store)
+    failed(store, plain)
+    assert store.retry(plain, now=later(11)) is RetryOutcome.RETRIED
+    tick = add(store, unique_key="tick@1", unique_while_active=False)
+    failed(store, tick)
+    assert store.retry(tick, now=later(12)) is RetryOutcome.RETRIED

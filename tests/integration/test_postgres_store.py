@@ -33,6 +33,7 @@ def test_a_new_schema_gets_every_migration_once_and_reopening_changes_nothing():
             "0006_batched_history",
             "0007_readable_times",
             "0008_snooze_count",
+            "0009_unique_while_unfinished",
         ]
         store.close()
         again = open_store(url, schema)
@@ -71,6 +72,7 @@ def test_concurrent_openers_apply_each_migration_once():
             "0006_batched_history",
             "0007_readable_times",
             "0008_snooze_count",
+            "0009_unique_while_unfinished",
         ]
         for store in opened:
             store.close()
@@ -346,7 +348,7 @@ def test_a_claim_passes_by_a_job_another_transaction_holds_locked(claim):
 def test_a_prune_passes_over_a_failed_job_an_operator_is_retrying_right_now():
     import psycopg
 
-    from jobtable.adapters.postgres.store import _RETRY_FAILED
+    from jobtable.adapters.postgres.engine import QUERIES
     from tests.contract.test_lifecycle_contract import add, claim, later
 
     with ExitStack() as stack:
@@ -357,7 +359,10 @@ def test_a_prune_passes_over_a_failed_job_an_operator_is_retrying_right_now():
         assert store.record(claim(store).claim, Fail(code="boom"), now=later(1))
         retrier = stack.enter_context(psycopg.connect(url, options=f"-c search_path={schema}"))
         # The retry has changed the row and not committed: it holds the row's lock.
-        assert retrier.execute(_RETRY_FAILED, {"id": job_id, "now": later(5)}).rowcount == 1
+        assert (
+            retrier.execute(QUERIES["retry_failed_job"], {"id": job_id, "now": later(5)}).rowcount
+            == 1
+        )
         assert store.prune({"failed": later(100)}, now=later(100), limit=10).jobs == 0  # skipped
         retrier.commit()
         assert store.get(job_id).status is Status.QUEUED

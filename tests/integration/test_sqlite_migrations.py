@@ -8,6 +8,7 @@ import logging
 import sqlite3
 import threading
 
+import attrs
 import pytest
 
 from jobtable.adapters.fake_clock import FakeClock
@@ -15,7 +16,7 @@ from jobtable.adapters.migration_files import Migration, load_migrations
 from jobtable.adapters.sqlite import SqliteStore
 from jobtable.adapters.sqlite.connections import Connections
 from jobtable.adapters.sqlite.migrate import applied_versions, migrate
-from jobtable.core import Status
+from jobtable.core import NewJob, Status
 from jobtable.core.jobs import ATTEMPTS_KEPT
 from tests.support.harness import as_datetime
 
@@ -29,6 +30,7 @@ ALL_VERSIONS = [
     "0006_batched_history",
     "0007_readable_times",
     "0008_snooze_count",
+    "0009_unique_while_unfinished",
 ]
 
 LEGACY_SCHEMA = """
@@ -292,5 +294,37 @@ def test_a_log_grown_by_snoozes_is_counted_and_trimmed_to_the_last_20(tmp_path):
         assert [entry["outcome"] for entry in log] == ["snoozed"] * 19 + ["boom"]
         assert len(log) == ATTEMPTS_KEPT
         assert store.detail("snoozer").snoozes == 30
+    finally:
+        store.close()
+
+
+def test_keys_held_before_0009_stay_held_and_keys_let_go_stay_free(tmp_path):
+    """Before 0009 a finished job's key held while active was cleared; after it the index
+    holds only unfinished jobs' keys (and keys kept for good), whatever rows it finds."""
+    path = tmp_path / "jobs.db"
+    migrated_until(path, "0008_snooze_count")
+    stamp = "2026-03-01T12:00:00.000000+00:00"
+    insert_job(path, "holder", status="running", created_at=stamp, run_at=stamp)
+    insert_job(path, "let-go", status="failed", created_at=stamp, run_at=stamp)
+    insert_job(path, "tick", status="succeeded", created_at=stamp, run_at=stamp)
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("UPDATE jobs SET unique_key = 'user-7' WHERE id = 'holder'")
+        conn.execute(
+            "UPDATE jobs SET unique_key = 'tick@1', unique_while_active = 0 WHERE id = 'tick'"
+        )
+    conn.close()
+
+    store = SqliteStore.open(path, now=NOW)
+    try:
+        later = NOW + datetime.timedelta(seconds=1)
+        for key, holder in (("user-7", "holder"), ("tick@1", "tick")):
+            job = NewJob(id=f"again-{key}", kind="count", payload="{}", unique_key=key)
+            again = store.create(attrs.evolve(job, unique_while_active=key == "user-7"), now=later)
+            assert (again, again.duplicate) == (holder, True)
+        fresh = store.create(
+            NewJob(id="fresh", kind="count", payload="{}", unique_key="k"), now=later
+        )
+        assert not fresh.duplicate
     finally:
         store.close()

@@ -1,8 +1,8 @@
--- Marks the first %(limit)s due jobs in claim order (priority, then run_at, then id)
--- of the runner's kinds and queues running under %(runner_id)s, and returns what
+-- Marks the first :limit due jobs in claim order (priority, then run_at, then id)
+-- of the runner's kinds and queues running under :runner_id, and returns what
 -- running and settling each needs; no row when none is due. Paused queues are passed
 -- over; a NULL queues array: every queue. Each kind is probed on its own in the
--- jobs_ready index (LATERAL, at most %(limit)s rows each), so the claim costs the same
+-- jobs_ready index (LATERAL, at most :limit rows each), so the claim costs the same
 -- however many rows other kinds or the future hold. A paused queue is checked by its
 -- key per candidate (NOT EXISTS): NOT IN over a subquery would be built again for each
 -- kind probed, and cost more than the rest of the claim. SKIP LOCKED: concurrent
@@ -10,22 +10,14 @@
 -- before the UPDATE, so the LIMIT holds. One statement claims a whole batch.
 WITH picked AS MATERIALIZED (
     SELECT first.id
-    FROM unnest(%(kinds)s::text[]) AS served(kind)
+    FROM unnest(:kinds::text[]) AS served(kind)
     CROSS JOIN LATERAL (
         SELECT id, priority, run_at FROM jobs
         WHERE status = 'queued' AND kind = served.kind
-          AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+          AND (:queues::text[] IS NULL OR queue = ANY(:queues::text[]))
           AND NOT EXISTS (SELECT 1 FROM jobtable_queues p WHERE p.name = jobs.queue AND p.paused)
-        ORDER BY priority, run_at, id LIMIT %(limit)s FOR UPDATE SKIP LOCKED
+        ORDER BY priority, run_at, id LIMIT :limit FOR UPDATE SKIP LOCKED
     ) AS first
-    ORDER BY first.priority, first.run_at, first.id LIMIT %(limit)s
+    ORDER BY first.priority, first.run_at, first.id LIMIT :limit
 )
-UPDATE jobs
-SET status = 'running', started_at = %(now)s, updated_at = %(now)s,
-    claimed_by = %(runner_id)s, attempt = jobs.attempt + 1
-FROM picked WHERE jobs.id = picked.id
-RETURNING jobs.id, jobs.kind, jobs.payload, jobs.attempt, jobs.max_attempts, jobs.retry,
-    jobs.timeout, jobs.result,
-    -- NULL for a time Python cannot hold (infinity, past year 9999): that row is set aside
-    CASE WHEN jobs.run_at >= '0001-01-02' AND jobs.run_at < '9999-12-30' THEN jobs.run_at END,
-    jobs.priority
+{{claim_picked}}

@@ -3,10 +3,11 @@
 -- attempt that ended it, told until now by the row itself, moves into the log, so
 -- its detail keeps every attempt. An attempt is told apart by its number and its start
 -- (a snooze gives its number back, so two attempts may share one). The log keeps the
--- last 20 (ATTEMPTS_KEPT), as run_job_again's does.
+-- last 20 (ATTEMPTS_KEPT), as requeue_job's does. A job whose unique key another job
+-- took meanwhile is left failed: two jobs never hold one key.
 UPDATE jobs
 SET status = 'queued', error = NULL, finished_at = NULL, cancel_requested = false,
-    run_at = %(now)s, updated_at = %(now)s, max_attempts = GREATEST(max_attempts, attempt + 1),
+    run_at = :now, updated_at = :now, max_attempts = GREATEST(max_attempts, attempt + 1),
     attempts_log = CASE
         WHEN attempt >= 1 AND NOT EXISTS (
             SELECT 1 FROM jsonb_array_elements(coalesce(attempts_log, '[]'::jsonb)) AS entry
@@ -18,4 +19,4 @@ SET status = 'queued', error = NULL, finished_at = NULL, cancel_requested = fals
                 'ended_at', finished_at, 'outcome', error)),
             '$[last - 19 to last]')
         ELSE attempts_log END
-WHERE id = %(id)s AND status = 'failed'
+WHERE id = :id AND status = 'failed' AND NOT ({{key_held_by_another}})

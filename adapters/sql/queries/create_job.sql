@@ -10,4 +10,4 @@ VALUES (
     :now, :now, :max_attempts, :queue, :priority, :run_at, :retry, :timeout,
     :unique_key, :unique_while_active, :key_until
 )
-ON CONFLICT (kind, unique_key) WHERE unique_key IS NOT NULL DO NOTHING
+ON CONFLICT (kind, unique_key) WHERE {{holds_unique_key}} DO NOTHING

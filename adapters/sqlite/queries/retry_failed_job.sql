@@ -3,7 +3,8 @@
 -- attempt that ended it, told until now by the row itself, moves into the log, so
 -- its detail keeps every attempt. An attempt is told apart by its number and its start
 -- (a snooze gives its number back, so two attempts may share one). The log keeps the
--- last 20 (ATTEMPTS_KEPT), as run_job_again's does.
+-- last 20 (ATTEMPTS_KEPT), as requeue_job's does. A job whose unique key another job
+-- took meanwhile is left failed: two jobs never hold one key.
 UPDATE jobs
 SET status = 'queued', error = NULL, finished_at = NULL, cancel_requested = 0,
     run_at = :now, updated_at = :now, max_attempts = max(max_attempts, attempt + 1),
@@ -20,4 +21,4 @@ SET status = 'queued', error = NULL, finished_at = NULL, cancel_requested = 0,
                 'attempt', attempt, 'runner', claimed_by, 'started_at', started_at,
                 'ended_at', finished_at, 'outcome', error))
         ELSE attempts_log END
-WHERE id = :id AND status = 'failed'
+WHERE id = :id AND status = 'failed' AND NOT ({{key_held_by_another}})

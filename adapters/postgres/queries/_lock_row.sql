@@ -1,0 +1,2 @@
+-- The row read is locked until commit.
+FOR UPDATE

@@ -1,8 +1,0 @@
--- Scheduled jobs that are due become 'queued', where claims find them; a bounded
--- batch per statement, earliest first. SKIP LOCKED: runners promoting at the same
--- moment share the work instead of waiting on each other.
-UPDATE jobs SET status = 'queued', updated_at = %(now)s
-WHERE id IN (
-    SELECT id FROM jobs WHERE status = 'scheduled' AND run_at <= %(now)s
-    ORDER BY run_at LIMIT %(limit)s FOR UPDATE SKIP LOCKED
-)

@@ -1,3 +1,0 @@
-UPDATE jobs
-SET result = %(result)s, updated_at = %(now)s
-WHERE id = %(id)s AND status = 'running' AND claimed_by = %(runner_id)s AND attempt = %(attempt)s

@@ -1,4 +1,0 @@
--- The jobs running under one runner's claims, with what settling each needs; reads the
--- jobs_running partial index. (Rows that record no owner: _RUNNING_UNOWNED.)
-SELECT id, kind, attempt, max_attempts, retry FROM jobs
-WHERE status = 'running' AND claimed_by = %(owner)s

@@ -1,0 +1,1 @@
+-- Nothing: one writer at a time, so no row is ever locked by another.
