@@ -25,18 +25,25 @@ def start_worker(
 ) -> subprocess.Popen:
     """A ``jobtable worker`` on ``database``, its stderr in ``log``; with ``new_session``, in a
     process group of its own (its pid names it), as a terminal's foreground job is."""
-    return subprocess.Popen(
+    process = subprocess.Popen(
         [JOBTABLE, "worker", "--workers", str(workers), "--kinds", kinds, *extra],
         env={
             "PYTHONPATH": str(REPO),
             "PATH": "/usr/bin:/bin",
             "JOBTABLE_DATABASE": str(database),
+            "PYTHONFAULTHANDLER": "1",  # a hung stop dumps every thread's stack (see stop)
             **(env or {}),
         },
         stdout=subprocess.DEVNULL,
         stderr=log.open("w"),
         start_new_session=new_session,
     )
+    _logs[process.pid] = log
+    return process
+
+
+_logs: dict[int, Path] = {}
+"""Each started worker's log, by pid: a stop that hangs shows its end."""
 
 
 def wait_for_start(log: Path, within: float = 30) -> None:
@@ -49,11 +56,22 @@ def stop(process: subprocess.Popen, signum: int = signal.SIGTERM, within: float 
         process.send_signal(signum)
         try:
             process.wait(within)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
-            raise
+        except subprocess.TimeoutExpired as hung:
+            raise AssertionError(f"the process did not stop:\n{_dump_and_kill(process)}") from hung
     return int(process.returncode)
+
+
+def _dump_and_kill(process: subprocess.Popen) -> str:
+    """Kill a hung process, with every thread's stack dumped into its log first (SIGABRT
+    with faulthandler on); the end of its log, when it has one."""
+    process.send_signal(signal.SIGABRT)
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(10)
+    log = _logs.get(process.pid)
+    return "" if log is None or not log.exists() else log.read_text()[-20_000:]
 
 
 def enqueue(
