@@ -164,7 +164,7 @@ def measure(engine: Engine, jobs: int, batch: int) -> tuple[float, float, float]
     """Microseconds a job for its insert, its claim and its end, batch by batch."""
     rows = job_rows(jobs, engine.stamp)
     insert, claim, end = (
-        engine.queries[name] for name in ("create_job", "claim_next_job", "end_attempts")
+        engine.queries[name] for name in ("create_job", "claim_next_job", "end_attempt")
     )
     now = engine.stamp(NOW)
     started = time.perf_counter()
@@ -184,14 +184,11 @@ def measure(engine: Engine, jobs: int, batch: int) -> tuple[float, float, float]
         claimed += time.perf_counter() - started
         if not got:
             return tuple(1e6 * spent / jobs for spent in (inserted, claimed, ended))  # type: ignore[return-value]
-        done = [
-            {"id": row[0], "runner_id": "r", "attempt": row[3], "status": "succeeded",
-             "result": '{"ok":true}', "code": None}
-            for row in got
-        ]  # fmt: skip
         started = time.perf_counter()
         engine.begin()
-        engine.conn.execute(end, {"rows": json.dumps(done), "now": now}).fetchall()
+        for row in got:
+            done = {"id": row[0], "runner_id": "r", "attempt": row[3], "status": "succeeded"}
+            engine.conn.execute(end, {**done, "result": '{"ok":true}', "code": None, "now": now})
         engine.commit()
         ended += time.perf_counter() - started
 

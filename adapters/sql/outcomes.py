@@ -1,13 +1,12 @@
 """Decided outcomes as the parameters of the two statements that record them.
 
-``end_attempts`` ends jobs for good (Succeed, Fail), a batch in one statement;
-``requeue_job`` puts a job back in line (RunAgain, or a claim put back unrun).
+``end_attempt`` ends a job for good (Succeed, Fail); ``requeue_job`` puts a job back
+in line (RunAgain, or a claim put back unrun).
 """
 
 from __future__ import annotations
 
 import datetime
-import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -25,21 +24,23 @@ def fence(claim: Claim) -> dict[str, Any]:
     return {"id": claim.job_id, "runner_id": claim.runner_id, "attempt": claim.attempt}
 
 
-def ended_rows(ended: Iterable[tuple[Claim, Succeed | Fail]]) -> str:
-    """``end_attempts``' ``rows``: a JSON array, one object per attempt ending its job."""
-    return json.dumps(
-        [
-            {
-                **fence(claim),
-                "status": Status.SUCCEEDED.value
-                if isinstance(outcome, Succeed)
-                else Status.FAILED.value,
-                "result": outcome.result if isinstance(outcome, Succeed) else None,
-                "code": None if isinstance(outcome, Succeed) else outcome.code,
-            }
-            for claim, outcome in ended
-        ]
-    )
+def end_parameters(claim: Claim, outcome: Succeed | Fail, *, now: Any) -> dict[str, Any]:
+    """``end_attempt``'s parameters: ``now`` is already stamped."""
+    if isinstance(outcome, Succeed):
+        return {
+            **fence(claim),
+            "status": "succeeded",
+            "result": outcome.result,
+            "code": None,
+            "now": now,
+        }
+    return {
+        **fence(claim),
+        "status": Status.FAILED.value,
+        "result": None,
+        "code": outcome.code,
+        "now": now,
+    }
 
 
 def requeue_parameters(
@@ -77,36 +78,24 @@ def send_outcomes(
     conn: Connection,
     outcomes: Sequence[tuple[Claim, Outcome]],
     now: datetime.datetime,
-) -> tuple[Cursor | None, list[Cursor]]:
-    """Send the statements that record ``outcomes``; their cursors, to read with ``landed``."""
+) -> list[Cursor]:
+    """Send the statements that record ``outcomes``, one each, in order; their cursors, to
+    read with ``landed``."""
     stamp = engine.stamp(now)
-    ending = [
-        (claim, outcome) for claim, outcome in outcomes if isinstance(outcome, Succeed | Fail)
-    ]
-    ended = None
-    if ending:
-        params = {"rows": ended_rows(ending), "now": stamp}
-        ended = conn.execute(engine.sql("end_attempts"), params)
-    requeued = [
-        conn.execute(
-            engine.sql("requeue_job"),
-            requeue_parameters(claim, outcome, now=stamp, stamp=engine.stamp),
-        )
-        for claim, outcome in outcomes
-        if isinstance(outcome, RunAgain)
-    ]
-    if requeued:
+    sent = []
+    for claim, outcome in outcomes:
+        if isinstance(outcome, RunAgain):
+            params = requeue_parameters(claim, outcome, now=stamp, stamp=engine.stamp)
+            sent.append(conn.execute(engine.sql("requeue_job"), params))
+        else:
+            sent.append(
+                conn.execute(engine.sql("end_attempt"), end_parameters(claim, outcome, now=stamp))
+            )
+    if any(isinstance(outcome, RunAgain) for _, outcome in outcomes):
         engine.announce(conn)  # it may be due at once: other processes' workers may claim it
-    return ended, requeued
+    return sent
 
 
-def landed(
-    outcomes: Sequence[tuple[Claim, Outcome]], ended: Cursor | None, requeued: list[Cursor]
-) -> list[bool]:
+def landed(sent: list[Cursor]) -> list[bool]:
     """Whether each outcome ``send_outcomes`` sent landed, in order (False: a stale claim)."""
-    ended_ids = {row[0] for row in ended.fetchall()} if ended is not None else set()
-    moved = iter([cursor.rowcount == 1 for cursor in requeued])
-    return [
-        next(moved) if isinstance(outcome, RunAgain) else claim.job_id in ended_ids
-        for claim, outcome in outcomes
-    ]
+    return [cursor.rowcount == 1 for cursor in sent]

@@ -1,8 +1,7 @@
 """The queue's hot path on the shared SQL body: claims, outcomes, put-backs, partial results.
 
 A runner's batch (its workers' outcomes and their next claims) is one transaction:
-every success and failure in one ``end_attempts`` statement, each job run again in a
-``requeue_job``, and the claim, sent in one round trip where the engine can.
+a statement for each outcome, and the claim, sent in one round trip where the engine can.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from jobtable.core.codes import INTERNAL_ERROR
 from jobtable.core.jobs import Claim, ClaimedJob, HeldJob
 from jobtable.core.outcome import Fail, Outcome
 
-_Sent = tuple[Cursor | None, list[Cursor], Cursor | None]
+_Sent = tuple[list[Cursor], Cursor | None]
 
 
 class SqlQueue(SqlPart):
@@ -59,12 +58,12 @@ class SqlQueue(SqlPart):
         }
 
         def send(conn: Connection) -> _Sent:
-            ended, requeued = send_outcomes(self._engine, conn, outcomes, now)
-            return ended, requeued, conn.execute(claim_sql, claiming) if limit > 0 else None
+            recorded = send_outcomes(self._engine, conn, outcomes, now)
+            return recorded, conn.execute(claim_sql, claiming) if limit > 0 else None
 
         def read(conn: Connection, sent: _Sent) -> tuple[list[bool], list[ClaimedJob]]:
-            ended, requeued, claimed = sent
-            held = landed(outcomes, ended, requeued)
+            recorded, claimed = sent
+            held = landed(recorded)
             if claimed is None:
                 return held, []
             jobs, unreadable = claim_readable(
