@@ -24,8 +24,31 @@ def open_store(engine: str, tmp_path, stack: ExitStack) -> object:
         from jobtable.adapters.postgres import PostgresStore
 
         url, schema = stack.enter_context(fresh_schema())
-        return PostgresStore.open(url, now=now, schema=schema)
+        store = PostgresStore.open(url, now=now, schema=schema)
+        _postgres_urls[id(store)] = (url, schema)
+        stack.callback(_postgres_urls.pop, id(store), None)
+        return store
     raise ValueError(engine)
+
+
+_postgres_urls: dict[int, tuple[str, str]] = {}
+"""Each open PostgreSQL store's URL and schema, for a connection of the application's own."""
+
+
+def application_connection(store, engine: str, stack: ExitStack) -> object:
+    """A connection of the application's own to ``store``'s database, as ``create_in`` takes
+    one (closed with ``stack``): sqlite3's or psycopg's, its transaction not yet begun."""
+    if engine == "sqlite":
+        import sqlite3
+
+        conn = sqlite3.connect(store.path)
+    else:
+        import psycopg
+
+        url, schema = _postgres_urls[id(store)]
+        conn = psycopg.connect(url, options=f"-c search_path={schema}")
+    stack.callback(conn.close)
+    return conn
 
 
 def break_lock(store, runner_id: str) -> None:
