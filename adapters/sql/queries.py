@@ -54,9 +54,14 @@ class Queries:
     def __init__(self, engine_package: str, style: Placeholders) -> None:
         self._package = engine_package
         self.style = style
+        self._read: dict[str, str] = {}
 
     def __getitem__(self, name: str) -> str:
-        return _text(self._package, self.style, name)
+        try:
+            return self._read[name]  # a plain dict: read on every statement of the hot path
+        except KeyError:
+            text = self._read[name] = _text(self._package, self.style, name)
+            return text
 
 
 @functools.cache

@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from jobtable.core.errors import StoreUnavailableError
 
@@ -151,7 +151,7 @@ class Connections:
                     self._commit_pending(conn)
         finally:
             self._write_lock.release()
-        return cast(T, request.outcome())
+        return request.outcome()  # type: ignore[no-any-return]
 
     def _commit_pending(self, conn: sqlite3.Connection) -> None:
         """Run the waiting writes in groups of at most MAX_GROUP (the writer lock is held)."""

@@ -70,7 +70,7 @@ class SqliteEngine(SqlEngine):
         pass  # other processes watch the database file
 
     def stamp(self, time: datetime.datetime) -> str:
-        return stamp(time)
+        return time.astimezone(datetime.UTC).isoformat(timespec="microseconds")  # as stamp()
 
     def parse_time(self, value: Any) -> datetime.datetime:
         return parse_stamp(value)
