@@ -32,7 +32,10 @@ _ERRORS = (
 
 def _outcomes(call: Call) -> str:
     """A batch counts as its first outcome's operation; one with none is a claim."""
-    outcomes = call.argument(0, "outcomes")
+    if call.method == "run_batch":
+        outcomes = call.argument(0, "batch").outcomes
+    else:
+        outcomes = call.argument(0, "outcomes")
     if not outcomes:
         return "claim"
     return "succeed" if isinstance(outcomes[0][1], Succeed) else "fail"
@@ -53,6 +56,8 @@ _OPERATION_OF: Mapping[str, str | Callable[[Call], str]] = {
     "promote_due": "claim",
     "next_due": "claim",
     "record_and_claim": _outcomes,
+    "run_batch": _outcomes,
+    "give_back_held": "sweep",
     "publish": "publish",
     "record": _recorded,
     "cancel": "fail",

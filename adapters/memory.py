@@ -21,6 +21,7 @@ from jobtable.adapters.memory_state import (
     _Row,
     _stamp,
 )
+from jobtable.core.batch import Batch, BatchDone
 from jobtable.core.idempotency import KeepAnswer
 from jobtable.core.jobs import (
     Claim,
@@ -106,26 +107,31 @@ class MemoryStore(MemoryOperations, MemoryReads, MemoryRegistry):
         kinds: Collection[str] | None = None,
         queues: Collection[str] | None = None,
     ) -> ClaimedJob | None:
-        stamp = _stamp(now)
         with self._lock:
             row = self._first_due(kinds, queues)
-            if row is None:
-                return None
-            row.status = Status.RUNNING
-            row.started_at = row.updated_at = stamp
-            row.claimed_by = runner_id
-            row.attempt += 1
-            self._note(row)
-            claim = Claim(job_id=row.id, runner_id=runner_id, attempt=row.attempt)
-            return ClaimedJob(
-                claim=claim,
-                kind=row.kind,
-                payload=row.payload,
-                policy=row.policy,
-                timeout=row.timeout,
-                checkpoint=row.result,
-                due_at=_parse(row.run_at),
-            )
+            return None if row is None else self._start(row, runner_id, _stamp(now))
+
+    def _start(self, row: _Row, runner_id: str, stamp: str) -> ClaimedJob:
+        """Mark ``row`` running under ``runner_id``, its attempt counted."""
+        row.status = Status.RUNNING
+        row.started_at = row.updated_at = stamp
+        row.claimed_by = runner_id
+        row.held_by = None
+        row.attempt += 1
+        self._note(row)
+        return self._claimed(row, runner_id, row.attempt)
+
+    @staticmethod
+    def _claimed(row: _Row, runner_id: str, attempt: int) -> ClaimedJob:
+        return ClaimedJob(
+            claim=Claim(job_id=row.id, runner_id=runner_id, attempt=attempt),
+            kind=row.kind,
+            payload=row.payload,
+            policy=row.policy,
+            timeout=row.timeout,
+            checkpoint=row.result,
+            due_at=_parse(row.run_at),
+        )
 
     def _first_due(
         self, kinds: Collection[str] | None, queues: Collection[str] | None
@@ -152,8 +158,13 @@ class MemoryStore(MemoryOperations, MemoryReads, MemoryRegistry):
         while heap:
             order = heap[0]
             row = self._rows.get(order[2])
-            if row is None or row.status is not Status.QUEUED or row.order != order:
-                heapq.heappop(heap)  # stale: claimed, finished or moved since
+            if (
+                row is None
+                or row.status is not Status.QUEUED
+                or row.order != order
+                or row.held_by is not None
+            ):
+                heapq.heappop(heap)  # stale: claimed, held, finished or moved since
                 continue
             if row.queue in self._paused or (queues is not None and row.queue not in queues):
                 passed.append(heapq.heappop(heap))
@@ -256,6 +267,62 @@ class MemoryStore(MemoryOperations, MemoryReads, MemoryRegistry):
                 jobs.append(job)
             return held, jobs
 
+    def run_batch(
+        self,
+        batch: Batch,
+        *,
+        runner_id: str,
+        now: datetime.datetime,
+        kinds: Collection[str] | None = None,
+        queues: Collection[str] | None = None,
+    ) -> BatchDone:
+        stamp = _stamp(now)
+        with self._lock:
+            done = BatchDone(
+                recorded=[self.record(claim, outcome, now=now) for claim, outcome in batch.outcomes]
+            )
+            for claim in batch.give_backs:
+                row = self._rows.get(claim.job_id)
+                if row is not None and row.held_by == runner_id:
+                    self._give_back(row)
+            for claim in batch.starts:
+                row = self._rows.get(claim.job_id)
+                start = (
+                    row is not None
+                    and row.held_by == claim.runner_id
+                    and row.status is Status.QUEUED
+                    and row.attempt + 1 == claim.attempt
+                )
+                if start and row is not None:
+                    self._start(row, claim.runner_id, stamp)
+                done.started.append(start)
+            for count, into, holding in (
+                (batch.claim, done.claimed, False),
+                (batch.hold, done.held, True),
+            ):
+                while len(into) < count:
+                    row = self._first_due(kinds, queues)
+                    if row is None:
+                        break
+                    if holding:
+                        row.held_by = runner_id
+                        into.append(self._claimed(row, runner_id, row.attempt + 1))
+                    else:
+                        into.append(self._start(row, runner_id, stamp))
+            return done
+
+    def give_back_held(self, runner_id: str) -> int:
+        with self._lock:
+            held = [row for row in self._rows.values() if row.held_by == runner_id]
+            for row in held:
+                self._give_back(row)
+            return len(held)
+
+    def _give_back(self, row: _Row) -> None:
+        row.held_by = None
+        if row.status is Status.QUEUED:
+            self._file(row)  # claims find it again
+
     def put_back(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
         moved = 0
         with self._lock:
@@ -301,6 +368,7 @@ class MemoryStore(MemoryOperations, MemoryReads, MemoryRegistry):
                     requeued += isinstance(outcome, RunAgain)
                     failed += isinstance(outcome, Fail)
                 if verdict.runner_id is not None:
+                    self.give_back_held(verdict.runner_id)
                     self._runners.pop(verdict.runner_id, None)
         return Recovered(failed=failed, requeued=requeued)
 

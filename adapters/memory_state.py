@@ -50,6 +50,8 @@ class _Row:
     started_at: str | None = None
     finished_at: str | None = None
     claimed_by: str | None = None
+    held_by: str | None = None
+    """The runner holding it ahead of its workers (it stays queued), if any."""
     attempt: int = 0
     cancel_requested: bool = False
     last_code: str | None = None
@@ -132,6 +134,7 @@ class MemoryState:
         row.error = code
         row.last_code = code
         row.cancel_requested = False
+        row.held_by = None
         row.finished_at = row.updated_at = stamp
         if row.unique_while_active:  # a key held while active is let go; the row keeps it
             self._let_go_of_key(row)

@@ -52,6 +52,24 @@ def _recorded_and_claimed(tell: Tell, call: Call, result: Any) -> None:
         tell.job(job.id)
 
 
+def _batch_ran(tell: Tell, call: Call, done: Any) -> None:
+    batch = call.argument(0, "batch")
+    for claim, _ in batch.outcomes:
+        tell.job(claim.job_id)
+    for claim, started in zip(batch.starts, done.started, strict=True):
+        if started:
+            tell.job(claim.job_id)
+    for job in done.claimed:
+        tell.job(job.id)
+    if batch.give_backs:
+        tell.work()  # free again: the other runners here may take them
+
+
+def _held_given_back(tell: Tell, call: Call, count: Any) -> None:
+    if count:
+        tell.work()
+
+
 def _released(tell: Tell, call: Call, result: Any) -> None:
     for claim in call.argument(0, "claims"):
         tell.job(claim.job_id)
@@ -108,6 +126,8 @@ ANNOUNCES: Mapping[str, Announce] = {
     "publish": _recorded,
     "record": _recorded,
     "record_and_claim": _recorded_and_claimed,
+    "run_batch": _batch_ran,
+    "give_back_held": _held_given_back,
     "put_back": _released,
     "settle_dead": _settled,
     "create": _created,

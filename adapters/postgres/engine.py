@@ -28,6 +28,11 @@ NOTIFY = "SELECT pg_notify(%(channel)s, '')"
 """Sent as written (no query file): the one statement the engine itself runs."""
 
 
+NOT_DURABLE = "SELECT set_config('synchronous_commit', 'off', true)"
+"""Sent first in a transaction whose commit need not wait for the disk (a batch with no
+outcome): should the server crash, it is lost whole, as if never sent."""
+
+
 @contextlib.contextmanager
 def one_round_trip(conn: psycopg.Connection) -> Iterator[None]:
     """Send every statement of the block at once, as one transaction, with one Sync.
@@ -89,10 +94,16 @@ class PostgresEngine(SqlEngine):
             work(conn)
 
     def send_then_read(
-        self, send: Callable[[Connection], S], read: Callable[[Connection, S], T]
+        self,
+        send: Callable[[Connection], S],
+        read: Callable[[Connection, S], T],
+        *,
+        durable: bool = True,
     ) -> T:
         with translated(), self._pool.connection() as conn:
             with one_round_trip(conn):
+                if not durable:  # for this transaction only: the pipeline's implicit one
+                    conn.execute(NOT_DURABLE)
                 sent = send(conn)
             return read(conn, sent)
 

@@ -75,9 +75,14 @@ class SqlEngine(abc.ABC):
 
     @abc.abstractmethod
     def send_then_read(
-        self, send: Callable[[Connection], S], read: Callable[[Connection, S], T]
+        self,
+        send: Callable[[Connection], S],
+        read: Callable[[Connection, S], T],
+        *,
+        durable: bool = True,
     ) -> T:
-        """``send``'s statements in one transaction committed durably, then ``read``'s value
+        """``send``'s statements in one transaction committed (durably, unless ``durable`` is
+        False: then the commit need not reach the disk before this returns), then ``read``'s value
         from what they returned, on the same connection.
 
         One round trip where the engine can (PostgreSQL's pipeline, committed at its end):

@@ -7,16 +7,18 @@ a statement for each outcome, and the claim, sent in one round trip where the en
 from __future__ import annotations
 
 import datetime
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
+from typing import Any
 
 from jobtable.adapters.readable_rows import claim_readable, held_job, log_set_aside
-from jobtable.adapters.sql.engine import Connection, Cursor, SqlPart
+from jobtable.adapters.sql.engine import Connection, Cursor, SqlEngine, SqlPart
 from jobtable.adapters.sql.outcomes import fence, landed, requeue_parameters, send_outcomes
+from jobtable.core.batch import Batch, BatchDone
 from jobtable.core.codes import INTERNAL_ERROR
 from jobtable.core.jobs import Claim, ClaimedJob, HeldJob
 from jobtable.core.outcome import Fail, Outcome
 
-_Sent = tuple[list[Cursor], Cursor | None]
+_Sent = tuple[list[Cursor], list[Cursor], Cursor | None, Cursor | None]
 
 
 class SqlQueue(SqlPart):
@@ -47,39 +49,98 @@ class SqlQueue(SqlPart):
         kinds: Collection[str] | None = None,
         queues: Collection[str] | None = None,
     ) -> tuple[list[bool], list[ClaimedJob]]:
-        stamp = self._engine.stamp(now)
-        claim_sql = self._engine.sql("claim_any_job" if kinds is None else "claim_next_job")
-        claiming = {
+        done = self.run_batch(
+            Batch(outcomes=outcomes, claim=limit),
+            runner_id=runner_id,
+            now=now,
+            kinds=kinds,
+            queues=queues,
+        )
+        return done.recorded, done.claimed
+
+    def run_batch(
+        self,
+        batch: Batch,
+        *,
+        runner_id: str,
+        now: datetime.datetime,
+        kinds: Collection[str] | None = None,
+        queues: Collection[str] | None = None,
+    ) -> BatchDone:
+        engine = self._engine
+        stamp = engine.stamp(now)
+        every_kind = kinds is None
+        claim_sql = engine.sql("claim_any_job" if every_kind else "claim_next_job")
+        hold_sql = engine.sql("hold_any_jobs" if every_kind else "hold_next_jobs")
+        picking = {
             "runner_id": runner_id,
             "now": stamp,
-            "kinds": self._engine.names(kinds),
-            "queues": self._engine.names(queues),
-            "limit": limit,
+            "kinds": engine.names(kinds),
+            "queues": engine.names(queues),
         }
 
         def send(conn: Connection) -> _Sent:
-            recorded = send_outcomes(self._engine, conn, outcomes, now)
-            return recorded, conn.execute(claim_sql, claiming) if limit > 0 else None
-
-        def read(conn: Connection, sent: _Sent) -> tuple[list[bool], list[ClaimedJob]]:
-            recorded, claimed = sent
-            held = landed(recorded)
-            if claimed is None:
-                return held, []
-            jobs, unreadable = claim_readable(
-                lambda more: conn.execute(claim_sql, {**claiming, "limit": more}).fetchall(),
-                lambda claim: send_outcomes(
-                    self._engine, conn, [(claim, Fail(code=INTERNAL_ERROR))], now
-                ),
-                limit=limit,
-                runner_id=runner_id,
-                parse_time=self._engine.parse_time,
-                claimed=claimed.fetchall(),
+            recorded = send_outcomes(engine, conn, batch.outcomes, now)
+            if batch.give_backs:
+                give_back = engine.sql("give_back_held_job")
+                for claim in batch.give_backs:
+                    conn.execute(give_back, {"id": claim.job_id, "runner_id": runner_id})
+            started = [_start(engine, conn, claim, stamp) for claim in batch.starts]
+            claimed = (
+                conn.execute(claim_sql, {**picking, "limit": batch.claim}) if batch.claim else None
             )
-            log_set_aside(unreadable)  # a row set aside is failed with the claim, or after it
-            return held, jobs
+            held = conn.execute(hold_sql, {**picking, "limit": batch.hold}) if batch.hold else None
+            return recorded, started, claimed, held
 
-        return self._engine.send_then_read(send, read)
+        def read(conn: Connection, sent: _Sent) -> BatchDone:
+            recorded, started, claimed, held = sent
+            done = BatchDone(recorded=landed(recorded), started=landed(started))
+
+            def failed(claim: Claim) -> None:
+                send_outcomes(engine, conn, [(claim, Fail(code=INTERNAL_ERROR))], now)
+
+            def started_and_failed(claim: Claim) -> None:
+                _start(engine, conn, claim, stamp)
+                failed(claim)
+
+            for cursor, sql, into, limit, set_aside in (
+                (claimed, claim_sql, done.claimed, batch.claim, failed),
+                (held, hold_sql, done.held, batch.hold, started_and_failed),
+            ):
+                if cursor is not None:
+                    into.extend(self._readable(conn, cursor, sql, picking, limit, set_aside))
+            return done
+
+        return engine.send_then_read(send, read, durable=batch.durable)
+
+    def _readable(
+        self,
+        conn: Connection,
+        cursor: Cursor,
+        sql: str,
+        picking: dict[str, Any],
+        limit: int,
+        set_aside: Callable[[Claim], None],
+    ) -> list[ClaimedJob]:
+        """The readable jobs a claim or a hold returned, each unreadable row set aside (failed)
+        and another taken in its place."""
+
+        def more(count: int) -> list[Any]:
+            return conn.execute(sql, {**picking, "limit": count}).fetchall()
+
+        jobs, unreadable = claim_readable(
+            more,
+            set_aside,
+            limit=limit,
+            runner_id=picking["runner_id"],
+            parse_time=self._engine.parse_time,
+            claimed=cursor.fetchall(),
+        )
+        log_set_aside(unreadable)  # a row set aside is failed with the claim, or after it
+        return jobs
+
+    def give_back_held(self, runner_id: str) -> int:
+        return self._change("give_back_held_jobs", {"runner_id": runner_id})
 
     def put_back(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
         if not claims:
@@ -110,3 +171,8 @@ class SqlQueue(SqlPart):
             )
         rows = self._engine.read(lambda conn: conn.execute(sql, {"owner": owner}).fetchall())
         return [held_job(row, owner) for row in rows]
+
+
+def _start(engine: SqlEngine, conn: Connection, claim: Claim, stamp: Any) -> Cursor:
+    """Start a job held ahead under ``claim`` (its cursor's rowcount: 1 when it started)."""
+    return conn.execute(engine.sql("start_held_job"), {**fence(claim), "now": stamp})

@@ -121,7 +121,7 @@ class Connections:
         else:
             yield self._writer
 
-    def write(self, work: Callable[[sqlite3.Connection], T]) -> T:
+    def write(self, work: Callable[[sqlite3.Connection], T], *, durable: bool = True) -> T:
         """Run ``work`` on the writer and commit it; returns once its commit is durable.
 
         Group commit: writes that arrive while another thread commits wait
@@ -130,10 +130,13 @@ class Connections:
         savepoint of its own, and commits them together: one fsync for many
         jobs. A write that fails is rolled back to its savepoint and raises
         for its caller alone; the others commit. A lone write waits for
-        nobody and pays no savepoint.
+        nobody and pays no savepoint. With ``durable`` False (and synchronous FULL), a
+        group of such writes only commits at NORMAL: no fsync, lost whole in a power
+        loss; the next durable commit's fsync makes it durable too (the WAL is synced
+        up to its end).
         """
         self._check_open()
-        request = _Write(work)
+        request = _Write(work, durable)
         with self._pending_lock:
             self._pending.append(request)
         started = time.monotonic()
@@ -159,7 +162,15 @@ class Connections:
             group = self._pending[:MAX_GROUP]
             del self._pending[:MAX_GROUP]
         while group:
-            group = _run_group(conn, group)
+            relax = self.synchronous == "full" and not any(each.durable for each in group)
+            if not relax:
+                group = _run_group(conn, group)
+                continue
+            conn.execute("PRAGMA synchronous = NORMAL")
+            try:
+                group = _run_group(conn, group)
+            finally:
+                conn.execute("PRAGMA synchronous = FULL")
 
     @contextmanager
     def reader(self) -> Iterator[sqlite3.Connection]:
@@ -201,10 +212,11 @@ class Connections:
 class _Write:
     """One caller's write, and once its group has ended, what came of it."""
 
-    __slots__ = ("done", "error", "value", "work")
+    __slots__ = ("done", "durable", "error", "value", "work")
 
-    def __init__(self, work: Callable[[sqlite3.Connection], Any]) -> None:
+    def __init__(self, work: Callable[[sqlite3.Connection], Any], durable: bool = True) -> None:
         self.work = work
+        self.durable = durable
         self.value: Any = None
         self.error: BaseException | None = None
         self.done = False

@@ -56,9 +56,14 @@ class SqliteEngine(SqlEngine):
         self.write(work)  # group commit already shares one transaction among writers
 
     def send_then_read(
-        self, send: Callable[[Connection], S], read: Callable[[Connection, S], T]
+        self,
+        send: Callable[[Connection], S],
+        read: Callable[[Connection, S], T],
+        *,
+        durable: bool = True,
     ) -> T:
-        return self.write(lambda conn: read(conn, send(conn)))
+        with translated():
+            return self._db.write(lambda conn: read(conn, send(conn)), durable=durable)
 
     def names(self, names: Collection[str] | None) -> str | None:
         """A JSON array (json_each reads it), the same text for the same set every time."""

@@ -10,6 +10,7 @@ import datetime
 from collections.abc import Collection, Sequence
 from typing import Any, Protocol
 
+from jobtable.core.batch import Batch, BatchDone
 from jobtable.core.idempotency import KeepAnswer
 from jobtable.core.jobs import (
     Claim,
@@ -124,6 +125,29 @@ class JobQueue(Protocol):
         when its claim is stale), and the jobs claimed, in claim order. When
         it raises, none of it happened.
         """
+        ...
+
+    def run_batch(
+        self,
+        batch: Batch,
+        *,
+        runner_id: str,
+        now: datetime.datetime,
+        kinds: Collection[str] | None = None,
+        queues: Collection[str] | None = None,
+    ) -> BatchDone:
+        """Run ``batch`` in one transaction, in its order: record its outcomes, give back
+        and start the jobs held ahead it names, claim running and hold ahead as many due
+        jobs as it asks (as ``claim_next`` would pick them, never a job another runner
+        holds). A job held ahead stays ``queued`` under ``held_by`` = ``runner_id``: shown
+        queued, cancelled at once by ``cancel``, and started only by this runner while it
+        still holds it. With ``durable`` False the commit need not reach the disk before
+        this returns. When it raises, none of it happened.
+        """
+        ...
+
+    def give_back_held(self, runner_id: str) -> int:
+        """Free every job ``runner_id`` holds ahead (its stop, its lost liveness); how many."""
         ...
 
     def put_back(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:

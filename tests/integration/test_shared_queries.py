@@ -25,7 +25,7 @@ def test_named_parameters_become_psycopgs_outside_literals_comments_and_casts():
 
 def test_an_engine_runs_its_own_file_where_it_has_one_and_the_shared_one_otherwise():
     own = importlib.resources.files("jobtable.adapters.postgres").joinpath("queries")
-    assert "unnest(:kinds::text[])" in own.joinpath("claim_next_job.sql").read_text()
+    assert "unnest(:kinds::text[])" in own.joinpath("_pick_next.sql").read_text()
     assert "unnest(%(kinds)s::text[])" in POSTGRES["claim_next_job"]
     assert "json_each(:kinds)" in SQLITE["claim_next_job"]
     assert "%(id)s" in POSTGRES["get_job"] and ":id" not in POSTGRES["get_job"]

@@ -31,6 +31,7 @@ ALL_VERSIONS = [
     "0007_readable_times",
     "0008_snooze_count",
     "0009_unique_while_unfinished",
+    "0012_claimed_ahead",
 ]
 
 LEGACY_SCHEMA = """

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from jobtable.core.around import AroundStore, Call, StoreHook
+from jobtable.core.batch import BatchDone
 from jobtable.core.errors import StoreUnavailableError
 from jobtable.core.ports import JobStore
 
@@ -30,11 +31,13 @@ class ObservedStore(AroundStore, StoreHook):
         """Exceptions the next outcome writes (``record``, a batch of outcomes) raise, one each."""
 
     def around(self, call: Call, proceed: Callable[[], T]) -> T:
-        if call.method == "claim_next" or (
-            call.method == "record_and_claim" and not call.argument(0, "outcomes")
+        if (
+            call.method == "claim_next"
+            or (call.method == "record_and_claim" and not call.argument(0, "outcomes"))
+            or (call.method == "run_batch" and not call.argument(0, "batch").outcomes)
         ):
             return self._claim(proceed)
-        if call.method in ("record", "record_and_claim"):
+        if call.method in ("record", "record_and_claim", "run_batch"):
             self._finish_fault()
         return self._after(proceed)
 
@@ -65,7 +68,12 @@ class ObservedStore(AroundStore, StoreHook):
             raise fault
         claimed = self._after(call)
         with self.changed:
-            took = bool(claimed[1]) if isinstance(claimed, tuple) else claimed is not None
+            if isinstance(claimed, tuple):
+                took = bool(claimed[1])
+            elif isinstance(claimed, BatchDone):
+                took = bool(claimed.claimed or claimed.held or any(claimed.started))
+            else:
+                took = claimed is not None
             lose = took and self.lost_claims > 0
             self.lost_claims -= lose
         if lose:

@@ -1,23 +1,4 @@
--- Marks the first :limit due jobs in claim order (priority, then run_at, then id)
--- of the runner's kinds and queues running under :runner_id, and returns what
--- running and settling each needs; no row when none is due. Paused queues are passed
--- over; a NULL queues array: every queue. Each kind is probed on its own in the
--- jobs_ready index (LATERAL, at most :limit rows each), so the claim costs the same
--- however many rows other kinds or the future hold. A paused queue is checked by its
--- key per candidate (NOT EXISTS): NOT IN over a subquery would be built again for each
--- kind probed, and cost more than the rest of the claim. SKIP LOCKED: concurrent
--- claimers pass each other by. MATERIALIZED: the rows are picked (and locked) once,
--- before the UPDATE, so the LIMIT holds. One statement claims a whole batch.
-WITH picked AS MATERIALIZED (
-    SELECT first.id
-    FROM unnest(:kinds::text[]) AS served(kind)
-    CROSS JOIN LATERAL (
-        SELECT id, priority, run_at FROM jobs
-        WHERE status = 'queued' AND kind = served.kind
-          AND (:queues::text[] IS NULL OR queue = ANY(:queues::text[]))
-          AND NOT EXISTS (SELECT 1 FROM jobtable_queues p WHERE p.name = jobs.queue AND p.paused)
-        ORDER BY priority, run_at, id LIMIT :limit FOR UPDATE SKIP LOCKED
-    ) AS first
-    ORDER BY first.priority, first.run_at, first.id LIMIT :limit
-)
+-- Marks the jobs _pick_next picks running under :runner_id, and returns what running and
+-- settling each needs; no row when none is due. One statement claims a whole batch.
+{{pick_next}}
 {{claim_picked}}

@@ -6,7 +6,7 @@
 -- last 20 (ATTEMPTS_KEPT), as requeue_job's does. A job whose unique key another job
 -- took meanwhile is left failed: two jobs never hold one key.
 UPDATE jobs
-SET status = 'queued', error = NULL, finished_at = NULL, cancel_requested = 0,
+SET status = 'queued', held_by = NULL, error = NULL, finished_at = NULL, cancel_requested = 0,
     run_at = :now, updated_at = :now, max_attempts = max(max_attempts, attempt + 1),
     attempts_log = CASE
         WHEN attempt >= 1 AND NOT EXISTS (

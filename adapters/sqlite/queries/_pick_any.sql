@@ -1,0 +1,7 @@
+-- As _pick_next, for a caller that serves every kind (tests, tools): sorts the due rows
+-- instead of probing per kind.
+SELECT id FROM jobs
+WHERE status = 'queued' AND held_by IS NULL
+  AND (:queues IS NULL OR queue IN (SELECT value FROM json_each(:queues)))
+  AND NOT EXISTS (SELECT 1 FROM jobtable_queues p WHERE p.name = jobs.queue AND p.paused)
+ORDER BY priority, run_at, id LIMIT :limit

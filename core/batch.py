@@ -1,0 +1,54 @@
+"""One transaction of a runner's hot path, as the core decided it: what to record, start,
+give back, claim and hold ahead, and whether its commit must be durable.
+
+The exchange (core/exchange.py) gathers a batch from its workers; the store runs it in
+one transaction (``JobQueue.run_batch``) and answers with a ``BatchDone``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from jobtable.core.jobs import Claim, ClaimedJob
+from jobtable.core.outcome import Outcome
+
+
+@attrs.frozen(kw_only=True)
+class Batch:
+    """What one transaction does, in this order."""
+
+    outcomes: Sequence[tuple[Claim, Outcome]] = ()
+    """Decided outcomes of attempts that ran, each recorded as ``JobQueue.record`` would."""
+    give_backs: Sequence[Claim] = ()
+    """Jobs held ahead that no worker here will start: free for any runner again."""
+    starts: Sequence[Claim] = ()
+    """Jobs held ahead that a worker starts now: running under their claim, attempt counted."""
+    claim: int = 0
+    """How many due jobs to claim running at once (for workers free now)."""
+    hold: int = 0
+    """How many due jobs to hold ahead (queued still, started later by ``starts``)."""
+    durable: bool = True
+    """Whether the commit must survive a power loss before this returns. A batch that
+    records no outcome may commit without waiting for the disk: should it be lost, its
+    starts and holds are lost with it and nothing ran twice (a job only ever runs once
+    its start committed, and crash recovery settles it as it would any)."""
+
+    @property
+    def empty(self) -> bool:
+        return not (self.outcomes or self.give_backs or self.starts or self.claim or self.hold)
+
+
+@attrs.frozen(kw_only=True)
+class BatchDone:
+    """What a batch came to."""
+
+    recorded: list[bool] = attrs.Factory(list)
+    """Per outcome, in order: recorded (False: its claim was stale)."""
+    started: list[bool] = attrs.Factory(list)
+    """Per start, in order: started (False: cancelled, or given back, since it was held)."""
+    claimed: list[ClaimedJob] = attrs.Factory(list)
+    """Jobs claimed running, in claim order."""
+    held: list[ClaimedJob] = attrs.Factory(list)
+    """Jobs held ahead, in claim order; each claim has the attempt its start will make."""
