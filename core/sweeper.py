@@ -31,7 +31,7 @@ class Sweeper:
         *,
         runner_id: str,
         attempts: Attempts,
-        claimed_ahead: Callable[[], set[Claim]],
+        unwritten: Callable[[], set[Claim]],
         left_running: Callable[[], dict[Claim, str]],
         preempt: Callable[[Attempt, str], None],
         wake_one: Callable[[], None],
@@ -39,9 +39,9 @@ class Sweeper:
         interval: float | None = SWEEP_INTERVAL,
         jitter: Callable[[], float] = random.random,
     ) -> None:
-        """``claimed_ahead`` names the claims of jobs claimed ahead for idle workers about to
-        take them: run by no worker yet, but not lost. ``left_running`` names claims whose handler ran but whose
-        outcome could not be recorded, each with the code to settle it with: never given back
+        """``unwritten`` names the claims of jobs whose outcome waits to be written
+        (core/exchange.py): run by no worker any more, but not lost. ``left_running`` names
+        claims whose handler ran but whose outcome could not be recorded, each with the code to settle it with: never given back
         as if unrun. ``preempt`` stops a handler with a code; ``wake_one`` has a worker look
         for jobs; ``observer`` hears of the jobs of dead runners settled here. ``interval`` is
         the seconds between sweeps (None: swept by hand, at the default pace). ``jitter`` draws
@@ -51,7 +51,7 @@ class Sweeper:
         self._log = log
         self._id = runner_id
         self._attempts = attempts
-        self._claimed_ahead = claimed_ahead
+        self._unwritten = unwritten
         self._left_running = left_running
         self._preempt = preempt
         self._wake_one = wake_one
@@ -102,7 +102,7 @@ class Sweeper:
         given back.
         """
         running_here = {attempt.claim for attempt in self._attempts.snapshot()}
-        running_here |= self._claimed_ahead()
+        running_here |= self._unwritten()
         lost = {claim: job for claim, job in self._suspects.items() if claim not in running_here}
         left_running = self._left_running()
         ran = [job for claim, job in lost.items() if claim in left_running]  # handlers ran
@@ -131,7 +131,7 @@ class Sweeper:
             raise
         held = self._store.running_jobs(self._id)
         running_here = {attempt.claim for attempt in self._attempts.snapshot()}
-        running_here |= self._claimed_ahead()
+        running_here |= self._unwritten()
         self._suspects = {
             job.claim: job
             for job in held
