@@ -238,10 +238,14 @@ class JobExchange:
             hold=max(0, target - len(self._held)) if target else 0,
             durable=bool(self._sending),
         )
+        free_lost_holds = self._holds_maybe_lost and not self._held and not starts
         self.changed.release()
         error: Exception | None = None
         done = BatchDone()
         try:
+            if free_lost_holds:  # jobs a batch held whose reply never came: free them first
+                self._store.give_back_held(self._runner_id)
+                self._holds_maybe_lost = False
             if not batch.empty:
                 done = self._store.run_batch(
                     batch,

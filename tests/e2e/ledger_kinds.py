@@ -64,7 +64,15 @@ def hold(ctx: JobContext, payload: Entry) -> Done:
     return Done(pid=os.getpid())
 
 
+def long(ctx: JobContext, payload: Entry) -> Done:
+    """A job that takes half a second (or until its stop): too long to hold ahead."""
+    _record(ctx.job_id)
+    ctx.wait(0.5)
+    return Done(pid=os.getpid())
+
+
 def register(kinds: Any) -> None:
     kinds.register("ledger", ledger, payload=Entry)
     kinds.register("hold", hold, payload=Entry)
+    kinds.register("long", long, payload=Entry)
     kinds.register("hold_retry", hold, payload=Entry, max_attempts=2)

@@ -138,6 +138,37 @@ def test_a_killed_workers_jobs_are_settled_within_two_seconds_and_the_rest_drain
             stop(survivor)
 
 
+def test_long_jobs_spread_over_two_worker_processes_none_held_ahead(database, tmp_path):
+    """A runner of long handlers claims only for its free workers: twelve half-second jobs
+    over two processes of two workers each run about half in each, and none is ever held."""
+    create_ledger(str(database))
+    workers = [start_worker(database, tmp_path, f"w{n}") for n in range(2)]
+    try:
+        for n in range(2):
+            wait_for_start(tmp_path, f"w{n}")
+        enqueue_many(database, "long", 12)
+        held_seen = 0
+
+        def all_done() -> bool:
+            nonlocal held_seen
+            held_seen += query(database, "SELECT COUNT(*) FROM jobs WHERE held_by IS NOT NULL")[0][
+                0
+            ]
+            done = query(database, "SELECT COUNT(*) FROM jobs WHERE status = 'succeeded'")
+            return bool(done[0][0] == 12)
+
+        wait_until(all_done, within=60, what="every long job succeeding")
+    finally:
+        for worker in workers:
+            stop(worker)
+    per_process = [
+        count for _, count in query(database, "SELECT pid, COUNT(*) FROM ledger GROUP BY pid")
+    ]
+    assert len(per_process) == 2 and min(per_process) >= 3, per_process  # about six each
+    assert sum(per_process) == 12
+    assert held_seen == 0
+
+
 def test_a_second_worker_leaves_a_busy_first_ones_jobs_alone(database, tmp_path):
     enqueue_many(database, "hold", 2)
     first = start_worker(database, tmp_path, "first")

@@ -325,10 +325,17 @@ def test_jobs_held_ahead_are_given_back_not_run_once_the_liveness_was_lost(make_
     store.cancel(cancelled, now=owner.clock.now())
     owner.clock.wait_for_sleepers(2)
     owner.clock.advance(CHECK_INTERVAL)  # the lock is taken again; the sweep reconciles
-    owner.store.wait_until(lambda: owner.runner._exchange.held_claims() == set())
-    another = store.run_batch(Batch(claim=1), runner_id="another", now=owner.clock.now())
-    assert [job.id for job in another.claimed] == [still_queued]  # free: given back
-    store.put_back([another.claimed[0].claim], now=owner.clock.now())
+    claimed: list = []
+
+    def freed() -> bool:  # given back: another runner may claim it
+        batch = Batch(claim=1)
+        claimed.extend(store.run_batch(batch, runner_id="another", now=owner.clock.now()).claimed)
+        return bool(claimed)
+
+    owner.store.wait_until(freed)
+    assert owner.runner._exchange.held_claims() == set()
+    assert [job.id for job in claimed] == [still_queued]
+    store.put_back([claimed[0].claim], now=owner.clock.now())
 
     gate.release.set()
     assert owner.wait_for(busy).status is Status.SUCCEEDED
