@@ -38,7 +38,8 @@ POLL_INTERVAL = 0.05
 FALLBACK_INTERVAL = 1.0
 """Between readings when it can: should an event ever be missed."""
 COALESCE = 0.002
-"""Least time between two readings, so a burst of commits costs one reading per 2 ms."""
+"""Least time between two readings on file events, so a burst of commits costs one reading
+per 2 ms; the wait comes after a reading, so the first event of a quiet spell is read at once."""
 
 
 class DataVersionWatcher:
@@ -109,9 +110,7 @@ class DataVersionWatcher:
         if events is None:
             self._stop.wait(self._poll_interval)
             return False
-        written = events.wait(self._fallback_interval)
-        self._stop.wait(COALESCE)
-        return written
+        return events.wait(self._fallback_interval)
 
     def _watch(self) -> None:
         """Look until ``stop``: no error ends the thread, it only turns file events off."""
@@ -136,6 +135,8 @@ class DataVersionWatcher:
         if self._seen is None or version != self._seen:
             self._on_change()  # after a failed reading, look anyway: cheap and safe
         self._seen = version
+        if written:  # after the reading, not before: the first event of a quiet spell costs no wait
+            self._stop.wait(COALESCE)
 
     def _fall_back_to_polling(self, error: Exception) -> None:
         """Poll from now on, saying so once: a repeated failure must not flood the log.
