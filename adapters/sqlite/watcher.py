@@ -104,6 +104,17 @@ class DataVersionWatcher:
             self._log.warning("watching for other processes' jobs failed: %s", error.category)
             return None
 
+    def _settled(self) -> int | None:
+        """The version once a commit in flight has ended; when SQLite's write lock stays taken
+        past the busy timeout, the workers are told to look (a commit may have landed) and
+        None comes back, without a warning: their own writes meet that lock and say so."""
+        assert self._read_settled is not None
+        try:
+            return self._read_settled()
+        except StoreError:
+            self._on_change()
+            return None
+
     def _sleep(self) -> bool:
         """Sleep until a file event (True) or the interval's end (False)."""
         events = self._events
@@ -129,7 +140,7 @@ class DataVersionWatcher:
             return
         version = self._read()
         if written and version == self._seen and self._read_settled is not None:
-            version = self._read(self._read_settled)  # the write may be a commit still in flight
+            version = self._settled()  # the write may be a commit still in flight
         if version is None:
             return
         if self._seen is None or version != self._seen:

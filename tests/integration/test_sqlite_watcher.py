@@ -22,6 +22,7 @@ from jobtable.adapters.sqlite import SqliteStore
 from jobtable.adapters.sqlite import watcher as watcher_module
 from jobtable.adapters.sqlite.file_events import FileEvents
 from jobtable.adapters.sqlite.watcher import DataVersionWatcher
+from jobtable.core.errors import StoreUnavailableError
 from tests.support.logs import LogCapture
 
 DEADLINE = 10.0
@@ -296,3 +297,30 @@ def test_the_reading_after_commits_in_flight_waits_for_another_connections_commi
         assert read and read[0] != before  # it saw the commit that was in flight when it began
     finally:
         other.close()
+
+
+@pytest.mark.usefixtures("inotify", "no_timed_fallback")
+def test_a_write_lock_held_past_the_busy_timeout_wakes_the_workers_without_a_warning(tmp_path):
+    database = tmp_path / "jobs.db"
+    log = LogCapture()
+    changed = threading.Event()
+
+    def lock_held_too_long() -> int:
+        raise StoreUnavailableError("database locked")
+
+    watcher = DataVersionWatcher(
+        lambda: 1,
+        changed.set,
+        database_path=str(database),
+        read_settled=lock_held_too_long,
+        logger=log.logger,
+    ).start()
+    try:
+        with open(f"{database}-wal", "ab") as wal:
+            wal.write(b"frames")
+
+        assert changed.wait(DEADLINE)  # a commit may have landed: let the workers look
+        assert watcher.file_events is not None  # nothing failed: still on file events
+        assert warnings_in(log) == []
+    finally:
+        watcher.stop()
