@@ -145,6 +145,20 @@ class SqliteStore(SqlStore):
         with translated(), self._db.writer() as conn:
             return int(conn.execute("PRAGMA data_version").fetchone()[0])
 
+    def data_version_after_commits_in_flight(self) -> int:
+        """``data_version`` once a commit another process has in flight is visible.
+
+        A writer holds SQLite's write lock from its first write until its
+        commit is visible to readers (after the WAL's fsync at synchronous
+        FULL). Taking that lock and letting it go at once (``BEGIN
+        IMMEDIATE``, ``ROLLBACK``: nothing is written, so no file event
+        follows) waits for such a commit to end; the reading after it sees it.
+        """
+        with translated(), self._db.writer() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("ROLLBACK")
+            return int(conn.execute("PRAGMA data_version").fetchone()[0])
+
     def watch_jobs(self, on_change: Callable[[str | None], None]) -> DataVersionWatcher:
         """Call ``on_change(None)`` soon after another process commits: any job may have
         changed (a file event names none)."""
@@ -152,7 +166,12 @@ class SqliteStore(SqlStore):
 
     def watch(self, on_change: Callable[[], None]) -> DataVersionWatcher:
         """Call ``on_change`` soon after another process commits (a millisecond with inotify)."""
-        return DataVersionWatcher(self.data_version, on_change, database_path=self._db.path).start()
+        return DataVersionWatcher(
+            self.data_version,
+            on_change,
+            database_path=self._db.path,
+            read_settled=self.data_version_after_commits_in_flight,
+        ).start()
 
     def close(self) -> None:
         self._liveness.release_all()

@@ -8,6 +8,16 @@ writer connection, where this process's own commits do not count, and calls
 version every 50 ms instead. Either way it also looks every second, and the
 workers themselves never poll the jobs table.
 
+The event comes when a commit writes its WAL frames, which is before readers
+can see it: at synchronous FULL the writer first waits for their fsync (a
+millisecond, or hundreds on a busy disk), and nothing raises an event when
+the commit then becomes visible (the WAL index is shared memory). A reading
+in between sees no change; without a second look the job would wait for the
+next unrelated write or the look a second later. So when a file event's
+reading shows no change, the watcher reads again after any commit in flight
+has ended (``read_settled``: the store waits for the write lock, which a
+writer holds until its commit is visible).
+
 Should anything go wrong while watching the files (or in the loop at all),
 the watcher says so once, lets the files go and polls from then on: a
 watcher thread that died would leave other processes' jobs waiting until
@@ -28,7 +38,8 @@ POLL_INTERVAL = 0.05
 FALLBACK_INTERVAL = 1.0
 """Between readings when it can: should an event ever be missed."""
 COALESCE = 0.002
-"""Least time between two readings, so a burst of commits costs one reading per 2 ms."""
+"""Least time between two readings on file events, so a burst of commits costs one reading
+per 2 ms; the wait comes after a reading, so the first event of a quiet spell is read at once."""
 
 
 class DataVersionWatcher:
@@ -38,10 +49,12 @@ class DataVersionWatcher:
         on_change: Callable[[], None],
         *,
         database_path: str | None = None,
+        read_settled: Callable[[], int] | None = None,
         interval: float = POLL_INTERVAL,
         logger: logging.Logger | None = None,
     ) -> None:
         self._read_version = read_version
+        self._read_settled = read_settled
         self._on_change = on_change
         self._log = logger or logging.getLogger("jobtable.sqlite")
         self._events = FileEvents.open(database_path) if database_path else None
@@ -84,20 +97,31 @@ class DataVersionWatcher:
         if not self._thread.is_alive():  # else the thread releases them when it ends
             self._close_events()
 
-    def _read(self) -> int | None:
+    def _read(self, read: Callable[[], int] | None = None) -> int | None:
         try:
-            return self._read_version()
+            return (read or self._read_version)()
         except StoreError as error:
             self._log.warning("watching for other processes' jobs failed: %s", error.category)
             return None
 
-    def _sleep(self) -> None:
+    def _settled(self) -> int | None:
+        """The version once a commit in flight has ended; when SQLite's write lock stays taken
+        past the busy timeout, the workers are told to look (a commit may have landed) and
+        None comes back, without a warning: their own writes meet that lock and say so."""
+        assert self._read_settled is not None
+        try:
+            return self._read_settled()
+        except StoreError:
+            self._on_change()
+            return None
+
+    def _sleep(self) -> bool:
+        """Sleep until a file event (True) or the interval's end (False)."""
         events = self._events
         if events is None:
             self._stop.wait(self._poll_interval)
-        else:
-            events.wait(self._fallback_interval)
-            self._stop.wait(COALESCE)
+            return False
+        return events.wait(self._fallback_interval)
 
     def _watch(self) -> None:
         """Look until ``stop``: no error ends the thread, it only turns file events off."""
@@ -111,15 +135,19 @@ class DataVersionWatcher:
             self._close_events()
 
     def _look(self) -> None:
-        self._sleep()
+        written = self._sleep()
         if self._stop.is_set():
             return
         version = self._read()
+        if written and version == self._seen and self._read_settled is not None:
+            version = self._settled()  # the write may be a commit still in flight
         if version is None:
             return
         if self._seen is None or version != self._seen:
             self._on_change()  # after a failed reading, look anyway: cheap and safe
         self._seen = version
+        if written:  # after the reading, not before: the first event of a quiet spell costs no wait
+            self._stop.wait(COALESCE)
 
     def _fall_back_to_polling(self, error: Exception) -> None:
         """Poll from now on, saying so once: a repeated failure must not flood the log.

@@ -22,6 +22,7 @@ from jobtable.adapters.sqlite import SqliteStore
 from jobtable.adapters.sqlite import watcher as watcher_module
 from jobtable.adapters.sqlite.file_events import FileEvents
 from jobtable.adapters.sqlite.watcher import DataVersionWatcher
+from jobtable.core.errors import StoreUnavailableError
 from tests.support.logs import LogCapture
 
 DEADLINE = 10.0
@@ -237,3 +238,89 @@ def test_stop_before_start_releases_the_descriptors(store):
     watcher.stop()
 
     assert inotify_and_pipes() == baseline
+
+
+@pytest.mark.usefixtures("inotify", "no_timed_fallback")
+def test_a_commit_not_yet_visible_at_its_file_event_is_still_noticed_without_another_event(
+    tmp_path,
+):
+    # At synchronous FULL a commit's WAL write raises the file event before its fsync
+    # lets readers see it: the first reading finds nothing new, and no event follows.
+    database = tmp_path / "jobs.db"
+    visible = threading.Event()
+    changed = threading.Event()
+
+    def version_seen_at_the_event() -> int:
+        return 2 if visible.is_set() else 1
+
+    def version_once_the_commit_ended() -> int:
+        visible.set()
+        return 2
+
+    watcher = DataVersionWatcher(
+        version_seen_at_the_event,
+        changed.set,
+        database_path=str(database),
+        read_settled=version_once_the_commit_ended,
+    ).start()
+    try:
+        with open(f"{database}-wal", "ab") as wal:  # the commit's frames, written
+            wal.write(b"frames")
+
+        assert changed.wait(DEADLINE)  # no other event, no timed look: the second reading
+    finally:
+        watcher.stop()
+
+
+def test_the_reading_after_commits_in_flight_waits_for_another_connections_commit(store):
+    other = sqlite3.connect(store.path, isolation_level=None)
+    try:
+        before = store.data_version()
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("CREATE TABLE elsewhere (n INTEGER)")  # written, not yet committed
+        read: list[int] = []
+        errors: list[BaseException] = []
+
+        def read_after_commits() -> None:
+            try:
+                read.append(store.data_version_after_commits_in_flight())
+            except BaseException as error:
+                errors.append(error)
+
+        reader = threading.Thread(target=read_after_commits)
+        reader.start()
+        assert wait_until(store._db._write_lock.locked)  # the reader waits on SQLite's lock
+        other.execute("COMMIT")
+        reader.join(DEADLINE)
+
+        assert not errors
+        assert read and read[0] != before  # it saw the commit that was in flight when it began
+    finally:
+        other.close()
+
+
+@pytest.mark.usefixtures("inotify", "no_timed_fallback")
+def test_a_write_lock_held_past_the_busy_timeout_wakes_the_workers_without_a_warning(tmp_path):
+    database = tmp_path / "jobs.db"
+    log = LogCapture()
+    changed = threading.Event()
+
+    def lock_held_too_long() -> int:
+        raise StoreUnavailableError("database locked")
+
+    watcher = DataVersionWatcher(
+        lambda: 1,
+        changed.set,
+        database_path=str(database),
+        read_settled=lock_held_too_long,
+        logger=log.logger,
+    ).start()
+    try:
+        with open(f"{database}-wal", "ab") as wal:
+            wal.write(b"frames")
+
+        assert changed.wait(DEADLINE)  # a commit may have landed: let the workers look
+        assert watcher.file_events is not None  # nothing failed: still on file events
+        assert warnings_in(log) == []
+    finally:
+        watcher.stop()
