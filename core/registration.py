@@ -1,6 +1,6 @@
 """This runner's registration (its row and liveness lock), kept alive by two threads: a check
-thread confirms the lock; a sweep thread raises the beat, then does the sweeper's duties to
-others (core/sweeper.py). The rules are core/liveness.py's.
+thread confirms the lock; a sweep thread raises the beat when there is something to say, then
+does the sweeper's duties to others (core/sweeper.py). The rules are core/liveness.py's.
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ class Registration:
         self._store.register_runner(info, now=self._clock.now())
         try:
             self._own.lock_confirmed(sent)
-            self._own.beat_landed(sent)
+            self._own.beat_landed(sent, busy=0)
             self._sweeper.settle_dead()  # the first look: a verdict needs two
         except BaseException:
             self._store.unregister_runner(self._id)
@@ -220,6 +220,7 @@ class Registration:
                 "checking which of its jobs are still its own"
             )
             with self._changed:
+                self._own.ask_beat()  # the row says where the lock is now
                 self._reconcile_requested = True
                 self._changed.notify_all()  # the sweeper reconciles at once
         else:
@@ -243,11 +244,17 @@ class Registration:
 
     def _sweep_loop(self) -> None:
         assert self._sweep_interval is not None
-        while not self._wait(self._sweep_interval, or_reconcile=True):
+        while not self._wait(self._sweep_pace(self._sweep_interval), or_reconcile=True):
             with self._sweeping:
                 if self._finished:
                     return
                 self._sweep_once()
+
+    def _sweep_pace(self, interval: float) -> float:
+        """The sweep interval, or the store's slower pace while this runner runs nothing."""
+        if self._attempts.busy():
+            return interval
+        return interval * self._store.liveness_terms.idle_sweeps_slower
 
     def _sweep_once(self) -> None:
         started = self._clock.monotonic()
@@ -261,6 +268,8 @@ class Registration:
             self._sweeper.stop_cancelled()
             self._on_sweep()
             self._sweeper.settle_dead()
+            if self._sweeper.own_row_missing:
+                self._own.ask_beat()  # judged dead meanwhile: the beat finds out, and registers
             self._sweeper.requeue_lost_claims()
         except Exception as error:
             self._sweep_streak.failed(error, started)
@@ -269,8 +278,11 @@ class Registration:
 
     def _beat(self) -> None:
         sent = self._clock.monotonic()
-        if self._store.beat(self._id, busy=self._attempts.busy(), now=self._clock.now()):
-            self._own.beat_landed(sent)
+        busy = self._attempts.busy()
+        if not self._own.must_beat(sent, busy=busy):
+            return  # nothing to say: no write
+        if self._store.beat(self._id, busy=busy, now=self._clock.now()):
+            self._own.beat_landed(sent, busy=busy)
             return
         # No row: another runner judged this one dead and settled its jobs.
         self._log.error(
@@ -282,7 +294,7 @@ class Registration:
             self._reconcile_requested = True
         self._store.register_runner(self._info, now=self._clock.now())
         self._own.lock_confirmed(sent)
-        self._own.beat_landed(sent)
+        self._own.beat_landed(sent, busy=0)  # the row written again holds busy 0
 
     def _reconcile(self) -> None:
         """Keep the jobs still held in this runner's name; stop the handlers of the others."""

@@ -59,6 +59,8 @@ class Sweeper:
         self._jitter = jitter
         self._judge = DeathJudge(store.liveness_terms, interval=interval or SWEEP_INTERVAL)
         self._suspects: dict[Claim, HeldJob] = {}  # held here, run by no worker, at last sweep
+        self.own_row_missing = False
+        """The last look at the runners did not see this runner's own row (judged dead)."""
 
     def stop_cancelled(self) -> None:
         """Tell the handlers of jobs someone asked to cancel (here or elsewhere) to stop."""
@@ -72,7 +74,11 @@ class Sweeper:
     def settle_dead(self) -> None:
         """Settle the jobs of the runners whose death is now certain (a first look judges none)."""
         at = self._clock.monotonic()
-        sightings = [seen for seen in self._store.sight_runners() if seen.runner_id != self._id]
+        seen_all = self._store.sight_runners()
+        sightings = [seen for seen in seen_all if seen.runner_id != self._id]
+        self.own_row_missing = not any(
+            seen.runner_id == self._id and seen.registered for seen in seen_all
+        )
         dead = self._judge.judge(sightings, at=at, returned_at=self._clock.monotonic())
         if not dead:
             return

@@ -138,7 +138,7 @@ def test_an_owner_claims_only_with_a_lock_confirmed_within_the_freshness():
 def test_handlers_stop_a_margin_before_the_earlier_of_lease_and_lock_timeout(terms, deadline):
     own = OwnLiveness(terms)
     own.lock_confirmed(100.0)
-    own.beat_landed(90.0)
+    own.beat_landed(90.0, busy=0)
     assert own.handler_deadline() == deadline
 
 
@@ -148,7 +148,7 @@ def test_an_owners_deadline_comes_before_any_observers_verdict():
         terms = LivenessTerms(lease=lease, lock_timeout=lease)
         own = OwnLiveness(terms)
         own.lock_confirmed(0.0)
-        own.beat_landed(0.0)  # sent at 0: any observer saw this beat later
+        own.beat_landed(0.0, busy=0)  # sent at 0: any observer saw this beat later
         judge = DeathJudge(terms, interval=0.5)
         verdict_at = next(
             at for at in (n * 0.5 for n in range(1000)) if judge.judge([seen(HELD)], at=at)
@@ -173,6 +173,6 @@ def test_an_owner_that_knows_its_lock_is_absent_stops_before_an_observers_window
 
 def test_an_owner_past_its_handler_deadline_claims_nothing_even_with_a_fresh_lock():
     own = OwnLiveness(LivenessTerms(lease=6.0, lock_timeout=6.0), freshness=0.5)
-    own.beat_landed(0.0)
+    own.beat_landed(0.0, busy=0)
     own.lock_confirmed(10.0)  # its lock confirms, but its beats stopped landing at 0
     assert not own.may_claim(10.1)
