@@ -61,9 +61,9 @@ FAST_WINDOW = 2 * SWEEP_INTERVAL
 than a busy owner's beat period, so a live owner's beat always shows within it (an idle
 owner runs nothing a wrong verdict could run twice)."""
 
-IDLE_BEATS_PER_LEASE = 3
+IDLE_BEATS_PER_LEASE = 2
 """An idle owner whose store has a lease raises its beat this many times within the lease
-less its margin: a beat or two may fail and the lease still holds."""
+less its margin; a beat that fails is tried again at the next sweep."""
 
 LOCK_ABSENT_GRACE = FAST_WINDOW / 2
 """An owner that knows its lock is absent and cannot take it back stops its handlers
@@ -114,6 +114,9 @@ class RunnerSighting:
     registered: bool
     beat: int | None
     lock: LockState
+    holds_running: bool | None = None
+    """Whether any job is running in its name (None: the store did not say). A runner that
+    sees none in its own name and runs nothing skips its look for lost claims."""
 
 
 @attrs.frozen(kw_only=True)
