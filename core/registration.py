@@ -263,6 +263,8 @@ class Registration:
                 # No check thread: confirm the lock here, as a sweep's first step.
                 held = self._store.confirm_liveness(self._id, timeout=CHECK_TIMEOUT)
                 self._own.lock_confirmed(started, retaken=not held)
+                if not held:
+                    self._own.ask_beat()  # the row says where the lock is now
             self._beat()
             self._reconcile()
             self._sweeper.stop_cancelled()

@@ -401,3 +401,73 @@ def test_joining_in_short_slices_still_waits_for_the_runners_row_to_go(make_syst
     joiner.join(10)
     assert returned == [True]
     assert store.runners() == []
+
+
+def counting_beats(store) -> list[int]:
+    """The busy count of every beat the store is sent, from now on."""
+    sent: list[int] = []
+    real_beat = store.inner.beat
+
+    def beat(runner_id, *, busy, now):
+        sent.append(busy)
+        return real_beat(runner_id, busy=busy, now=now)
+
+    store.inner.beat = beat
+    return sent
+
+
+def test_an_idle_runner_whose_lock_is_proof_writes_no_beat_and_its_busy_count_once_a_change(
+    make_system, gate
+):
+    system = make_system(sweep_interval=SWEEP_INTERVAL)
+    kind = system.kinds.register("slow", gate.handler, payload=CountPayload)
+    beats = counting_beats(system.store)
+    system.start()
+    for _ in range(6):  # idle sweeps
+        sweep(system)
+    assert beats == []  # nothing to say: nothing written
+
+    job_id = kind.enqueue(CountPayload())
+    assert gate.started.acquire(timeout=10)
+    for _ in range(3):
+        sweep(system)
+    assert beats == [1]  # busy: said once
+    assert [r.busy for r in system.store.runners()] == [1]
+    gate.release.set()
+    assert system.wait_for(job_id).status is Status.SUCCEEDED
+    for _ in range(3):
+        sweep(system)
+    assert beats == [1, 0]
+    assert [r.busy for r in system.store.runners()] == [0]
+
+
+def test_an_idle_runner_judged_dead_finds_its_row_gone_and_registers_again(make_system):
+    system = make_system(sweep_interval=SWEEP_INTERVAL)
+    beats = counting_beats(system.store)
+    system.start()
+    sweep(system)
+    system.store.unregister_runner(system.runner.id)  # as a settler removes a dead one's row
+    system.store.confirm_liveness(system.runner.id, timeout=1.0)  # the lock held, as before
+    for _ in range(3):
+        sweep(system)
+    assert beats == [0]  # the look at the runners missed its row: one beat found it gone
+    assert [r.info.id for r in system.store.runners()] == [system.runner.id]
+    assert "registering again" in system.logs.text
+
+
+def test_an_idle_runner_on_a_store_with_a_lease_beats_only_to_keep_it():
+    terms = LivenessTerms(lease=6.0, lock_timeout=6.0)
+    store = ObservedStore(MemoryStore(liveness_terms=terms))
+    system = JobSystem(store, sweep_interval=SWEEP_INTERVAL)
+    beats = counting_beats(store)
+    system.start()
+    try:
+        period = terms.idle_beat_period
+        assert period is not None
+        sweeps = 0
+        while system.clock.monotonic() < 3 * period:
+            sweep(system, sleepers=1)
+            sweeps += 1
+        assert 2 <= len(beats) <= 3 < sweeps  # one a period, not one a sweep
+    finally:
+        system.stop()

@@ -176,3 +176,43 @@ def test_an_owner_past_its_handler_deadline_claims_nothing_even_with_a_fresh_loc
     own.beat_landed(0.0, busy=0)
     own.lock_confirmed(10.0)  # its lock confirms, but its beats stopped landing at 0
     assert not own.may_claim(10.1)
+
+
+def test_where_the_lock_is_proof_an_idle_owner_beats_only_when_its_busy_count_changes():
+    own = OwnLiveness(LivenessTerms())  # SQLite: a file lock, no lease
+    own.beat_landed(0.0, busy=0)  # the row, as registered
+    assert not any(own.must_beat(at, busy=0) for at in (0.5, 1.0, 60.0, 3600.0))
+    assert own.must_beat(3600.5, busy=1)  # it started a job: the row says so once
+    own.beat_landed(3600.5, busy=1)
+    assert not own.must_beat(3601.0, busy=1)  # still one: nothing new to say
+    assert own.must_beat(3601.5, busy=0)
+    own.beat_landed(3601.5, busy=0)
+    assert not own.must_beat(3602.0, busy=0)
+
+
+def test_an_owner_asked_to_beat_beats_once_whatever_its_count():
+    own = OwnLiveness(LivenessTerms())
+    own.beat_landed(0.0, busy=0)
+    own.ask_beat()  # its lock was taken again, or its row was not seen
+    assert own.must_beat(0.5, busy=0)
+    own.beat_landed(0.5, busy=0)
+    assert not own.must_beat(1.0, busy=0)
+
+
+def test_where_a_lease_runs_an_idle_owner_beats_often_enough_to_keep_it_and_no_more():
+    terms = LivenessTerms(lease=20.0, lock_timeout=20.0)
+    period = terms.idle_beat_period
+    assert period is not None and period * 2 <= terms.lease - terms.margin
+    own = OwnLiveness(terms)
+    own.beat_landed(0.0, busy=0)
+    assert not own.must_beat(period - 0.1, busy=0)
+    assert own.must_beat(period, busy=0)
+    assert own.must_beat(period + 1.25, busy=0)  # that beat failed: the next sweep tries again
+    own.beat_landed(period + 1.25, busy=0)
+    assert not own.must_beat(period + 2.5, busy=0)
+
+
+def test_where_a_lease_runs_an_owner_running_jobs_beats_every_sweep():
+    own = OwnLiveness(LivenessTerms(lease=20.0, lock_timeout=20.0))
+    own.beat_landed(0.0, busy=2)
+    assert own.must_beat(0.5, busy=2)  # the beat is an observer's evidence beside the lock
