@@ -91,6 +91,8 @@ class Registration:
         self._watchdog = terms.lease is not None or terms.lock_timeout is not None
         self._check_streak = FailureStreak(log, "confirming this runner's liveness lock")
         self._sweep_streak = FailureStreak(log, "sweep")
+        self.sweeps = 0
+        """Sweeps done so far (tests step the sweep thread by it)."""
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -244,17 +246,29 @@ class Registration:
 
     def _sweep_loop(self) -> None:
         assert self._sweep_interval is not None
-        while not self._wait(self._sweep_pace(self._sweep_interval), or_reconcile=True):
+        while not self._wait_for_sweep(self._sweep_interval):
             with self._sweeping:
                 if self._finished:
                     return
                 self._sweep_once()
 
-    def _sweep_pace(self, interval: float) -> float:
-        """The sweep interval, or the store's slower pace while this runner runs nothing."""
-        if self._attempts.busy():
-            return interval
-        return interval * self._store.liveness_terms.idle_sweeps_slower
+    def _wait_for_sweep(self, interval: float) -> bool:
+        """Wait until the next sweep is due; True once finished (the thread should end).
+
+        A sweep is due ``interval`` after the last, or, where the store says so, at its
+        slower pace while this runner runs nothing. Waits are at most ``interval`` long,
+        so a runner that starts a job is swept at its busy pace again (a cancel from
+        elsewhere reaches its handler as quickly as ever); a lost lock sweeps at once.
+        """
+        idle_pace = interval * self._store.liveness_terms.idle_sweeps_slower
+        waited = 0.0
+        while True:
+            step = interval if self._attempts.busy() else min(interval, idle_pace - waited)
+            if self._wait(step, or_reconcile=True):
+                return True
+            waited += step
+            if waited >= idle_pace or self._attempts.busy() or self._own.reconciling:
+                return False
 
     def _sweep_once(self) -> None:
         started = self._clock.monotonic()
@@ -277,6 +291,8 @@ class Registration:
             self._sweep_streak.failed(error, started)
         else:
             self._sweep_streak.succeeded(self._clock.monotonic())
+        finally:
+            self.sweeps += 1
 
     def _beat(self) -> None:
         sent = self._clock.monotonic()
