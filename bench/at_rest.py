@@ -24,12 +24,13 @@ import argparse
 import contextlib
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -82,17 +83,23 @@ def threads(pid: int) -> int:
 
 
 @contextlib.contextmanager
-def started(command: list[str], env: dict[str, str], settle: float) -> Iterator[int]:
+def started(
+    command: list[str], env: dict[str, str], settle: float, ready: Callable[[], bool]
+) -> Iterator[int]:
+    """Start ``command``; once ``ready()`` (its runner registered), let it settle ``settle`` s."""
     process = subprocess.Popen(
         command, env={**os.environ, **env}, cwd=HERE,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
     try:
-        deadline = time.monotonic() + settle
-        while time.monotonic() < deadline:  # a benchmark: settling is a fixed time
-            if process.poll() is not None:
-                raise SystemExit(f"{command[0]} exited early: {process.returncode}")
+        deadline = time.monotonic() + 60
+        while not ready():
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"{command[0]} exited or never got ready: {process.returncode}")
             time.sleep(0.2)
+        time.sleep(settle)  # a benchmark: settling after start-up is a fixed time
+        if process.poll() is not None:
+            raise SystemExit(f"{command[0]} exited early: {process.returncode}")
         yield process.pid
     finally:
         os.killpg(process.pid, signal.SIGTERM)
@@ -122,6 +129,16 @@ class Postgres:
         ).fetchone()
         return int(row[0]) if row else 0
 
+    def registered(self) -> bool:
+        """Whether a runner's row is there: the process is past its start-up."""
+        import psycopg
+
+        try:
+            with psycopg.connect(self.url, autocommit=True) as conn:
+                return bool(conn.execute("SELECT count(*) FROM jobtable_runners").fetchone()[0])
+        except psycopg.Error:
+            return False
+
     def connections(self) -> int:
         row = self._admin.execute(
             "SELECT count(*) FROM pg_stat_activity WHERE datname = %s", (self.name,)
@@ -133,17 +150,33 @@ class Postgres:
         self._admin.close()
 
 
+def sqlite_registered(path: str) -> Callable[[], bool]:
+    def registered() -> bool:
+        try:
+            with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+                return bool(conn.execute("SELECT count(*) FROM jobtable_runners").fetchone()[0])
+        except sqlite3.Error:
+            return False
+
+    return registered
+
+
+def file_exists(path: str) -> Callable[[], bool]:
+    return lambda: os.path.exists(path)
+
+
 def measure(
     name: str,
     command: list[str],
     env: dict[str, str],
     args: argparse.Namespace,
     *,
+    ready: Callable[[], bool],
     disk: bool,
     postgres: Postgres | None = None,
 ) -> dict[str, str]:
     row = {"system": name}
-    with started(command, env, args.settle) as pid:
+    with started(command, env, args.settle, ready) as pid:
         row["threads"] = str(threads(pid))
         if postgres is not None:
             row["connections"] = str(postgres.connections())
@@ -179,16 +212,19 @@ def main() -> None:
             listen = ["--listen", "127.0.0.1:0"] if mode == "serve" else []
             database = os.path.join(folder, f"{mode}.db")
             rows.append(measure(f"jobtable {mode}, SQLite", [*jobtable, mode,
-                                "--database", database, *listen], {}, args, disk=True))  # fmt: skip
-        huey_env = {"BENCH_HUEY_FILE": os.path.join(folder, "huey.db")}
+                                "--database", database, *listen], {}, args,
+                                ready=sqlite_registered(database), disk=True))  # fmt: skip
+        huey_file = os.path.join(folder, "huey.db")
         huey = [str(BIN / "huey_consumer"), "peer_apps.huey", "-w", "2", "-k", "thread", "-q"]
-        rows.append(measure("huey_consumer -w 2 -k thread", huey, huey_env, args, disk=True))
+        rows.append(measure("huey_consumer -w 2 -k thread", huey, {"BENCH_HUEY_FILE": huey_file},
+                            args, ready=file_exists(huey_file), disk=True))  # fmt: skip
         for mode in ("worker", "serve"):
             listen = ["--listen", "127.0.0.1:0"] if mode == "serve" else []
             postgres = Postgres(POSTGRES)
             try:
                 rows.append(measure(f"jobtable {mode}, PostgreSQL", [*jobtable, mode, "--database",
-                                    postgres.url, *listen], {}, args, disk=False,
+                                    postgres.url, *listen], {}, args,
+                                    ready=postgres.registered, disk=False,
                                     postgres=postgres))  # fmt: skip
             finally:
                 postgres.drop()
