@@ -61,9 +61,10 @@ FAST_WINDOW = 2 * SWEEP_INTERVAL
 than a busy owner's beat period, so a live owner's beat always shows within it (an idle
 owner runs nothing a wrong verdict could run twice)."""
 
-IDLE_BEATS_PER_LEASE = 2
+IDLE_BEATS_PER_LEASE = 1.5
 """An idle owner whose store has a lease raises its beat this many times within the lease
-less its margin; a beat that fails is tried again at the next sweep."""
+less its margin (PostgreSQL: every 10 s); a beat that fails is tried again at the next
+sweep, so several may fail before the owner's deadline."""
 
 LOCK_ABSENT_GRACE = FAST_WINDOW / 2
 """An owner that knows its lock is absent and cannot take it back stops its handlers

@@ -22,7 +22,7 @@ import psycopg
 
 from jobtable.core.backoff import next_claim_retry_delay
 
-FALLBACK_INTERVAL = 30.0
+FALLBACK_INTERVAL = 60.0
 STOP_CHECK_INTERVAL = 0.25
 """The longest one wait for notifications lasts before the stop flag is checked again."""
 

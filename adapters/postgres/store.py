@@ -63,7 +63,7 @@ MIN_LIVENESS_TIMEOUT = 5.0
 
 IDLE_SWEEPS_SLOWER = 2.5
 """A runner running nothing sweeps every 1.25 s, not 0.5 s: each sweep's look at the runners
-is a transaction, and an idle runner makes at most one a second (0.8 for its sweeps, 0.13
+is a transaction, and an idle runner makes at most one a second (0.8 for its sweeps, 0.1
 for the beats that keep its lease, a look every FALLBACK_INTERVAL). 1.25 s is over the fast
 window (1 s), so a dead runner is judged at its second absent sighting: its jobs are
 settled within about 2.5 s of a kill by an idle observer, 1.5 s by a busy one."""

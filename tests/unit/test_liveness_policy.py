@@ -202,7 +202,8 @@ def test_an_owner_asked_to_beat_beats_once_whatever_its_count():
 def test_where_a_lease_runs_an_idle_owner_beats_often_enough_to_keep_it_and_no_more():
     terms = LivenessTerms(lease=20.0, lock_timeout=20.0)
     period = terms.idle_beat_period
-    assert period is not None and period * 2 <= terms.lease - terms.margin
+    # A beat that fails is tried again at the next sweep: a few may fail within the margin.
+    assert period is not None and period + 4 * 1.25 <= terms.lease - terms.margin
     own = OwnLiveness(terms)
     own.beat_landed(0.0, busy=0)
     assert not own.must_beat(period - 0.1, busy=0)
