@@ -103,7 +103,8 @@ class RunnerRecord:
     info: RunnerInfo
     busy: int
     last_seen: datetime.datetime
-    """The owner's own wall clock at its last beat: for people to read, never compared."""
+    """The owner's own wall clock at its last beat, or, where the lock is the proof of life
+    (SQLite), when the reader saw the lock held: for people to read, never compared."""
 
 
 @attrs.frozen(kw_only=True)
