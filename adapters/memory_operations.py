@@ -10,6 +10,7 @@ import attrs
 from jobtable.adapters.memory_state import (
     SCHEDULED,
     MemoryState,
+    _Row,
     _stamp,
 )
 from jobtable.core.codes import CANCELLED
@@ -131,32 +132,42 @@ class MemoryOperations(MemoryState):
             self._leases[name] = (holder, until)
             return True
 
+    def prunable(self, cutoffs: Mapping[str, datetime.datetime], *, now: datetime.datetime) -> bool:
+        with self._lock:
+            return bool(self._doomed(cutoffs, now) or self._stale_keys(now))
+
+    def _doomed(
+        self, cutoffs: Mapping[str, datetime.datetime], now: datetime.datetime
+    ) -> list[_Row]:
+        stamp = _stamp(now)
+        return [
+            row
+            for row in self._rows.values()
+            if isinstance(row.status, Status)
+            and row.status.value in cutoffs
+            and row.finished_at is not None
+            and row.finished_at < _stamp(cutoffs[row.status.value])
+            and (
+                row.unique_key is None
+                or row.unique_while_active
+                or (row.key_until is not None and row.key_until <= stamp)
+            )
+        ]
+
+    def _stale_keys(self, now: datetime.datetime) -> list[str]:
+        answered_before, _ = stale_before(now)
+        return [key for key, kept in self._idempotency.items() if kept.created_at < answered_before]
+
     def prune(
         self, cutoffs: Mapping[str, datetime.datetime], *, now: datetime.datetime, limit: int
     ) -> Pruned:
-        stamp = _stamp(now)
         with self._lock:
-            doomed = [
-                row
-                for row in self._rows.values()
-                if isinstance(row.status, Status)
-                and row.status.value in cutoffs
-                and row.finished_at is not None
-                and row.finished_at < _stamp(cutoffs[row.status.value])
-                and (
-                    row.unique_key is None
-                    or row.unique_while_active
-                    or (row.key_until is not None and row.key_until <= stamp)
-                )
-            ]
+            doomed = self._doomed(cutoffs, now)
             doomed.sort(key=lambda row: (row.finished_at or "", row.id))
             for row in doomed[:limit]:
                 del self._rows[row.id]
                 self._let_go_of_key(row)
-            answered_before, _ = stale_before(now)
-            stale = [
-                key for key, kept in self._idempotency.items() if kept.created_at < answered_before
-            ]
+            stale = self._stale_keys(now)
             for key in stale[:limit]:
                 del self._idempotency[key]
             return Pruned(jobs=min(len(doomed), limit), keys=min(len(stale), limit))

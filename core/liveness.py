@@ -5,9 +5,14 @@ clocks). A runner proves it is alive in two ways a store provides:
 
 - a *lock* that dies with its process or database session (an OS file lock,
   an advisory lock), which makes a crash visible within a sweep or two;
-- a *beat*, a counter in its row of the runners table that it raises every
-  sweep, which survives what a lock cannot: a failover to a standby (locks
-  are not replicated) and a connection pooler.
+- a *beat*, a counter in its row of the runners table, which survives what a
+  lock cannot: a failover to a standby (locks are not replicated) and a
+  connection pooler. It is raised only when there is something to say
+  (``OwnLiveness.must_beat``): every sweep while the runner runs jobs, where
+  the store's liveness can run out; when its count of running jobs changes;
+  after its lock was taken again or its row went missing; and, idle, often
+  enough to keep a lease. Where the lock is proof enough (a file lock on one
+  host), an idle runner writes nothing at all.
 
 Observers settle a runner's jobs only when its death is certain:
 
@@ -53,7 +58,13 @@ SWEEP_INTERVAL = 0.5
 
 FAST_WINDOW = 2 * SWEEP_INTERVAL
 """How long an absent lock with a still beat must be watched before it is death: longer
-than the owner's beat period, so a live owner's beat always shows within it."""
+than a busy owner's beat period, so a live owner's beat always shows within it (an idle
+owner runs nothing a wrong verdict could run twice)."""
+
+IDLE_BEATS_PER_LEASE = 1.5
+"""An idle owner whose store has a lease raises its beat this many times within the lease
+less its margin (PostgreSQL: every 10 s); a beat that fails is tried again at the next
+sweep, so several may fail before the owner's deadline."""
 
 LOCK_ABSENT_GRACE = FAST_WINDOW / 2
 """An owner that knows its lock is absent and cannot take it back stops its handlers
@@ -92,7 +103,8 @@ class RunnerRecord:
     info: RunnerInfo
     busy: int
     last_seen: datetime.datetime
-    """The owner's own wall clock at its last beat: for people to read, never compared."""
+    """The owner's own wall clock at its last beat, or, where the lock is the proof of life
+    (SQLite), when the reader saw the lock held: for people to read, never compared."""
 
 
 @attrs.frozen(kw_only=True)
@@ -104,6 +116,9 @@ class RunnerSighting:
     registered: bool
     beat: int | None
     lock: LockState
+    holds_running: bool | None = None
+    """Whether any job is running in its name (None: the store did not say). A runner that
+    sees none in its own name and runs nothing skips its look for lost claims."""
 
 
 @attrs.frozen(kw_only=True)
@@ -136,6 +151,11 @@ class LivenessTerms:
     """Observers judge a runner dead once its beat has not moved this long (None: never)."""
     lock_timeout: float | None = None
     """The server ends a lock session that stays silent this long (None: never)."""
+    idle_sweeps_slower: float = 1.0
+    """How many times the sweep interval apart the sweeps of a runner that runs nothing are:
+    where each sweep costs the database a transaction (PostgreSQL), an idle runner looks
+    less often, though still at least a fast window apart so that a death is judged at its
+    second sighting."""
 
     @property
     def never_run_out(self) -> bool:
@@ -146,6 +166,13 @@ class LivenessTerms:
         """How long before either runs out the owner stops its handlers."""
         given = [t for t in (self.lease, self.lock_timeout) if t is not None]
         return max(2.0, min(given, default=0.0) / 4)
+
+    @property
+    def idle_beat_period(self) -> float | None:
+        """Seconds between an idle owner's beats to keep its lease (None: no lease to keep)."""
+        if self.lease is None:
+            return None
+        return (self.lease - self.margin) / IDLE_BEATS_PER_LEASE
 
 
 @attrs.define
@@ -241,6 +268,8 @@ class OwnLiveness:
         self._lock_absent_since: float | None = None
         self._lock_ok: float | None = None
         self._beat_ok: float | None = None
+        self._written_busy: int | None = None  # the busy count the runner's row holds
+        self._beat_asked = False
         self._reconciling = False
 
     def lock_confirmed(self, sent_at: float, *, retaken: bool = False) -> None:
@@ -255,10 +284,38 @@ class OwnLiveness:
         if self._lock_absent_since is None:
             self._lock_absent_since = sent_at
 
-    def beat_landed(self, sent_at: float) -> None:
+    def beat_landed(self, sent_at: float, *, busy: int) -> None:
+        """A beat (or the row's registration) sent then landed, recording ``busy`` jobs running."""
         self._beat_ok = sent_at
+        self._written_busy = busy
+        self._beat_asked = False
         if self._lock_ok is None:
             self._lock_ok = sent_at
+
+    def ask_beat(self) -> None:
+        """The next sweep raises the beat: the lock was taken again (its row must say where), or
+        the row was not among the runners seen (judged dead: the beat finds it gone)."""
+        self._beat_asked = True
+
+    def must_beat(self, now: float, *, busy: int) -> bool:
+        """Whether this sweep writes the runner's beat; a write that changes nothing is not
+        made (on SQLite it would still cost a frame of the write-ahead log).
+
+        Yes when asked to, when ``busy`` differs from what the row holds, every sweep while
+        jobs run where the store's liveness can run out (the beat is then an observer's
+        evidence beside the lock), and, idle, every ``idle_beat_period`` to keep a lease.
+        Never otherwise: where the lock cannot run out it is the proof of life.
+        """
+        if self._beat_asked or busy != self._written_busy:
+            return True
+        if self._terms.never_run_out:
+            return False
+        if busy:
+            return True
+        period = self._terms.idle_beat_period
+        if period is None:
+            return False
+        return self._beat_ok is None or now - self._beat_ok >= period
 
     def must_reconcile(self) -> None:
         """Claims wait until the runner compared the jobs held in its name with its workers'."""

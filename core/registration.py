@@ -1,6 +1,6 @@
 """This runner's registration (its row and liveness lock), kept alive by two threads: a check
-thread confirms the lock; a sweep thread raises the beat, then does the sweeper's duties to
-others (core/sweeper.py). The rules are core/liveness.py's.
+thread confirms the lock; a sweep thread raises the beat when there is something to say, then
+does the sweeper's duties to others (core/sweeper.py). The rules are core/liveness.py's.
 """
 
 from __future__ import annotations
@@ -90,6 +90,8 @@ class Registration:
         self._watchdog = terms.lease is not None or terms.lock_timeout is not None
         self._check_streak = FailureStreak(log, "confirming this runner's liveness lock")
         self._sweep_streak = FailureStreak(log, "sweep")
+        self.sweeps = 0
+        """Sweeps done so far (tests step the sweep thread by it)."""
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -103,7 +105,7 @@ class Registration:
         self._store.register_runner(info, now=self._clock.now())
         try:
             self._own.lock_confirmed(sent)
-            self._own.beat_landed(sent)
+            self._own.beat_landed(sent, busy=0)
             self._sweeper.settle_dead()  # the first look: a verdict needs two
         except BaseException:
             self._store.unregister_runner(self._id)
@@ -219,6 +221,7 @@ class Registration:
                 "checking which of its jobs are still its own"
             )
             with self._changed:
+                self._own.ask_beat()  # the row says where the lock is now
                 self._reconcile_requested = True
                 self._changed.notify_all()  # the sweeper reconciles at once
         else:
@@ -242,11 +245,29 @@ class Registration:
 
     def _sweep_loop(self) -> None:
         assert self._sweep_interval is not None
-        while not self._wait(self._sweep_interval, or_reconcile=True):
+        while not self._wait_for_sweep(self._sweep_interval):
             with self._sweeping:
                 if self._finished:
                     return
                 self._sweep_once()
+
+    def _wait_for_sweep(self, interval: float) -> bool:
+        """Wait until the next sweep is due; True once finished (the thread should end).
+
+        A sweep is due ``interval`` after the last, or, where the store says so, at its
+        slower pace while this runner runs nothing. Waits are at most ``interval`` long,
+        so a runner that starts a job is swept at its busy pace again (a cancel from
+        elsewhere reaches its handler as quickly as ever); a lost lock sweeps at once.
+        """
+        idle_pace = interval * self._store.liveness_terms.idle_sweeps_slower
+        waited = 0.0
+        while True:
+            step = interval if self._attempts.busy() else min(interval, idle_pace - waited)
+            if self._wait(step, or_reconcile=True):
+                return True
+            waited += step
+            if waited >= idle_pace or self._attempts.busy() or self._own.reconciling:
+                return False
 
     def _sweep_once(self) -> None:
         started = self._clock.monotonic()
@@ -255,21 +276,30 @@ class Registration:
                 # No check thread: confirm the lock here, as a sweep's first step.
                 held = self._store.confirm_liveness(self._id, timeout=CHECK_TIMEOUT)
                 self._own.lock_confirmed(started, retaken=not held)
+                if not held:
+                    self._own.ask_beat()  # the row says where the lock is now
             self._beat()
             self._reconcile()
             self._sweeper.stop_cancelled()
             self._on_sweep()
             self._sweeper.settle_dead()
+            if self._sweeper.own_row_missing:
+                self._own.ask_beat()  # judged dead meanwhile: the beat finds out, and registers
             self._sweeper.requeue_lost_claims()
         except Exception as error:
             self._sweep_streak.failed(error, started)
         else:
             self._sweep_streak.succeeded(self._clock.monotonic())
+        finally:
+            self.sweeps += 1
 
     def _beat(self) -> None:
         sent = self._clock.monotonic()
-        if self._store.beat(self._id, busy=self._attempts.busy(), now=self._clock.now()):
-            self._own.beat_landed(sent)
+        busy = self._attempts.busy()
+        if not self._own.must_beat(sent, busy=busy):
+            return  # nothing to say: no write
+        if self._store.beat(self._id, busy=busy, now=self._clock.now()):
+            self._own.beat_landed(sent, busy=busy)
             return
         # No row: another runner judged this one dead and settled its jobs.
         self._log.error(
@@ -281,7 +311,7 @@ class Registration:
             self._reconcile_requested = True
         self._store.register_runner(self._info, now=self._clock.now())
         self._own.lock_confirmed(sent)
-        self._own.beat_landed(sent)
+        self._own.beat_landed(sent, busy=0)  # the row written again holds busy 0
 
     def _reconcile(self) -> None:
         """Keep the jobs still held in this runner's name; stop the handlers of the others."""

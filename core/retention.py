@@ -1,7 +1,9 @@
 """Retention: finished jobs are deleted once they are old enough, a small batch at a time.
 
 One runner at a time prunes (a lease in the database names it), a round a
-minute on its own thread (``PruneLoop``) or when asked (``Pruner.prune``).
+minute on its own thread (``PruneLoop``) or when asked (``Pruner.prune``). A
+round first reads whether anything is old enough: with nothing to prune it
+takes no lease and writes nothing.
 """
 
 from __future__ import annotations
@@ -65,11 +67,14 @@ class Pruner:
     ) -> int | None:
         """One round, by ``retention`` (default: the runner's): batches until none is full.
 
-        Returns the finished jobs deleted, or None when another runner holds
-        the lease. Idempotency keys past their time go too, even when every
+        Returns the finished jobs deleted (0 when nothing was old enough: then
+        no lease is taken), or None when another runner holds the lease. Idempotency keys past their time go too, even when every
         job is kept for good.
         """
         keep = self.retention if retention is None else retention
+        now = self._clock.now()
+        if not self._store.prunable(keep.cutoffs(now), now=now):
+            return 0  # nothing to prune: no lease taken, nothing written
         total = 0
         while True:
             now = self._clock.now()

@@ -59,6 +59,9 @@ class Sweeper:
         self._jitter = jitter
         self._judge = DeathJudge(store.liveness_terms, interval=interval or SWEEP_INTERVAL)
         self._suspects: dict[Claim, HeldJob] = {}  # held here, run by no worker, at last sweep
+        self.own_row_missing = False
+        """The last look at the runners did not see this runner's own row (judged dead)."""
+        self._own_holds_running: bool | None = None  # as the last look saw it; None: unknown
 
     def stop_cancelled(self) -> None:
         """Tell the handlers of jobs someone asked to cancel (here or elsewhere) to stop."""
@@ -72,7 +75,11 @@ class Sweeper:
     def settle_dead(self) -> None:
         """Settle the jobs of the runners whose death is now certain (a first look judges none)."""
         at = self._clock.monotonic()
-        sightings = [seen for seen in self._store.sight_runners() if seen.runner_id != self._id]
+        seen_all = self._store.sight_runners()
+        sightings = [seen for seen in seen_all if seen.runner_id != self._id]
+        own = [seen for seen in seen_all if seen.runner_id == self._id and seen.registered]
+        self.own_row_missing = not own
+        self._own_holds_running = own[0].holds_running if own else None
         dead = self._judge.judge(sightings, at=at, returned_at=self._clock.monotonic())
         if not dead:
             return
@@ -91,6 +98,15 @@ class Sweeper:
             self._log.warning("requeued jobs of a dead runner count=%d", recovered.requeued)
             self._wake_one()
 
+    def _nothing_held_here(self) -> bool:
+        return (
+            self._own_holds_running is False
+            and not self._suspects
+            and not self._attempts.busy()
+            and not self._claimed_ahead()
+            and not self._left_running()
+        )
+
     def requeue_lost_claims(self) -> None:
         """Give back the jobs held in this runner's name that no worker of it runs.
 
@@ -99,8 +115,13 @@ class Sweeper:
         no sweep for dead runners would ever touch. A job seen so in two
         sweeps in a row is such a claim: a worker tracks a job microseconds
         after its claim returns. Its handler never ran, so its attempt is
-        given back.
+        given back. Where the last look at the runners said no job runs in
+        this runner's name, and it runs and suspects none, there is nothing to
+        read: no query (an idle runner's sweep is one transaction).
         """
+        if self._nothing_held_here():
+            self._suspects = {}
+            return
         running_here = {attempt.claim for attempt in self._attempts.snapshot()}
         running_here |= self._unwritten()
         lost = {claim: job for claim, job in self._suspects.items() if claim not in running_here}

@@ -10,7 +10,9 @@ from its method, path and headers, before any thread takes it: ordinary
 requests run on ``--http-threads`` threads as before, and requests that may
 wait on threads of their own, one per stream slot and a few spare (they
 answer the 503 of a stream that finds every slot taken, and a long-poll that
-needs no wait).
+needs no wait). The waiting pool starts with the spare threads only and adds
+one when a request finds none idle, up to its limit: an idle server holds no
+thread for a stream it may someday serve.
 """
 
 from __future__ import annotations
@@ -45,13 +47,39 @@ class _Pool(ThreadedTaskDispatcher):  # type: ignore[misc]
         thread.start()
 
 
+class _OnDemandPool(_Pool):
+    """A pool that starts with ``threads`` and adds one whenever a request would wait for a
+    thread, up to ``limit``; a thread it started stays (a stream's peak is likely to return)."""
+
+    def __init__(self, name: str, threads: int, *, limit: int) -> None:
+        super().__init__(name, threads)
+        self.limit = limit
+
+    def add_task(self, task: Any) -> None:
+        with self.lock:
+            running = len(self.threads) - self.stop_count
+            idle = running - self.active_count
+            if len(self.queue) >= idle and running < self.limit and self.stop_count == 0:
+                number = 0
+                while number in self.threads:
+                    number += 1
+                self.threads.add(number)
+                self.active_count += 1  # as waitress counts a thread it starts, until it waits
+                self.start_new_thread(self.handler_thread, number)
+        super().add_task(task)
+
+
 class TwoPools:
     """A waitress task dispatcher made of two ``ThreadedTaskDispatcher``s."""
 
     def __init__(self, *, ordinary: int, waiting: int, may_wait: MayWait) -> None:
         self.ordinary = _Pool("jobtable-request", ordinary)
         self.waiting = (
-            _Pool("jobtable-stream", waiting + SPARE_WAITING_THREADS) if waiting else None
+            _OnDemandPool(
+                "jobtable-stream", SPARE_WAITING_THREADS, limit=waiting + SPARE_WAITING_THREADS
+            )
+            if waiting
+            else None
         )
         self._may_wait = may_wait
 

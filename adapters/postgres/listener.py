@@ -4,8 +4,11 @@ Every enqueue (and every requeue) sends ``NOTIFY`` on the store's channel in
 its own transaction, so it is delivered at commit. One thread per process
 listens on a connection of its own and reconnects, with backoff, when that
 connection drops. A notification can still be lost in the gap before a
-reconnect, so the listener also calls ``on_notify`` every few seconds: one
-idle worker then looks once, and a lost notification costs at most that.
+reconnect (the listener looks once it listens again), or when the enqueue's
+own NOTIFY fails after its commit, so the listener also calls ``on_notify``
+every FALLBACK_INTERVAL: an idle worker then looks once, and a lost
+notification costs at most that. Rare, so the interval is long: each look is
+a transaction or two, and an idle runner makes at most one a second.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import psycopg
 
 from jobtable.core.backoff import next_claim_retry_delay
 
-FALLBACK_INTERVAL = 5.0
+FALLBACK_INTERVAL = 60.0
 STOP_CHECK_INTERVAL = 0.25
 """The longest one wait for notifications lasts before the stop flag is checked again."""
 

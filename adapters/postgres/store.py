@@ -47,6 +47,11 @@ from jobtable.core.liveness import LivenessTerms, LockState, RunnerSighting
 
 DEFAULT_POOL_SIZE = 10
 CONNECT_TIMEOUT = 5.0
+POOL_MAX_IDLE = 60.0
+"""Seconds a pooled connection beyond the first stays open unused: a burst's connections are
+closed once it is over, and an idle runner holds one pooled connection (psycopg_pool's
+default keeps them ten minutes)."""
+
 POOL_WAIT = 2.0
 """Seconds a call waits for a pooled connection: while the server is down, a POST answers
 503 after this long instead of hanging (every query takes milliseconds, so a healthy pool
@@ -55,6 +60,13 @@ LIVENESS_TIMEOUT = 20.0
 """Seconds of silence after which the server ends a runner's lock session and others may
 judge it dead by its beat: the bound on settling the jobs of a host that vanished."""
 MIN_LIVENESS_TIMEOUT = 5.0
+
+IDLE_SWEEPS_SLOWER = 2.5
+"""A runner running nothing sweeps every 1.25 s, not 0.5 s: each sweep's look at the runners
+is a transaction, and an idle runner makes at most one a second (0.8 for its sweeps, 0.1
+for the beats that keep its lease, a look every FALLBACK_INTERVAL). 1.25 s is over the fast
+window (1 s), so a dead runner is judged at its second absent sighting: its jobs are
+settled within about 2.5 s of a kill by an idle observer, 1.5 s by a busy one."""
 """Below this the owner's margin (at least 2 s) and a check's deadline leave it no time."""
 POOLER_POLL_INTERVAL = 1.0
 """Behind a transaction pooler with no direct URL to LISTEN on: look for new jobs this often."""
@@ -91,7 +103,11 @@ class PostgresStore(SqlStore):
         self._listen_conninfo = listen_conninfo
         self._pooler = pooler
         self._pid = os.getpid()
-        self.liveness_terms = LivenessTerms(lease=liveness_timeout, lock_timeout=liveness_timeout)
+        self.liveness_terms = LivenessTerms(
+            lease=liveness_timeout,
+            lock_timeout=liveness_timeout,
+            idle_sweeps_slower=IDLE_SWEEPS_SLOWER,
+        )
         self._locks = RunnerLocks(self._conninfo, session_timeout=liveness_timeout)
         self._listeners: list[NotifyListener] = []
         self.events_channel = "jobtable_events_public"
@@ -130,6 +146,7 @@ class PostgresStore(SqlStore):
             max_size=pool_size,
             kwargs=kwargs,
             timeout=POOL_WAIT,
+            max_idle=POOL_MAX_IDLE,
             open=False,
             name="jobtable",
         )
@@ -240,7 +257,7 @@ class PostgresStore(SqlStore):
         with translated(), self._pool.connection() as conn:
             rows = conn.execute(QUERIES["sight_runners"]).fetchall()
         sightings = []
-        for runner_id, registered, beat, on_this_server, lock_held in rows:
+        for runner_id, registered, beat, on_this_server, lock_held, holds_running in rows:
             if lock_held:
                 lock = LockState.HELD
             elif registered and on_this_server:
@@ -248,7 +265,13 @@ class PostgresStore(SqlStore):
             else:
                 lock = LockState.UNKNOWN  # taken on another server, or no row to say where
             sightings.append(
-                RunnerSighting(runner_id=runner_id, registered=registered, beat=beat, lock=lock)
+                RunnerSighting(
+                    runner_id=runner_id,
+                    registered=registered,
+                    beat=beat,
+                    lock=lock,
+                    holds_running=holds_running if registered else None,
+                )
             )
         return sightings
 

@@ -18,6 +18,15 @@ class SqlRetention(SqlPart):
         params = {"name": name, "holder": holder, "until": stamp(until), "now": stamp(now)}
         return bool(self._change("take_lease", params))
 
+    def prunable(self, cutoffs: Mapping[str, datetime.datetime], *, now: datetime.datetime) -> bool:
+        stamp = self._engine.stamp
+        answered_before, _ = stale_before(now)
+        params: dict[str, object] = {"answered_before": stamp(answered_before), "now": stamp(now)}
+        for status in ("succeeded", "failed"):
+            cutoff = cutoffs.get(status)
+            params[f"{status}_cutoff"] = None if cutoff is None else stamp(cutoff)
+        return any(row[0] for row in self._rows("prunable", params))
+
     def prune(
         self, cutoffs: Mapping[str, datetime.datetime], *, now: datetime.datetime, limit: int
     ) -> Pruned:

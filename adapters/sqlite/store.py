@@ -16,6 +16,8 @@ import os
 import time
 from collections.abc import Callable
 
+import attrs
+
 from jobtable.adapters.sql.engine import Connection
 from jobtable.adapters.sql.store import SqlStore
 from jobtable.adapters.sqlite.connections import BUSY_TIMEOUT_MS, Connections
@@ -25,7 +27,7 @@ from jobtable.adapters.sqlite.liveness import LivenessLocks
 from jobtable.adapters.sqlite.migrate import migrate
 from jobtable.adapters.sqlite.watcher import DataVersionWatcher
 from jobtable.core.errors import LivenessLockLostError, StoreUnavailableError
-from jobtable.core.liveness import LivenessTerms, LockState, RunnerSighting
+from jobtable.core.liveness import LivenessTerms, LockState, RunnerRecord, RunnerSighting
 
 _OPEN_RETRY_DELAYS = (0.05, 0.1, 0.2, 0.4, 0.8)
 _RUNNING_OWNERS = QUERIES["running_owners"]
@@ -126,6 +128,18 @@ class SqliteStore(SqlStore):
                 runner_id=owner, registered=False, beat=None, lock=self._lock_state(owner)
             )
             for (owner,) in unregistered
+        ]
+
+    def runners(self) -> list[RunnerRecord]:
+        """The runners table, each ``last_seen`` being now for a runner whose lock is held:
+        the lock is its proof of life, so an idle runner never writes a beat to say it."""
+        records = super().runners()
+        now = datetime.datetime.now(datetime.UTC)  # this reader saw the lock held: now
+        return [
+            attrs.evolve(record, last_seen=now)
+            if self._liveness.is_alive(record.info.id)
+            else record
+            for record in records
         ]
 
     def _lock_state(self, runner_id: str | None) -> LockState:

@@ -66,6 +66,11 @@ class JobOperations(Protocol):
         """Hold the chore ``name`` until ``until``: True when free (or expired, or ours)."""
         ...
 
+    def prunable(self, cutoffs: Mapping[str, datetime.datetime], *, now: datetime.datetime) -> bool:
+        """Whether ``prune`` with these cutoffs would delete anything now: a read, no write, so
+        that a round with nothing to do costs no lease (an idle runner writes nothing)."""
+        ...
+
     def prune(
         self, cutoffs: Mapping[str, datetime.datetime], *, now: datetime.datetime, limit: int
     ) -> Pruned:

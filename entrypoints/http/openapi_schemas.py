@@ -174,7 +174,10 @@ RUNNER = _object(
         },
         "workers": {"type": "integer"},
         "busy": {"type": "integer", "description": "workers running a job at its last beat"},
-        "last_seen": {**TIME, "description": "its own clock at its last beat"},
+        "last_seen": {
+            **TIME,
+            "description": "its own clock at its last beat; on SQLite, when this read saw its lock held",
+        },
     }
 )
 

@@ -226,6 +226,27 @@ def test_idempotency_keys_past_their_time_are_pruned(store):
     assert store.begin_idempotent("key-1", "other", now=T0 + datetime.timedelta(days=2)) is None
 
 
+def test_prunable_says_whether_a_prune_would_delete_anything_as_prune_decides(store):
+    assert not store.prunable({"succeeded": later(50)}, now=later(60))  # an empty table
+    done = add(store)
+    finish(store, done, at=later(10))
+    forever = add(store, unique_key="kept-for-good", unique_while_active=False)
+    finish(store, forever, at=later(11), fail=True)
+    assert not store.prunable({"succeeded": later(5)}, now=later(60))  # not old enough
+    assert not store.prunable({"failed": later(50)}, now=later(60))  # its key still counts
+    assert not store.prunable({}, now=later(60))  # everything kept
+    assert store.prunable({"succeeded": later(50)}, now=later(60))
+    store.prune({"succeeded": later(50)}, now=later(60), limit=10)
+    assert not store.prunable({"succeeded": later(50)}, now=later(60))  # done: nothing left
+
+
+def test_prunable_sees_idempotency_keys_past_their_time(store):
+    assert store.begin_idempotent("key-1", "hash", now=T0) is None
+    store.finish_idempotent("key-1", status=202, body="{}")
+    assert not store.prunable({}, now=T0 + datetime.timedelta(minutes=1))
+    assert store.prunable({}, now=T0 + datetime.timedelta(days=2))
+
+
 def test_a_lease_is_one_holders_until_it_runs_out(store):
     assert store.take_lease("retention", holder="a", until=later(60), now=T0)
     assert not store.take_lease("retention", holder="b", until=later(70), now=later(10))

@@ -216,6 +216,38 @@ def test_ordinary_requests_answer_while_every_stream_thread_waits(where_server):
         thread.join(10)
 
 
+def stream_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith("jobtable-stream-")]
+
+
+def test_stream_threads_start_when_streams_come_not_one_per_slot_ahead():
+    app = falcon.App()
+    where = Where()
+    app.add_route("/api/v1/jobs/{job_id}/events", where)
+    before = set(stream_threads())
+    server = HttpServer(
+        app, host="127.0.0.1", port=0, threads=1, stream_slots=50, logger=logging.getLogger("t")
+    )
+    server.start()
+    held: list[threading.Thread] = []
+    try:
+        started = set(stream_threads()) - before
+        assert len(started) == SPARE_WAITING_THREADS  # idle: the spares only, not 50 more
+        streams = SPARE_WAITING_THREADS + 3
+        held = [threading.Thread(target=thread_of, args=(server.address, "/api/v1/jobs/j/events"))
+                for _ in range(streams)]  # fmt: skip
+        for thread in held:
+            thread.start()
+        for _ in held:
+            assert where.waiting.acquire(timeout=10)  # every stream has a thread of its own
+        assert len(set(stream_threads()) - before) == streams
+    finally:
+        where.release.set()
+        for thread in held:
+            thread.join(10)
+        server.stop(deadline=time.monotonic() + 10)
+
+
 def test_a_stop_after_the_loop_closed_its_trigger_still_stops_cleanly(slow_server):
     """The loop closes its wake-up pipe on a hang-up; a stop must not fail writing to it."""
     server, _ = slow_server

@@ -56,6 +56,11 @@ class JobSystem:
         self.kinds = self.runner.kinds
         self._started = False
 
+    @property
+    def sweeps(self) -> int:
+        """How many sweeps the runner's sweep thread has done."""
+        return self.runner._registration.sweeps
+
     def start(self) -> JobSystem:
         self.runner.start()
         self._started = True

@@ -215,6 +215,8 @@ def test_a_cancel_from_another_process_reaches_the_handler_on_the_next_sweep(mak
     elsewhere.kinds.register("long", long, payload=CountPayload)
     assert elsewhere.runner.cancel(job_id)[0] is CancelOutcome.REQUESTED
     worker.clock.wait_for_sleepers(1)
+    # Busy, it sweeps at its busy pace (even where an idle runner sweeps slower): the next
+    # sweep is at most an interval away, wherever its wait started.
     worker.clock.advance(SWEEP_INTERVAL)
     job = worker.wait_for(job_id)
     # It returned a result once told to stop: a result returned first wins over the cancel.

@@ -17,7 +17,7 @@ from jobtable.adapters.memory import MemoryStore
 from jobtable.core import CANCELLED, INTERRUPTED, JobContext, LivenessTerms, RunnerInfo, Status
 from jobtable.core.batch import Batch
 from jobtable.core.errors import StoreUnavailableError
-from jobtable.core.liveness import CHECK_INTERVAL, SWEEP_INTERVAL
+from jobtable.core.liveness import CHECK_INTERVAL, FAST_WINDOW, SWEEP_INTERVAL
 from jobtable.core.outcome import Succeed
 from tests.support.harness import JobSystem
 from tests.support.observed import ObservedStore
@@ -52,10 +52,13 @@ def gate():
 
 
 def sweep(system: JobSystem, *, sleepers: int = 1) -> None:
-    """Let one sweep happen: advance the clock by a sweep interval, wait until it is done."""
-    system.clock.wait_for_sleepers(sleepers)
-    system.clock.advance(SWEEP_INTERVAL)
-    system.clock.wait_for_sleepers(sleepers)
+    """Let one sweep happen: advance the clock a sweep interval at a time until the runner has
+    swept (more than once where an idle runner sweeps slower), and wait until it is done."""
+    done = system.sweeps
+    while system.sweeps == done:
+        system.clock.wait_for_sleepers(sleepers)
+        system.clock.advance(SWEEP_INTERVAL)
+        system.clock.wait_for_sleepers(sleepers)
 
 
 def a_dead_runner_holding(store, clock, kind: str = "slow", job_id: str | None = None):
@@ -100,10 +103,12 @@ def test_a_dead_runners_job_is_settled_once_seen_dead_for_two_sweeps(make_system
     survivor.start()
     survivor.runner.stop()  # no claims of its own: only its sweeps act
 
-    # Seen dead at its first look, then dead for one sweep: not yet two sweeps' worth.
+    # Seen dead at its first look, then dead for one sweep: not yet two sweeps' worth (the
+    # fast window), unless an idle runner's sweeps are that far apart (PostgreSQL's).
     sweep(survivor)
-    assert survivor.store.get(claim.job_id).status is Status.RUNNING
-    sweep(survivor)
+    if survivor.store.liveness_terms.idle_sweeps_slower * SWEEP_INTERVAL < FAST_WINDOW:
+        assert survivor.store.get(claim.job_id).status is Status.RUNNING
+        sweep(survivor)
     job = survivor.wait_for(claim.job_id)
     assert (job.status, job.error, job.result) == (Status.FAILED, INTERRUPTED, {"done": 1})
     assert not survivor.store.record(
@@ -357,10 +362,9 @@ def test_a_claim_whose_reply_was_lost_is_given_back_after_two_sweeps_and_runs(ma
     # The worker retries its claim after the backoff (and then idles: the queue is
     # empty); the first sweep suspects the job, the second gives it back.
     assert system.clock.wait_for_sleepers(2) == [pytest.approx(0.05), pytest.approx(0.5)]
-    system.clock.advance(0.5)
-    assert system.clock.wait_for_sleepers(1) == [pytest.approx(0.5)]
+    sweep(system)
     assert system.runner.get(job_id).status is Status.RUNNING  # suspected, not yet moved
-    system.clock.advance(0.5)
+    sweep(system)
     job = system.wait_for(job_id)
     assert (job.status, job.result) == (Status.SUCCEEDED, {"done": 2})
     assert "requeued jobs whose claim reply was lost count=1" in system.logs.text
@@ -408,3 +412,75 @@ def test_joining_in_short_slices_still_waits_for_the_runners_row_to_go(make_syst
     joiner.join(10)
     assert returned == [True]
     assert store.runners() == []
+
+
+def counting_beats(store) -> list[int]:
+    """The busy count of every beat the store is sent, from now on."""
+    sent: list[int] = []
+    real_beat = store.inner.beat
+
+    def beat(runner_id, *, busy, now):
+        sent.append(busy)
+        return real_beat(runner_id, busy=busy, now=now)
+
+    store.inner.beat = beat
+    return sent
+
+
+def test_an_idle_runner_whose_lock_is_proof_writes_no_beat_and_its_busy_count_once_a_change(
+    make_system, gate
+):
+    system = make_system(sweep_interval=SWEEP_INTERVAL)
+    if not system.store.liveness_terms.never_run_out:
+        pytest.skip("PostgreSQL: its lease is kept by beats (tested on a memory store with one)")
+    kind = system.kinds.register("slow", gate.handler, payload=CountPayload)
+    beats = counting_beats(system.store)
+    system.start()
+    for _ in range(6):  # idle sweeps
+        sweep(system)
+    assert beats == []  # nothing to say: nothing written
+
+    job_id = kind.enqueue(CountPayload())
+    assert gate.started.acquire(timeout=10)
+    for _ in range(3):
+        sweep(system)
+    assert beats == [1]  # busy: said once
+    assert [r.busy for r in system.store.runners()] == [1]
+    gate.release.set()
+    assert system.wait_for(job_id).status is Status.SUCCEEDED
+    for _ in range(3):
+        sweep(system)
+    assert beats == [1, 0]
+    assert [r.busy for r in system.store.runners()] == [0]
+
+
+def test_an_idle_runner_judged_dead_finds_its_row_gone_and_registers_again(make_system):
+    system = make_system(sweep_interval=SWEEP_INTERVAL)
+    beats = counting_beats(system.store)
+    system.start()
+    sweep(system)
+    system.store.unregister_runner(system.runner.id)  # as a settler removes a dead one's row
+    system.store.confirm_liveness(system.runner.id, timeout=1.0)  # the lock held, as before
+    for _ in range(3):
+        sweep(system)
+    assert beats == [0]  # the look at the runners missed its row: one beat found it gone
+    assert [r.info.id for r in system.store.runners()] == [system.runner.id]
+    assert "registering again" in system.logs.text
+
+
+def test_an_idle_runner_on_a_store_with_a_lease_beats_only_to_keep_it():
+    terms = LivenessTerms(lease=6.0, lock_timeout=6.0)
+    store = ObservedStore(MemoryStore(liveness_terms=terms))
+    system = JobSystem(store, sweep_interval=SWEEP_INTERVAL)
+    beats = counting_beats(store)
+    system.start()
+    try:
+        period = terms.idle_beat_period
+        assert period is not None
+        sweeps = 0
+        while system.clock.monotonic() < 3 * period:
+            sweep(system, sleepers=1)
+            sweeps += 1
+        assert 2 <= len(beats) <= 3 < sweeps  # one a period, not one a sweep
+    finally:
+        system.stop()

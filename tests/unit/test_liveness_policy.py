@@ -138,7 +138,7 @@ def test_an_owner_claims_only_with_a_lock_confirmed_within_the_freshness():
 def test_handlers_stop_a_margin_before_the_earlier_of_lease_and_lock_timeout(terms, deadline):
     own = OwnLiveness(terms)
     own.lock_confirmed(100.0)
-    own.beat_landed(90.0)
+    own.beat_landed(90.0, busy=0)
     assert own.handler_deadline() == deadline
 
 
@@ -148,7 +148,7 @@ def test_an_owners_deadline_comes_before_any_observers_verdict():
         terms = LivenessTerms(lease=lease, lock_timeout=lease)
         own = OwnLiveness(terms)
         own.lock_confirmed(0.0)
-        own.beat_landed(0.0)  # sent at 0: any observer saw this beat later
+        own.beat_landed(0.0, busy=0)  # sent at 0: any observer saw this beat later
         judge = DeathJudge(terms, interval=0.5)
         verdict_at = next(
             at for at in (n * 0.5 for n in range(1000)) if judge.judge([seen(HELD)], at=at)
@@ -173,6 +173,47 @@ def test_an_owner_that_knows_its_lock_is_absent_stops_before_an_observers_window
 
 def test_an_owner_past_its_handler_deadline_claims_nothing_even_with_a_fresh_lock():
     own = OwnLiveness(LivenessTerms(lease=6.0, lock_timeout=6.0), freshness=0.5)
-    own.beat_landed(0.0)
+    own.beat_landed(0.0, busy=0)
     own.lock_confirmed(10.0)  # its lock confirms, but its beats stopped landing at 0
     assert not own.may_claim(10.1)
+
+
+def test_where_the_lock_is_proof_an_idle_owner_beats_only_when_its_busy_count_changes():
+    own = OwnLiveness(LivenessTerms())  # SQLite: a file lock, no lease
+    own.beat_landed(0.0, busy=0)  # the row, as registered
+    assert not any(own.must_beat(at, busy=0) for at in (0.5, 1.0, 60.0, 3600.0))
+    assert own.must_beat(3600.5, busy=1)  # it started a job: the row says so once
+    own.beat_landed(3600.5, busy=1)
+    assert not own.must_beat(3601.0, busy=1)  # still one: nothing new to say
+    assert own.must_beat(3601.5, busy=0)
+    own.beat_landed(3601.5, busy=0)
+    assert not own.must_beat(3602.0, busy=0)
+
+
+def test_an_owner_asked_to_beat_beats_once_whatever_its_count():
+    own = OwnLiveness(LivenessTerms())
+    own.beat_landed(0.0, busy=0)
+    own.ask_beat()  # its lock was taken again, or its row was not seen
+    assert own.must_beat(0.5, busy=0)
+    own.beat_landed(0.5, busy=0)
+    assert not own.must_beat(1.0, busy=0)
+
+
+def test_where_a_lease_runs_an_idle_owner_beats_often_enough_to_keep_it_and_no_more():
+    terms = LivenessTerms(lease=20.0, lock_timeout=20.0)
+    period = terms.idle_beat_period
+    # A beat that fails is tried again at the next sweep: a few may fail within the margin.
+    assert period is not None and period + 4 * 1.25 <= terms.lease - terms.margin
+    own = OwnLiveness(terms)
+    own.beat_landed(0.0, busy=0)
+    assert not own.must_beat(period - 0.1, busy=0)
+    assert own.must_beat(period, busy=0)
+    assert own.must_beat(period + 1.25, busy=0)  # that beat failed: the next sweep tries again
+    own.beat_landed(period + 1.25, busy=0)
+    assert not own.must_beat(period + 2.5, busy=0)
+
+
+def test_where_a_lease_runs_an_owner_running_jobs_beats_every_sweep():
+    own = OwnLiveness(LivenessTerms(lease=20.0, lock_timeout=20.0))
+    own.beat_landed(0.0, busy=2)
+    assert own.must_beat(0.5, busy=2)  # the beat is an observer's evidence beside the lock

@@ -2,7 +2,9 @@
 -- beat, whether its advisory lock is held now (pg_advisory_lock(bigint) shows
 -- the key's high half as classid and its low half as objid), and whether its
 -- row says the lock was taken on this very server (a restart or a failover
--- since makes an absent lock mean nothing).
+-- since makes an absent lock mean nothing), and whether any job runs in its
+-- name (an idle runner with none skips its look for lost claims: one
+-- transaction a sweep, not two).
 WITH held AS (
     SELECT (l.classid::bigint << 32) | l.objid::bigint AS key
     FROM pg_locks l
@@ -23,5 +25,8 @@ SELECT seen.id, seen.registered, seen.beat, seen.on_this_server,
        EXISTS (
            SELECT 1 FROM held
            WHERE held.key = (hashtextextended(coalesce(seen.id, ''), 0) & 4611686018427387903)
-       ) AS lock_held
+       ) AS lock_held,
+       seen.registered AND EXISTS (
+           SELECT 1 FROM jobs j WHERE j.status = 'running' AND j.claimed_by = seen.id
+       ) AS holds_running
 FROM seen
