@@ -103,7 +103,7 @@ class Sweeper:
             self._own_holds_running is False
             and not self._suspects
             and not self._attempts.busy()
-            and not self._claimed_ahead()
+            and not self._unwritten()
             and not self._left_running()
         )
 
