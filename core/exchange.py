@@ -107,6 +107,7 @@ class JobExchange:
         """Notified on every change here; the flusher (core/flusher.py) waits on it."""
         self._wants: list[Want] = []
         self._leading = False
+        self._flush_waiting = False  # the flusher goes next: workers' batches wait for it
         self._held: deque[tuple[ClaimedJob, float]] = deque()
         self._expired: list[Claim] = []  # held too long: to give back
         self._unsent: list[Unsent] = []
@@ -127,7 +128,7 @@ class JobExchange:
         with self.changed:
             self._wants.append(want)
             while not want.done:
-                if self._leading:
+                if self._leading or self._flush_waiting:
                     self.changed.wait()
                 else:
                     self._lead(flushing=False)
@@ -139,7 +140,8 @@ class JobExchange:
         """Hand in an attempt's outcome: written within FLUSH_AFTER, with the next batch."""
         with self.changed:
             self._unsent.append(Unsent(claimed, outcome, time.monotonic()))
-            self.changed.notify_all()
+            if len(self._unsent) in (1, FLUSH_AT):  # the flusher's next wake moved
+                self.changed.notify_all()
 
     def has_held(self) -> bool:
         return bool(self._held)
@@ -166,12 +168,17 @@ class JobExchange:
 
         Raises what the store raised; the outcomes stay buffered for the next try."""
         with self.changed:
-            while self._leading:
-                self.changed.wait()
-            self._expire(time.monotonic())
-            if not (self._unsent or self._expired):
-                return
-            error = self._lead(flushing=True)
+            self._flush_waiting = True  # else workers leading batch after batch starve it
+            try:
+                while self._leading:
+                    self.changed.wait()
+                self._expire(time.monotonic())
+                if not (self._unsent or self._expired):
+                    return
+                error = self._lead(flushing=True)  # the waiting workers' takes go in it too
+            finally:
+                self._flush_waiting = False
+                self.changed.notify_all()
         if error is not None:
             raise error
 
@@ -235,7 +242,7 @@ class JobExchange:
             give_backs=give_backs,
             starts=starts,
             claim=len(wants) - len(starts),
-            hold=max(0, target - len(self._held)) if target else 0,
+            hold=target - len(self._held) if len(self._held) <= target // 2 else 0,
             durable=bool(self._sending),
         )
         free_lost_holds = self._holds_maybe_lost and not self._held and not starts
