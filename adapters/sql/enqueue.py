@@ -21,8 +21,21 @@ class SqlEnqueue(SqlPart):
     def create(
         self, job: NewJob, *, now: datetime.datetime, keep: KeepAnswer | None = None
     ) -> Enqueued:
-        (enqueued,) = self.create_many([job], now=now, keep=keep)
-        return enqueued
+        if job.unique_key or keep is not None:
+            (enqueued,) = self.create_many([job], now=now, keep=keep)
+            return enqueued
+        # One job that cannot conflict: one statement, nothing to read back.
+        engine = self._engine
+        row = new_job_parameters(job, now, stamp=engine.stamp)
+        sql = engine.sql("create_job")
+        announce = engine.announce
+
+        def insert(conn: Connection) -> None:
+            conn.execute(sql, row)
+            announce(conn)
+
+        engine.send(insert)
+        return Enqueued(job.id)
 
     def create_many(
         self, jobs: Collection[NewJob], *, now: datetime.datetime, keep: KeepAnswer | None = None

@@ -136,6 +136,17 @@ class Connections:
         up to its end).
         """
         self._check_open()
+        if (durable or self.synchronous != "full") and self._write_lock.acquire(blocking=False):
+            # Nobody holds the writer and nobody waits: a group of one, run here without
+            # queueing (a write arriving meanwhile waits for this one, then commits every
+            # write queued behind it, as below).
+            writer = self._writer
+            if writer is not None and not self._pending:
+                try:
+                    return _run_alone(writer, work)
+                finally:
+                    self._write_lock.release()
+            self._write_lock.release()  # the first write, or writes queued: as below
         request = _Write(work, durable)
         with self._pending_lock:
             self._pending.append(request)
@@ -151,7 +162,8 @@ class Connections:
         try:
             if not request.done:
                 with self._held_writer(started) as conn:
-                    self._commit_pending(conn)
+                    while not request.done:  # past MAX_GROUP ahead of it: another group
+                        self._commit_pending(conn)
         finally:
             self._write_lock.release()
         return request.outcome()  # type: ignore[no-any-return]
@@ -271,6 +283,20 @@ def _run_group(conn: sqlite3.Connection, group: list[_Write]) -> list[_Write]:
     for request, (value, raised) in zip(group, outcomes, strict=True):
         request.settle(value, raised)
     return []
+
+
+def _run_alone(conn: sqlite3.Connection, work: Callable[[sqlite3.Connection], T]) -> T:
+    """``work`` in a transaction of its own, committed; rolled back when it raises (as
+    ``_run_group`` runs a group of one, without settling a ``_Write``)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        value = work(conn)
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return value
 
 
 def _run_one(conn: sqlite3.Connection, request: _Write, alone: bool) -> Any:
