@@ -140,14 +140,15 @@ class Kind(Generic[P]):
         ):
             options = _NO_OPTIONS  # the kind's defaults: nothing to make or check
         else:
-            options = EnqueueOptions(
+            options = self.job(
+                payload,
                 run_at=run_at,
                 delay=delay,
                 queue=queue,
                 priority=priority,
                 timeout=timeout,
                 unique_key=unique_key,
-            ).check()
+            ).options
         job = EncodedJob(spec=self._spec, payload=self._encode(payload), options=options)
         (enqueued,) = self._enqueuer((job,), connection=connection)
         return enqueued

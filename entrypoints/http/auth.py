@@ -61,7 +61,9 @@ class BearerAuth:
         self._sessions = sessions
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
-        path = _REPEATED_SLASHES.sub("/", req.path)
+        path = req.path
+        if "//" in path:
+            path = _REPEATED_SLASHES.sub("/", path)
         if path in self._public:
             return
         if _under(path, API_PREFIX):
