@@ -184,6 +184,15 @@ class Connections:
             finally:
                 conn.execute("PRAGMA synchronous = FULL")
 
+    def read(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """``work``'s value, run on a pooled read connection (``reader`` as one call, without
+        a generator: every GET takes this path)."""
+        conn = self._take_reader()
+        try:
+            return work(conn)
+        finally:
+            self._give_back(conn)
+
     @contextmanager
     def reader(self) -> Iterator[sqlite3.Connection]:
         """A read-only connection for the caller's statements, back in the pool afterwards.
@@ -191,21 +200,28 @@ class Connections:
         Fetch every row before the block ends: an unfinished statement keeps
         a read transaction open, which holds back the WAL checkpoint.
         """
+        conn = self._take_reader()
+        try:
+            yield conn
+        finally:
+            self._give_back(conn)
+
+    def _take_reader(self) -> sqlite3.Connection:
         self._check_open()
         with self._readers_lock:
             conn = self._idle_readers.pop() if self._idle_readers else None
         if conn is None:
             conn = self._connect()
             conn.execute("PRAGMA query_only = ON")
-        try:
-            yield conn
-        finally:
-            with self._readers_lock:
-                keep = not self._closed and len(self._idle_readers) < IDLE_READERS
-                if keep:
-                    self._idle_readers.append(conn)
-            if not keep:
-                conn.close()
+        return conn
+
+    def _give_back(self, conn: sqlite3.Connection) -> None:
+        with self._readers_lock:
+            keep = not self._closed and len(self._idle_readers) < IDLE_READERS
+            if keep:
+                self._idle_readers.append(conn)
+        if not keep:
+            conn.close()
 
     def close(self) -> None:
         if os.getpid() != self._pid:
