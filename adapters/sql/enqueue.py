@@ -26,15 +26,9 @@ class SqlEnqueue(SqlPart):
             return enqueued
         # One job that cannot conflict: one statement, nothing to read back.
         engine = self._engine
-        row = new_job_parameters(job, now, stamp=engine.stamp)
-        sql = engine.sql("create_job")
-        announce = engine.announce
-
-        def insert(conn: Connection) -> None:
-            conn.execute(sql, row)
-            announce(conn)
-
-        engine.send(insert)
+        engine.send_announced(
+            engine.sql("create_job"), new_job_parameters(job, now, stamp=engine.stamp)
+        )
         return Enqueued(job.id)
 
     def create_many(
