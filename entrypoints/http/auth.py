@@ -101,10 +101,12 @@ class BearerAuth:
         req.context.authenticated = True
 
     def _authorized(self, header: str) -> bool:
-        if len(header) == len(self._expected_header) and header.isascii():
-            # As sent by most clients: compared whole, in constant time, without parsing.
-            if hmac.compare_digest(header.encode("ascii"), self._expected_header):
-                return True
+        if (  # as most clients send it: compared whole, in constant time, without parsing
+            len(header) == len(self._expected_header)
+            and header.isascii()
+            and hmac.compare_digest(header.encode("ascii"), self._expected_header)
+        ):
+            return True
         scheme, _, presented = header.partition(" ")
         if scheme.lower() != "bearer":
             return False
