@@ -28,16 +28,17 @@ from jobtable.core.status import Status
 def new_job_parameters(job: NewJob, now: Any, *, stamp: Callable[[Any], Any]) -> dict[str, Any]:
     """A job's row as query parameters; ``stamp`` turns times into the engine's form."""
     policy = job.policy
+    stamped = stamp(now)
     return {
         "id": job.id,
         "kind": job.kind,
         "payload": job.payload,
-        "now": stamp(now),
+        "now": stamped,
         "max_attempts": policy.max_attempts,
         "retry": policy.to_json(),
         "queue": job.queue,
         "priority": job.priority,
-        "run_at": stamp(job.run_at or now),
+        "run_at": stamped if job.run_at is None else stamp(job.run_at),
         "timeout": job.timeout,
         "unique_key": job.unique_key,
         "unique_while_active": job.unique_while_active,

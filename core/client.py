@@ -141,6 +141,17 @@ class Client(OperatorActions):
     ) -> list[Enqueued]:
         """Store checked jobs (one, many in one transaction, or one on the caller's connection)."""
         now = self._clock.now()  # one reading: the ids' time and the stored time agree
+        if len(requests) == 1 and keep is None:  # the common case, without the lists
+            job = self.new_job(requests[0], now)
+            if connection is None:
+                stored = self.store.create(job, now=now)
+            else:
+                stored = self.store.create_in(connection, job, now=now)
+            if not stored.duplicate and (job.run_at is None or job.run_at <= now):
+                self._workers.jobs_due(1)
+            else:
+                self._workers.job_scheduled()  # as below: a scheduled job may fall due first
+            return [stored]
         jobs = [self.new_job(request, now) for request in requests]
         if connection is not None:
             if len(jobs) != 1:

@@ -115,14 +115,19 @@ def dumps(value: Any) -> str:
     """
     _check_strict(value)
     try:
-        text = json.dumps(value, separators=_COMPACT, allow_nan=False, ensure_ascii=False)
+        text = _ENCODE(value)
     except (TypeError, ValueError):
         raise NotStrictJsonError(_first_problem(value)) from None
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise NotStrictJsonError(_first_problem(value)) from None
+    if not text.isascii():  # ASCII is valid UTF-8: only other text can hold a lone surrogate
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise NotStrictJsonError(_first_problem(value)) from None
     return text
+
+
+_ENCODE = json.JSONEncoder(separators=_COMPACT, allow_nan=False, ensure_ascii=False).encode
+"""``json.dumps`` with these options, without making an encoder on every call."""
 
 
 _SCALARS = (str, float, bool, type(None))

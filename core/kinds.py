@@ -82,11 +82,16 @@ class JobRequest(Generic[P]):
     options: EnqueueOptions = attrs.Factory(EnqueueOptions)
 
 
+_NO_OPTIONS = EnqueueOptions()
+"""An enqueue that overrides nothing (frozen, so one serves every such enqueue)."""
+
+
 class Kind(Generic[P]):
     """The handle ``register`` returns: enqueues jobs of one kind with a typed payload."""
 
     def __init__(self, spec: KindSpec, converter: cattrs.Converter, enqueuer: Enqueuer) -> None:
         self._spec = spec
+        self._payload_type = spec.payload_type
         self._converter = converter
         self._enqueuer = enqueuer
 
@@ -125,16 +130,27 @@ class Kind(Generic[P]):
         in that transaction: it exists once the application commits.
         Raises InvalidPayloadError or InvalidOptionError, storing nothing.
         """
-        request = self.job(
-            payload,
-            run_at=run_at,
-            delay=delay,
-            queue=queue,
-            priority=priority,
-            timeout=timeout,
-            unique_key=unique_key,
-        )
-        (enqueued,) = self._enqueuer([self._encoded(request)], connection=connection)
+        if (
+            run_at is None
+            and delay is None
+            and queue is None
+            and priority is None
+            and timeout is None
+            and unique_key is None
+        ):
+            options = _NO_OPTIONS  # the kind's defaults: nothing to make or check
+        else:
+            options = self.job(
+                payload,
+                run_at=run_at,
+                delay=delay,
+                queue=queue,
+                priority=priority,
+                timeout=timeout,
+                unique_key=unique_key,
+            ).options
+        job = EncodedJob(spec=self._spec, payload=self._encode(payload), options=options)
+        (enqueued,) = self._enqueuer((job,), connection=connection)
         return enqueued
 
     def job(
@@ -169,16 +185,20 @@ class Kind(Generic[P]):
         return self._enqueuer(encoded)
 
     def _encoded(self, request: JobRequest[P]) -> EncodedJob:
-        payload = request.payload
-        if not isinstance(payload, self._spec.payload_type):
+        return EncodedJob(
+            spec=self._spec, payload=self._encode(request.payload), options=request.options
+        )
+
+    def _encode(self, payload: P) -> str:
+        """The payload's JSON text, checked: TypeError or InvalidPayloadError."""
+        if not isinstance(payload, self._payload_type):
             raise TypeError(
                 f"{self._spec.name}: payload must be a {self._spec.payload_type.__name__}"
             )
         try:
-            encoded = codec.encode_payload(self._converter, payload)
+            return codec.encode_payload(self._converter, payload)
         except codec.NotStrictJsonError as error:
             raise InvalidPayloadError(self._spec.name, (error.problem,)) from None
-        return EncodedJob(spec=self._spec, payload=encoded, options=request.options)
 
 
 class KindRegistry:

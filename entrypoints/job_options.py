@@ -20,6 +20,8 @@ OPTION_FIELDS = ("queue", "priority", "run_at", "delay", "timeout", "unique_key"
 
 __all__ = ["MAX_SECONDS", "OPTION_FIELDS", "options_from_json"]
 
+_DEFAULTS = EnqueueOptions()
+
 
 def options_from_json(fields: dict[str, Any]) -> EnqueueOptions:
     """The options among a request's fields; a missing or null one keeps the kind's default.
@@ -28,6 +30,11 @@ def options_from_json(fields: dict[str, Any]) -> EnqueueOptions:
     to the core's checks (a ``"3"`` priority is refused there), except where
     a value must be converted first.
     """
+    for name in OPTION_FIELDS:
+        if fields.get(name) is not None:
+            break
+    else:
+        return _DEFAULTS  # none given: nothing to make or check
     return EnqueueOptions(
         queue=fields.get("queue"),
         priority=fields.get("priority"),

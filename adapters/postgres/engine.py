@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import Any, TypeVar
 
 import psycopg
@@ -78,6 +78,7 @@ class PostgresEngine(SqlEngine):
 
     def __init__(self, pool: ConnectionPool) -> None:
         self._pool = pool
+        self._announced: dict[str, str] = {}
         self.channel = "jobtable_jobs_public"
         """The NOTIFY channel of this store's jobs table: one per schema (set on migrating)."""
 
@@ -113,6 +114,26 @@ class PostgresEngine(SqlEngine):
 
     def announce(self, conn: Connection) -> None:
         conn.execute(NOTIFY, {"channel": self.channel})  # delivered at commit
+
+    def send_announced(self, sql: str, params: Mapping[str, Any]) -> None:
+        """One statement, with its NOTIFY inside it, committed on its own in autocommit:
+        one round trip without a pipeline's exchanges (a lone enqueue's way). ``sql`` must
+        be an INSERT without RETURNING; the notice goes only when it inserted a row."""
+        announced = self._announced.get(sql)
+        if announced is None:
+            announced = self._announced[sql] = (
+                f"WITH inserted AS ({sql}\nRETURNING 1) "
+                "SELECT pg_notify(%(channel)s, '') FROM inserted"
+            )
+        with translated(), self._pool.connection() as conn:
+            conn.autocommit = True
+            try:
+                conn.execute(announced, {**params, "channel": self.channel})
+            finally:
+                try:
+                    conn.autocommit = False
+                except psycopg.Error:
+                    conn.close()
 
     def stamp(self, time: datetime.datetime) -> datetime.datetime:
         return time

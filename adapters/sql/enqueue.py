@@ -21,8 +21,15 @@ class SqlEnqueue(SqlPart):
     def create(
         self, job: NewJob, *, now: datetime.datetime, keep: KeepAnswer | None = None
     ) -> Enqueued:
-        (enqueued,) = self.create_many([job], now=now, keep=keep)
-        return enqueued
+        if job.unique_key or keep is not None:
+            (enqueued,) = self.create_many([job], now=now, keep=keep)
+            return enqueued
+        # One job that cannot conflict: one statement, nothing to read back.
+        engine = self._engine
+        engine.send_announced(
+            engine.sql("create_job"), new_job_parameters(job, now, stamp=engine.stamp)
+        )
+        return Enqueued(job.id)
 
     def create_many(
         self, jobs: Collection[NewJob], *, now: datetime.datetime, keep: KeepAnswer | None = None

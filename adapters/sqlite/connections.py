@@ -136,6 +136,17 @@ class Connections:
         up to its end).
         """
         self._check_open()
+        if (durable or self.synchronous != "full") and self._write_lock.acquire(blocking=False):
+            # Nobody holds the writer and nobody waits: a group of one, run here without
+            # queueing (a write arriving meanwhile waits for this one, then commits every
+            # write queued behind it, as below).
+            writer = self._writer
+            if writer is not None and not self._pending:
+                try:
+                    return _run_alone(writer, work)
+                finally:
+                    self._write_lock.release()
+            self._write_lock.release()  # the first write, or writes queued: as below
         request = _Write(work, durable)
         with self._pending_lock:
             self._pending.append(request)
@@ -151,7 +162,8 @@ class Connections:
         try:
             if not request.done:
                 with self._held_writer(started) as conn:
-                    self._commit_pending(conn)
+                    while not request.done:  # past MAX_GROUP ahead of it: another group
+                        self._commit_pending(conn)
         finally:
             self._write_lock.release()
         return request.outcome()  # type: ignore[no-any-return]
@@ -172,6 +184,15 @@ class Connections:
             finally:
                 conn.execute("PRAGMA synchronous = FULL")
 
+    def read(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """``work``'s value, run on a pooled read connection (``reader`` as one call, without
+        a generator: every GET takes this path)."""
+        conn = self._take_reader()
+        try:
+            return work(conn)
+        finally:
+            self._give_back(conn)
+
     @contextmanager
     def reader(self) -> Iterator[sqlite3.Connection]:
         """A read-only connection for the caller's statements, back in the pool afterwards.
@@ -179,21 +200,28 @@ class Connections:
         Fetch every row before the block ends: an unfinished statement keeps
         a read transaction open, which holds back the WAL checkpoint.
         """
+        conn = self._take_reader()
+        try:
+            yield conn
+        finally:
+            self._give_back(conn)
+
+    def _take_reader(self) -> sqlite3.Connection:
         self._check_open()
         with self._readers_lock:
             conn = self._idle_readers.pop() if self._idle_readers else None
         if conn is None:
             conn = self._connect()
             conn.execute("PRAGMA query_only = ON")
-        try:
-            yield conn
-        finally:
-            with self._readers_lock:
-                keep = not self._closed and len(self._idle_readers) < IDLE_READERS
-                if keep:
-                    self._idle_readers.append(conn)
-            if not keep:
-                conn.close()
+        return conn
+
+    def _give_back(self, conn: sqlite3.Connection) -> None:
+        with self._readers_lock:
+            keep = not self._closed and len(self._idle_readers) < IDLE_READERS
+            if keep:
+                self._idle_readers.append(conn)
+        if not keep:
+            conn.close()
 
     def close(self) -> None:
         if os.getpid() != self._pid:
@@ -271,6 +299,20 @@ def _run_group(conn: sqlite3.Connection, group: list[_Write]) -> list[_Write]:
     for request, (value, raised) in zip(group, outcomes, strict=True):
         request.settle(value, raised)
     return []
+
+
+def _run_alone(conn: sqlite3.Connection, work: Callable[[sqlite3.Connection], T]) -> T:
+    """``work`` in a transaction of its own, committed; rolled back when it raises (as
+    ``_run_group`` runs a group of one, without settling a ``_Write``)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        value = work(conn)
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return value
 
 
 def _run_one(conn: sqlite3.Connection, request: _Write, alone: bool) -> Any:

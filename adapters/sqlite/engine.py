@@ -45,8 +45,8 @@ class SqliteEngine(SqlEngine):
         self._db = connections
 
     def read(self, work: Callable[[Connection], T]) -> T:
-        with translated(), self._db.reader() as conn:
-            return work(conn)
+        with translated():
+            return self._db.read(work)
 
     def write(self, work: Callable[[Connection], T]) -> T:
         with translated():

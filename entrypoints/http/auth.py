@@ -57,11 +57,14 @@ class BearerAuth:
         if not token:
             raise ValueError("the API token must not be empty")
         self._expected = token.encode("utf-8")
+        self._expected_header = b"Bearer " + self._expected
         self._public = public_paths
         self._sessions = sessions
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
-        path = _REPEATED_SLASHES.sub("/", req.path)
+        path = req.path
+        if "//" in path:
+            path = _REPEATED_SLASHES.sub("/", path)
         if path in self._public:
             return
         if _under(path, API_PREFIX):
@@ -98,6 +101,12 @@ class BearerAuth:
         req.context.authenticated = True
 
     def _authorized(self, header: str) -> bool:
+        if (  # as most clients send it: compared whole, in constant time, without parsing
+            len(header) == len(self._expected_header)
+            and header.isascii()
+            and hmac.compare_digest(header.encode("ascii"), self._expected_header)
+        ):
+            return True
         scheme, _, presented = header.partition(" ")
         if scheme.lower() != "bearer":
             return False

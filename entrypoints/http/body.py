@@ -8,6 +8,7 @@ Nothing here ever echoes a submitted value back.
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
 import falcon
@@ -73,9 +74,7 @@ def parse_json(data: bytes, *, shape: str) -> Any:
     if not text.strip():
         raise api_error(400, invalid, shape)
     try:
-        return json.loads(
-            text, parse_constant=_refuse_constant, object_pairs_hook=_refuse_duplicates
-        )
+        return _decoder().decode(text)
     except json.JSONDecodeError as error:
         if error.msg == "Extra data":
             raise api_error(400, invalid, "request body must be a single JSON object") from None
@@ -90,6 +89,21 @@ def parse_json(data: bytes, *, shape: str) -> Any:
         raise api_error(400, invalid, str(error)) from None
     except ValueError:  # an integer past Python's 4,300-digit limit
         raise api_error(400, invalid, "request body holds a number with too many digits") from None
+
+
+_DECODERS = threading.local()
+
+
+def _decoder() -> json.JSONDecoder:
+    """This thread's strict decoder (``json.loads`` would make one a call; one decoder's
+    scanner is not shared between threads, as its hook may let another thread in)."""
+    try:
+        decoder: json.JSONDecoder = _DECODERS.decoder
+    except AttributeError:
+        decoder = _DECODERS.decoder = json.JSONDecoder(
+            parse_constant=_refuse_constant, object_pairs_hook=_refuse_duplicates
+        )
+    return decoder
 
 
 def _too_deep(value: Any, limit: int) -> bool:
@@ -112,7 +126,10 @@ def parse_json_object(data: bytes, *, shape: str, wrapping: int = 0) -> dict[str
     list and its items), so a job is allowed the same depth alone or in a batch.
     """
     body = parse_json(data, shape=shape)
-    if _too_deep(body, MAX_DEPTH + wrapping):
+    limit = MAX_DEPTH + wrapping
+    # Past the first, each level is inside a bracket: a body with fewer brackets than the
+    # limit is within it, and is not walked.
+    if data.count(b"{") + data.count(b"[") >= limit and _too_deep(body, limit):
         raise api_error(400, "invalid_request", "request body is nested too deeply")
     if not isinstance(body, dict):
         raise api_error(400, "invalid_request", shape)

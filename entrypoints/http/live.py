@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 import falcon
 
 from jobtable.core import Job, Runner
+from jobtable.entrypoints.http import json_text
 from jobtable.entrypoints.http.conditional import etag, none_match, wait_preference
 from jobtable.entrypoints.http.errors import api_error
 from jobtable.entrypoints.http.operations import JOB_NOT_FOUND
@@ -46,7 +47,7 @@ class JobResource:
         if none_match(seen, job.version):
             resp.status = falcon.HTTP_304
             return
-        resp.media = job.to_public()
+        resp.text = json_text.dumps(job.to_public())  # as resp.media, without its handler look-up
 
     def _wait_for_change(self, job_id: str, seen: list[str], seconds: int) -> Job:
         deadline = time.monotonic() + seconds

@@ -10,6 +10,7 @@ from prometheus_client import CollectorRegistry
 
 from jobtable.core import InvalidOptionError, Runner
 from jobtable.core.jobs import Enqueued
+from jobtable.entrypoints.http import json_text
 from jobtable.entrypoints.http.body import read_body
 from jobtable.entrypoints.http.errors import api_error
 from jobtable.entrypoints.http.idempotency import answer_once, kept
@@ -81,7 +82,8 @@ class JobsResource:
                     request.kind, request.payload, request.options, keep=kept(key, _one_answer)
                 )
             resp.location = f"/api/v1/jobs/{job_id}"
-            status, resp.media = _one_answer([job_id])
+            status, media = _one_answer([job_id])
+            resp.text = json_text.dumps(media)  # as resp.media, without its handler look-up
             resp.status = falcon.code_to_http_status(status)
 
         answer_once(req, resp, self._runner, route="POST /api/v1/jobs", body=body, answer=enqueue)
