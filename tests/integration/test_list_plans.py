@@ -70,7 +70,10 @@ def test_sqlite_reads_a_page_from_index_ranges(sqlite_jobs, which, after):
             # primary key's index), stopping after one page.
             assert which == JobFilter() and "INDEX" in step, plan
         elif step.startswith("SEARCH jobs"):
-            assert "USING INDEX jobs_by_" in step or "sqlite_autoindex_jobs" in step, plan
+            # Running jobs are left out of the list indexes (migration 0010): their branch
+            # reads jobs_running in id order; they are few, one per busy worker.
+            by_index = ("USING INDEX jobs_by_", "USING INDEX jobs_running (", "sqlite_autoindex_jobs")
+            assert any(index in step for index in by_index), plan
     assert not any("TEMP B-TREE" in step and "branch" not in step for step in plan[:1]), plan
     found = sqlite_jobs.execute(sql, params).fetchall()
     assert 0 < len(found) <= 51
