@@ -74,7 +74,11 @@ def test_sqlite_reads_a_page_from_index_ranges(sqlite_jobs, which, after):
             # primary key's index), stopping after one page.
             assert which == JobFilter() and "INDEX" in step, plan
         elif step.startswith("SEARCH jobs"):
-            by_index = ("USING INDEX jobs_by_", "USING INDEX jobs_running (", "sqlite_autoindex_jobs")
+            by_index = (
+                "USING INDEX jobs_by_",
+                "USING INDEX jobs_running (",
+                "sqlite_autoindex_jobs",
+            )
             assert any(index in step for index in by_index), plan
     assert not any("TEMP B-TREE" in step and "branch" not in step for step in plan[:1]), plan
     found = sqlite_jobs.execute(sql, params).fetchall()

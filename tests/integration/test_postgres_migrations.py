@@ -110,7 +110,9 @@ def test_a_schema_upgraded_to_0010_keeps_its_lists_counts_and_history():
         try:
             assert store.applied_at_open == ["0010_cheap_rows"]
             listed = {
-                status: [j.id for j in store.list_jobs(JobFilter(status=status), limit=9, after=None)]
+                status: [
+                    j.id for j in store.list_jobs(JobFilter(status=status), limit=9, after=None)
+                ]
                 for status in Status
             }
             assert listed == {

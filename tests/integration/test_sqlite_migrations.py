@@ -351,7 +351,9 @@ def test_a_database_upgraded_to_0010_keeps_its_lists_counts_and_history(tmp_path
     try:
         assert versions(path) == ALL_VERSIONS
         listed = {
-            status: [job.id for job in store.list_jobs(JobFilter(status=status), limit=10, after=None)]
+            status: [
+                job.id for job in store.list_jobs(JobFilter(status=status), limit=10, after=None)
+            ]
             for status in Status
         }
         assert listed == {
