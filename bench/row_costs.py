@@ -2,14 +2,22 @@
 
 A job's life on the hot path is three writes of its row: the insert, the claim
 (queued -> running) and its end (running -> succeeded). This times each of the
-three with jobtable's own statements (the store's query files, batches of
-``--batch`` per transaction, as a runner's batch is) on the full schema, then on
-the same schema with one index or the history trigger taken away, so each
-one's share shows as the difference. Raw drivers, no jobtable Python on the
-clock: what is left is the database's own cost. Not a test: run by hand,
+three with jobtable's own statements (the store's query files; inserts and ends
+one statement a row, claims one statement a batch of ``--batch``, each batch one
+transaction, as a runner's batch is) on the full schema, then on the same schema
+with one index or the history trigger taken away, so each one's share shows as
+the difference; once on the schema as it is now and once as it was before
+migration 0010 (issue 19's). Rounds are interleaved and the best of them is shown.
 
-    bench/run row_costs.py                      # 20,000 jobs a variant, both engines
-    bench/run row_costs.py --jobs 5000 --postgres ''
+What is timed is the database's own work, never jobtable's Python: on SQLite this
+process's CPU time around each batch (SQLite runs in it; CPU time is what the
+other work on a shared machine disturbs least), on PostgreSQL the server's
+execution time of each statement, its triggers included (``EXPLAIN ANALYZE``),
+without the round trips and the commit. Not a test: run by hand,
+
+    bench/run row_costs.py                                # both engines, both schemas
+    bench/run row_costs.py --engines sqlite --jobs 20000
+    bench/run row_costs.py --schemas now --only 'full schema'
 """
 
 from __future__ import annotations
@@ -169,16 +177,10 @@ class Engine:
     def names(self, names: tuple[str, ...]) -> Any:
         return sorted(names)
 
-    clock = staticmethod(time.perf_counter)
-
     def run(self, statements: list[str]) -> None:
         for sql in statements:
             self.conn.execute(sql)
         self.commit()
-
-    def each(self, sql: str, rows: list[dict[str, Any]]) -> None:
-        """One statement a row, in one transaction (PostgreSQL: in one pipeline)."""
-        self.conn.cursor().executemany(sql, rows)
 
     def commit(self) -> None:
         self.conn.commit()
@@ -190,7 +192,6 @@ class Engine:
 class Sqlite(Engine):
     name = "SQLite"
     engine = "sqlite"
-    clock = staticmethod(time.process_time)
 
     def __init__(self, folder: str, synchronous: str) -> None:
         import sqlite3
@@ -212,12 +213,20 @@ class Sqlite(Engine):
     def names(self, names: tuple[str, ...]) -> Any:
         return json.dumps(sorted(names))
 
-    def begin(self) -> None:
+    def each(self, sql: str, rows: list[dict[str, Any]]) -> float:
+        """One statement a row, in one transaction: this process's CPU seconds."""
+        started = time.process_time()
         self.conn.execute("BEGIN IMMEDIATE")
+        self.conn.executemany(sql, rows)
+        self.conn.execute("COMMIT")
+        return time.process_time() - started
 
-    def commit(self) -> None:
-        if self.conn.in_transaction:
-            self.conn.execute("COMMIT")
+    def claim(self, sql: str, params: dict[str, Any]) -> tuple[float, list[tuple[str, int]]]:
+        started = time.process_time()
+        self.conn.execute("BEGIN IMMEDIATE")
+        got = self.conn.execute(sql, params).fetchall()
+        self.conn.execute("COMMIT")
+        return time.process_time() - started, [(row[0], row[3]) for row in got]
 
     def run(self, statements: list[str]) -> None:
         for sql in statements:
@@ -238,8 +247,23 @@ class Postgres(Engine):
         self.queries = QUERIES
         self.conn = psycopg.connect(url, options=f"-c search_path={schema}")
 
-    def begin(self) -> None:
-        pass  # psycopg opens a transaction at the first statement
+    def timed(self, sql: str, params: dict[str, Any]) -> float:
+        """The server's execution time of one statement, its triggers included, in seconds."""
+        plan = self.conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params).fetchone()
+        return float(plan[0][0]["Execution Time"]) / 1000
+
+    def each(self, sql: str, rows: list[dict[str, Any]]) -> float:
+        spent = sum(self.timed(sql, row) for row in rows)
+        self.conn.commit()
+        return spent
+
+    def claim(self, sql: str, params: dict[str, Any]) -> tuple[float, list[tuple[str, int]]]:
+        spent = self.timed(sql, params)
+        got = self.conn.execute(
+            "SELECT id, attempt FROM jobs WHERE status = 'running' AND claimed_by = 'r'"
+        ).fetchall()
+        self.conn.commit()
+        return spent, got
 
     def run(self, statements: list[str]) -> None:
         for sql in statements:
@@ -248,44 +272,27 @@ class Postgres(Engine):
 
 
 def measure(engine: Engine, jobs: int, batch: int) -> tuple[float, float, float]:
-    """Microseconds a job for its insert, its claim and its end, batch by batch.
-
-    SQLite runs in this process: its time is this process's CPU time (the WAL writes'
-    system time included), which other work on the machine disturbs least. PostgreSQL's
-    is the wall time of each batch's round trip (the rows of a batch in one pipeline).
-    """
+    """Microseconds a job for its insert, its claim and its end, batch by batch."""
     rows = job_rows(jobs, engine.stamp)
     insert, claim, end = (
         engine.queries[name] for name in ("create_job", "claim_next_job", "end_attempt")
     )
     now = engine.stamp(NOW)
-    clock = engine.clock
-    started = clock()
+    inserted = claimed = ended = 0.0
     for at in range(0, jobs, batch):
-        engine.begin()
-        engine.each(insert, rows[at : at + batch])
-        engine.commit()
-    inserted = clock() - started
-    claimed = ended = 0.0
+        inserted += engine.each(insert, rows[at : at + batch])
     params = {"runner_id": "r", "now": now, "kinds": engine.names(KINDS), "queues": None}
     while True:
-        started = clock()
-        engine.begin()
-        got = engine.conn.execute(claim, {**params, "limit": batch}).fetchall()
-        engine.commit()
-        claimed += clock() - started
+        spent, got = engine.claim(claim, {**params, "limit": batch})
+        claimed += spent
         if not got:
             return tuple(1e6 * spent / jobs for spent in (inserted, claimed, ended))  # type: ignore[return-value]
         ends = [
-            {"id": row[0], "runner_id": "r", "attempt": row[3], "status": "succeeded",
+            {"id": job_id, "runner_id": "r", "attempt": attempt, "status": "succeeded",
              "result": '{"ok":true}', "code": None, "now": now}
-            for row in got
+            for job_id, attempt in got
         ]  # fmt: skip
-        started = clock()
-        engine.begin()
-        engine.each(end, ends)
-        engine.commit()
-        ended += clock() - started
+        ended += engine.each(end, ends)
 
 
 @contextlib.contextmanager
