@@ -29,7 +29,9 @@ def run_one(variant: str, jobs: int, batch: int, folder: str) -> None:
     engine = Sqlite(folder, "normal")
     engine.run(variants("sqlite", schema)[variant])
     rows = job_rows(jobs, engine.stamp)
-    insert, claim, end = (engine.queries[n] for n in ("create_job", "claim_next_job", "end_attempt"))
+    insert, claim, end = (
+        engine.queries[n] for n in ("create_job", "claim_next_job", "end_attempt")
+    )
     now = engine.stamp(NOW)
     engine.conn.execute("SELECT sqlite_source_id()")  # the set-up's count is dropped
     for at in range(0, jobs, batch):
