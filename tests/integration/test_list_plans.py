@@ -65,12 +65,21 @@ def test_sqlite_reads_a_page_from_index_ranges(sqlite_jobs, which, after):
     reads = [step for step in plan if step.startswith(("SCAN", "SEARCH"))]
     assert reads, plan
     for step in reads:
-        if step.startswith("SCAN jobs"):
+        if step.startswith("SCAN jobs USING INDEX jobs_running"):
+            # Running jobs are left out of the list indexes (migration 0010): their branch
+            # walks jobs_running in id order; they are few, one per busy worker.
+            assert which.status in (None, Status.RUNNING), plan
+        elif step.startswith("SCAN jobs"):
             # Only the unfiltered list may walk the table, and only in id order (the
             # primary key's index), stopping after one page.
             assert which == JobFilter() and "INDEX" in step, plan
         elif step.startswith("SEARCH jobs"):
-            assert "USING INDEX jobs_by_" in step or "sqlite_autoindex_jobs" in step, plan
+            by_index = (
+                "USING INDEX jobs_by_",
+                "USING INDEX jobs_running (",
+                "sqlite_autoindex_jobs",
+            )
+            assert any(index in step for index in by_index), plan
     assert not any("TEMP B-TREE" in step and "branch" not in step for step in plan[:1]), plan
     found = sqlite_jobs.execute(sql, params).fetchall()
     assert 0 < len(found) <= 51

@@ -1,5 +1,6 @@
 """PostgreSQL migrations that change rows: times Python cannot hold made readable (0007), a
-log grown by snoozes counted and trimmed (0008)."""
+log grown by snoozes counted and trimmed (0008); an upgrade to 0010's indexes keeps lists,
+counts and history."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from jobtable.adapters.fake_clock import FakeClock
 from jobtable.adapters.migration_files import load_migrations
 from jobtable.adapters.postgres import PostgresStore
 from jobtable.adapters.postgres.migrate import migrate
-from jobtable.core.jobs import ATTEMPTS_KEPT
+from jobtable.core import Status
+from jobtable.core.jobs import ATTEMPTS_KEPT, JobFilter
 from tests.support.postgres import fresh_schema
 
 NOW = FakeClock().now()
@@ -86,5 +88,61 @@ def test_a_log_grown_by_snoozes_is_counted_and_trimmed_to_the_last_20():
             assert [entry["outcome"] for entry in log] == ["snoozed"] * 19 + ["boom"]
             assert len(log) == ATTEMPTS_KEPT
             assert store.detail("snoozer").snoozes == 30
+        finally:
+            store.close()
+
+
+def test_a_schema_upgraded_to_0010_keeps_its_lists_counts_and_history():
+    """0010 rebuilds the list indexes without running jobs: what the old schema recorded
+    still lists, counts and reads, and a change after it (an operator's plain UPDATE too)
+    goes on numbering the same history."""
+    with fresh_schema() as (url, schema):
+        options = f"-c search_path={schema}"
+        with psycopg.connect(url, options=options, autocommit=True) as conn:
+            steps = [s for s in load_migrations("postgres") if s.version != "0010_cheap_rows"]
+            migrate(conn, now=NOW, migrations=steps)  # as issue 19's release left it
+            for job_id in ("a-done", "b-busy", "c-wait"):
+                insert_job(conn, job_id)
+            conn.execute("UPDATE jobs SET status = 'running' WHERE id IN ('a-done', 'b-busy')")
+            conn.execute("UPDATE jobs SET status = 'succeeded', result = '1' WHERE id = 'a-done'")
+
+        store = PostgresStore.open(url, now=NOW, schema=schema)
+        try:
+            assert store.applied_at_open == ["0010_cheap_rows"]
+            listed = {
+                status: [
+                    j.id for j in store.list_jobs(JobFilter(status=status), limit=9, after=None)
+                ]
+                for status in Status
+            }
+            assert listed == {
+                Status.QUEUED: ["c-wait"],
+                Status.RUNNING: ["b-busy"],
+                Status.SUCCEEDED: ["a-done"],
+                Status.FAILED: [],
+            }
+            everything = store.list_jobs(JobFilter(kind="count"), limit=10, after=None)
+            assert [job.id for job in everything] == ["c-wait", "b-busy", "a-done"]
+            (queue,) = store.queues()
+            counts = queue.counts
+            assert (counts["queued"], counts["running"], counts["succeeded"]) == (1, 1, 1)
+            assert sorted((c.status, c.count) for c in store.job_counts()) == [
+                ("queued", 1),
+                ("running", 1),
+            ]
+            history = store.events("a-done", after=0).events
+            assert [(e.version, e.job.status) for e in history] == [
+                (1, Status.RUNNING),
+                (2, Status.SUCCEEDED),
+            ]
+            with psycopg.connect(url, autocommit=True) as operator:  # another search_path
+                operator.execute(
+                    f"UPDATE {schema}.jobs SET status = 'failed', error = 'by_hand'"
+                    " WHERE id = 'b-busy'"
+                )
+            changes = store.events("b-busy", after=1).events
+            assert [(e.version, e.job.status) for e in changes] == [(2, Status.FAILED)]
+            failed = store.list_jobs(JobFilter(status=Status.FAILED), limit=10, after=None)
+            assert [job.id for job in failed] == ["b-busy"]
         finally:
             store.close()

@@ -17,7 +17,7 @@ from jobtable.adapters.sqlite import SqliteStore
 from jobtable.adapters.sqlite.connections import Connections
 from jobtable.adapters.sqlite.migrate import applied_versions, migrate
 from jobtable.core import NewJob, Status
-from jobtable.core.jobs import ATTEMPTS_KEPT
+from jobtable.core.jobs import ATTEMPTS_KEPT, JobFilter
 from tests.support.harness import as_datetime
 
 NOW = FakeClock().now()
@@ -31,6 +31,7 @@ ALL_VERSIONS = [
     "0007_readable_times",
     "0008_snooze_count",
     "0009_unique_while_unfinished",
+    "0010_cheap_rows",
     "0012_claimed_ahead",
 ]
 
@@ -329,3 +330,71 @@ def test_keys_held_before_0009_stay_held_and_keys_let_go_stay_free(tmp_path):
         assert not fresh.duplicate
     finally:
         store.close()
+
+
+def test_a_database_upgraded_to_0010_keeps_its_lists_counts_and_history(tmp_path):
+    """0010 rebuilds the list indexes without running jobs and the history trigger without
+    its second search: what the old schema recorded still lists, counts and reads, and a
+    change after it (an operator's plain UPDATE too) goes on numbering the same history."""
+    path = tmp_path / "jobs.db"
+    migrated_until_all_but(path, "0010_cheap_rows")  # as issue 19's release left it
+    stamp = "2026-03-01T12:00:00.000000+00:00"
+    for job_id, status in (("a-done", "queued"), ("b-busy", "queued"), ("c-wait", "queued")):
+        insert_job(path, job_id, status=status, created_at=stamp, run_at=stamp)
+    conn = sqlite3.connect(path)
+    with conn:  # the old trigger writes their history
+        conn.execute("UPDATE jobs SET status = 'running' WHERE id IN ('a-done', 'b-busy')")
+        conn.execute("UPDATE jobs SET status = 'succeeded', result = '1' WHERE id = 'a-done'")
+    conn.close()
+
+    store = SqliteStore.open(path, now=NOW)
+    try:
+        assert versions(path) == ALL_VERSIONS
+        listed = {
+            status: [
+                job.id for job in store.list_jobs(JobFilter(status=status), limit=10, after=None)
+            ]
+            for status in Status
+        }
+        assert listed == {
+            Status.QUEUED: ["c-wait"],
+            Status.RUNNING: ["b-busy"],
+            Status.SUCCEEDED: ["a-done"],
+            Status.FAILED: [],
+        }
+        everything = store.list_jobs(JobFilter(kind="count"), limit=10, after=None)
+        assert [job.id for job in everything] == ["c-wait", "b-busy", "a-done"]
+        (queue,) = store.queues()
+        assert (queue.counts["queued"], queue.counts["running"], queue.counts["succeeded"]) == (
+            1,
+            1,
+            1,
+        )
+        assert sorted((c.status, c.count) for c in store.job_counts()) == [
+            ("queued", 1),
+            ("running", 1),
+        ]
+        history = store.events("a-done", after=0).events
+        assert [(e.version, e.job.status) for e in history] == [
+            (1, Status.RUNNING),
+            (2, Status.SUCCEEDED),
+        ]
+        conn = sqlite3.connect(path)
+        with conn:  # an operator's hand-written UPDATE, after the upgrade
+            conn.execute("UPDATE jobs SET status = 'failed', error = 'by_hand' WHERE id = 'b-busy'")
+        conn.close()
+        changes = store.events("b-busy", after=1).events
+        assert [(e.version, e.job.status) for e in changes] == [(2, Status.FAILED)]
+        failed = store.list_jobs(JobFilter(status=Status.FAILED), limit=10, after=None)
+        assert [job.id for job in failed] == ["b-busy"]
+    finally:
+        store.close()
+
+
+def migrated_until_all_but(path, left_out: str) -> None:
+    """A database with every migration but ``left_out``, as a release before it left it."""
+    steps = [step for step in load_migrations("sqlite") if step.version != left_out]
+    connections = Connections(str(path))
+    with connections.writer() as conn:
+        migrate(conn, now=NOW, migrations=steps)
+    connections.close()

@@ -1,4 +1,7 @@
--- Every queue's jobs counted by stored status, read from the jobs_by_queue index alone
--- (queue, status, id covers it): no row is read, and no sort. Scheduled jobs are shown
--- as queued, and queues that hold no job but a pause are added, by the caller.
-SELECT queue, status, count(*) FROM jobs GROUP BY queue, status
+-- Every queue's jobs counted by stored status, read from indexes alone: all but the
+-- running ones from jobs_by_queue (queue, status, id covers them; no row is read, and no
+-- sort), the running ones (few: one per busy worker) through jobs_running. Scheduled jobs
+-- are shown as queued, and queues that hold no job but a pause are added, by the caller.
+SELECT queue, status, count(*) FROM jobs WHERE status <> 'running' GROUP BY queue, status
+UNION ALL
+SELECT queue, status, count(*) FROM jobs WHERE status = 'running' GROUP BY queue, status
