@@ -35,7 +35,7 @@ def test_a_new_schema_gets_every_migration_once_and_reopening_changes_nothing():
             "0008_snooze_count",
             "0009_unique_while_unfinished",
             "0010_cheap_rows",
-            "0012_claimed_ahead",
+            "0011_claimed_ahead",
         ]
         store.close()
         again = open_store(url, schema)
@@ -76,7 +76,7 @@ def test_concurrent_openers_apply_each_migration_once():
             "0008_snooze_count",
             "0009_unique_while_unfinished",
             "0010_cheap_rows",
-            "0012_claimed_ahead",
+            "0011_claimed_ahead",
         ]
         for store in opened:
             store.close()

@@ -32,7 +32,7 @@ ALL_VERSIONS = [
     "0008_snooze_count",
     "0009_unique_while_unfinished",
     "0010_cheap_rows",
-    "0012_claimed_ahead",
+    "0011_claimed_ahead",
 ]
 
 LEGACY_SCHEMA = """
@@ -392,8 +392,8 @@ def test_a_database_upgraded_to_0010_keeps_its_lists_counts_and_history(tmp_path
 
 
 def migrated_until_all_but(path, left_out: str) -> None:
-    """A database with every migration but ``left_out``, as a release before it left it."""
-    steps = [step for step in load_migrations("sqlite") if step.version != left_out]
+    """A database with every migration before ``left_out``, as a release before it left it."""
+    steps = [step for step in load_migrations("sqlite") if step.version < left_out]
     connections = Connections(str(path))
     with connections.writer() as conn:
         migrate(conn, now=NOW, migrations=steps)

@@ -1,4 +1,4 @@
--- 0012_claimed_ahead: a runner whose handlers are short holds a few due jobs ahead of its
+-- 0011_claimed_ahead: a runner whose handlers are short holds a few due jobs ahead of its
 -- workers (held_by: its id). A held job stays 'queued' (no started_at, no attempt
 -- counted, no history written) until a worker starts it, and other claims pass it by.
 -- It is given back (held_by cleared) at stop, when its runner loses liveness, when it
