@@ -113,6 +113,8 @@ class JobExchange:
         self._unsent: list[Unsent] = []
         self._sending: list[Unsent] = []
         self._holds_maybe_lost = False
+        self._holds_in_store = False  # a batch held jobs since the last give-back of all
+        self._handed: set[Claim] = set()  # taken for a worker that has not begun it yet
 
     def serve(self, kinds: Collection[str] | None, queues: Collection[str] | None) -> None:
         """What claims may take: set once registration closes, before any claim."""
@@ -186,11 +188,16 @@ class JobExchange:
         with self.changed:
             return bool(self._unsent or self._sending)
 
-    def unwritten(self) -> set[Claim]:
-        """Claims whose outcome is handed in and not written yet: running still in the store,
-        and not lost."""
+    def in_hand(self) -> set[Claim]:
+        """Claims running in the store that are not lost: taken for a worker that has not
+        begun the attempt yet (``began``), or whose outcome waits to be written."""
         with self.changed:
-            return {each.claimed.claim for each in (*self._unsent, *self._sending)}
+            return {each.claimed.claim for each in (*self._unsent, *self._sending)} | self._handed
+
+    def began(self, claim: Claim) -> None:
+        """The worker that took ``claim`` tracks it now (or put it back): idempotent."""
+        with self.changed:
+            self._handed.discard(claim)
 
     def drop_unwritten(self) -> list[Unsent]:
         """Take every outcome not written yet away (a stop that could not write them)."""
@@ -207,11 +214,13 @@ class JobExchange:
         with self.changed:
             while self._leading:
                 self.changed.wait()
-            had = bool(self._held) or self._holds_maybe_lost
+            if not self._holds_in_store:
+                return 0
             self._held.clear()
             self._expired.clear()
-            self._holds_maybe_lost = False
-        return self._store.give_back_held(self._runner_id) if had else 0
+            freed = self._store.give_back_held(self._runner_id)
+            self._holds_in_store = self._holds_maybe_lost = False
+            return freed
 
     def held_claims(self) -> set[Claim]:
         with self.changed:
@@ -246,6 +255,7 @@ class JobExchange:
             durable=bool(self._sending),
         )
         free_lost_holds = self._holds_maybe_lost and not self._held and not starts
+        self._holds_in_store |= batch.hold > 0
         self.changed.release()
         error: Exception | None = None
         done = BatchDone()
@@ -301,11 +311,14 @@ class JobExchange:
             if want.held is not None:
                 if next(starts):
                     want.job, want.done = want.held, True
+                    self._handed.add(want.held.claim)
                 else:
                     want.held = None  # cancelled since it was held: look again
                     self._wants.append(want)
             else:
                 want.job, want.done = next(claimed, None), True
+                if want.job is not None:
+                    self._handed.add(want.job.claim)
         if done.held:
             if self._may_hold():
                 self._held.extend((job, at) for job in done.held)

@@ -21,7 +21,7 @@ from jobtable.core.clock import Clock
 from jobtable.core.codes import CANCELLED, INTERNAL_ERROR, INTERRUPTED, TIMED_OUT, UNKNOWN_KIND
 from jobtable.core.context import JobContext, JobNotHeldError
 from jobtable.core.handling import run_handler
-from jobtable.core.jobs import ClaimedJob
+from jobtable.core.jobs import Claim, ClaimedJob
 from jobtable.core.kinds import KindRegistry
 from jobtable.core.observer import SUCCEEDED, RunnerObserver
 from jobtable.core.outcome import AttemptEnd, Outcome, Raised, RunAgain, Stopped, Succeed, decide
@@ -55,6 +55,7 @@ class Executor:
         converter: cattrs.Converter,
         attempts: Attempts,
         ahead: AheadPolicy,
+        began: Callable[[Claim], None],
         recorder: OutcomeRecorder,
         preemption: Preemption,
         registration: Registration,
@@ -63,7 +64,8 @@ class Executor:
         observer: RunnerObserver,
         jitter: Callable[[], float],
     ) -> None:
-        """``ahead`` hears how long each handler took; ``wakes`` says whether the runner is
+        """``ahead`` hears how long each handler took; ``began`` that a job taken is tracked
+        (core/exchange.py); ``wakes`` says whether the runner is
         stopping; ``scheduler`` hears of jobs due again later; ``jitter`` draws the retry
         backoff's random share."""
         self._clock = clock
@@ -72,6 +74,7 @@ class Executor:
         self._converter = converter
         self._attempts = attempts
         self._ahead = ahead
+        self._began = began
         self._recorder = recorder
         self._preemption = preemption
         self._registration = registration
@@ -92,6 +95,7 @@ class Executor:
         Returns ABANDONED instead when the runner settled the job itself.
         """
         attempt = self._attempts.begin(number, claimed.claim, claimed)
+        self._began(claimed.claim)
         recorded = False
         try:
             self._job_started(attempt, claimed)

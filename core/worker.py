@@ -65,6 +65,7 @@ class WorkerLoop:
                 claimed = following
             if claimed is not None:
                 # The claim returned after stop began: its handler never ran.
+                self._exchange.began(claimed.claim)
                 self._recorder.put_back(claimed)
             self.give_back_held()
             return False

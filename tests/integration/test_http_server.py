@@ -216,8 +216,10 @@ def test_ordinary_requests_answer_while_every_stream_thread_waits(where_server):
         thread.join(10)
 
 
-def stream_threads() -> list[str]:
-    return [t.name for t in threading.enumerate() if t.name.startswith("jobtable-stream-")]
+def stream_threads() -> list[threading.Thread]:
+    """The stream pool's live threads, as objects: another server's of this process may
+    still be ending, under the same names."""
+    return [t for t in threading.enumerate() if t.name.startswith("jobtable-stream-")]
 
 
 def test_stream_threads_start_when_streams_come_not_one_per_slot_ahead():

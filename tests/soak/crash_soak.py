@@ -15,7 +15,7 @@ minutes, scaled to --seconds). Verdict at the end, and exit 1 if any fails:
   completed, counted from the ledgers after the run, so a write the server
   finished just after the kill is counted too);
 - recovery: from each kill until no job the killed process ran is still
-  running (each must be under 2 s);
+  running (each must be under 3 s);
 - over attempts: a job that ran more times than its attempts allow (must be 0).
 
 Retries, schedules and cancels are in the mix: every fifth job fails its
@@ -49,7 +49,9 @@ REPO = Path(__file__).resolve().parents[2]
 JOBTABLE = str(Path(sys.executable).with_name("jobtable"))
 SHAPES = {"sqlite": (4, 4), "postgres": (3, 8)}  # (processes, workers each)
 JOBS_PER_FIVE_MINUTES = 20_000
-RECOVERY_LIMIT = 2.0
+RECOVERY_LIMIT = 3.0
+"""Seconds from a kill until its jobs are settled: the README's bound (3 s, idle runners
+sweeping at their slower pace included)."""
 MAX_NAP_MS = 300
 """Jobs last 0-300 ms: at 67 a second, about ten run at any moment, so most kills cut some short."""
 

@@ -128,16 +128,17 @@ def test_outcomes_wait_in_the_buffer_until_the_flush_writes_them_together_durabl
     ids = queue(exchange, 3)
     jobs = [exchange.take() for _ in ids]
     for job in jobs:
+        exchange.began(job.claim)
         exchange.record(job, Succeed(result="{}"))
     assert all(store.inner.get(job_id).status is Status.RUNNING for job_id in ids)
-    assert exchange.unwritten() == {job.claim for job in jobs}
+    assert exchange.in_hand() == {job.claim for job in jobs}
     assert exchange.next_due() == pytest.approx(now.value + FLUSH_AFTER)
     exchange.flush()
     assert store.batches[-1].durable and len(store.batches[-1].outcomes) == 3
     assert all(batch.durable is False for batch in store.batches[:-1])  # the takes
     assert all(store.inner.get(job_id).status is Status.SUCCEEDED for job_id in ids)
     assert written == [(job_id, True) for job_id in ids]
-    assert exchange.unwritten() == set() and exchange.next_due() is None
+    assert exchange.in_hand() == set() and exchange.next_due() is None
 
 
 def test_enough_outcomes_are_due_at_once():
@@ -160,7 +161,7 @@ def test_a_failed_write_keeps_every_outcome_and_held_job_for_the_next_try():
     with pytest.raises(StoreUnavailableError):
         exchange.take()
     assert exchange.held_claims() == held
-    assert exchange.unwritten() == {job.claim}
+    assert exchange.in_hand() == {job.claim}
     store.fail_with = None
     exchange.flush()
     assert written == [(ids[0], True)]
@@ -221,3 +222,31 @@ def test_workers_taking_at_once_each_get_their_own_jobs_and_every_job_runs_once(
     assert sorted(taken) == sorted(ids)
     store: Any = exchange._store
     assert all(store.inner.get(job_id).status is Status.SUCCEEDED for job_id in ids)
+
+
+def test_give_back_held_frees_jobs_expired_but_not_yet_given_back(monkeypatch):
+    """A stop between a hold's expiry and the batch that gives it back leaves none held."""
+    now = Now(monkeypatch)
+    exchange, store, _ = make(0.001)
+    ids = queue(exchange, 4)
+    exchange.take()
+    now.value += AHEAD_LIMIT * 2
+    exchange._expire(now.value)  # what the next batch would give back
+    assert not exchange.has_held()
+    assert exchange.give_back_held() == 3
+    assert exchange.give_back_held() == 0  # nothing held since: no write
+    other = store.inner.run_batch(Batch(claim=5), runner_id="another", now=FakeClock().now())
+    assert [job.id for job in other.claimed] == ids[1:]
+
+
+def test_a_job_taken_is_in_hand_until_its_worker_begins_it_and_its_outcome_until_written():
+    exchange, _, _ = make()
+    queue(exchange, 1)
+    job = exchange.take()
+    assert job is not None and exchange.in_hand() == {job.claim}  # not lost to a sweep
+    exchange.began(job.claim)
+    assert exchange.in_hand() == set()
+    exchange.record(job, Succeed(result="{}"))
+    assert exchange.in_hand() == {job.claim}
+    exchange.flush()
+    assert exchange.in_hand() == set()

@@ -325,6 +325,7 @@ def test_jobs_held_ahead_are_given_back_not_run_once_the_liveness_was_lost(make_
     assert [job.id for job in held] == [still_queued, cancelled]
     # As a batch leaves them for the workers, never expiring on their own here.
     owner.runner._exchange._held.extend((job, time.monotonic() + 3600) for job in held)
+    owner.runner._exchange._holds_in_store = True
 
     break_lock(store, owner.runner.id)
     store.cancel(cancelled, now=owner.clock.now())
