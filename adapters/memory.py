@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime
 import heapq
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from jobtable.adapters.memory_operations import MemoryOperations
@@ -323,12 +323,18 @@ class MemoryStore(MemoryOperations, MemoryReads, MemoryRegistry):
         if row.status is Status.QUEUED:
             self._file(row)  # claims find it again
 
-    def put_back(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
+    def put_back(
+        self,
+        claims: Collection[Claim],
+        *,
+        now: datetime.datetime,
+        started: Mapping[Claim, object] | None = None,
+    ) -> int:
         moved = 0
         with self._lock:
             for claim in claims:
                 row = self._held(claim)
-                if row is None:
+                if row is None or (started is not None and row.started_at != started.get(claim)):
                     continue
                 row.attempt -= 1
                 # It started when it did before this claim (never, before its first attempt).

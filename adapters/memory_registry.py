@@ -103,6 +103,7 @@ class MemoryRegistry(MemoryState):
                     claim=Claim(job_id=row.id, runner_id=owner or "", attempt=row.attempt),
                     kind=row.kind,
                     policy=row.policy,
+                    started=row.started_at,
                 )
                 for row in self._rows.values()
                 if row.status is Status.RUNNING and row.claimed_by == owner

@@ -109,18 +109,21 @@ def _claimed(
 
 
 def held_job(row: Any, owner: str | None) -> HeldJob:
-    """A ``running_jobs`` row (``id, kind, attempt, max_attempts, retry``) of ``owner``'s.
+    """A ``running_jobs`` row (``id, kind, attempt, max_attempts, retry, started_at``) of
+    ``owner``'s.
 
     One whose policy or attempt cannot be read comes with no policy, its column named.
     """
-    job_id, kind, attempt, max_attempts, retry = row
+    job_id, kind, attempt, max_attempts, retry, started = row
     claim = Claim(job_id=job_id, runner_id=owner or "", attempt=attempt)
     try:
         policy = stored_policy(max_attempts, retry)
         whole("attempt", attempt)
     except UnreadableRowError as error:
-        return HeldJob(claim=claim, kind=str(kind), policy=None, unreadable=error.column)
-    return HeldJob(claim=claim, kind=kind, policy=policy)
+        return HeldJob(
+            claim=claim, kind=str(kind), policy=None, unreadable=error.column, started=started
+        )
+    return HeldJob(claim=claim, kind=kind, policy=policy, started=started)
 
 
 def log_settled_unreadable(recorded: Sequence[HeldJob]) -> None:

@@ -154,6 +154,9 @@ class HeldJob:
     """The retry policy stored on it; None when its row's cannot be read (it fails)."""
     unreadable: str | None = None
     """The column of its row that cannot be read, if any: told once it is settled."""
+    started: object = attrs.field(default=None, eq=False)
+    """Its ``started_at`` as the store keeps it (not part of its equality): a put-back of a lost claim is fenced on it
+    too, so it never moves a later run of the job under an equal claim."""
 
 
 @attrs.frozen(kw_only=True)

@@ -141,7 +141,8 @@ class Sweeper:
                     )
                     self._wake_one()
             if unrun:
-                moved = self._store.put_back(unrun, now=self._clock.now())
+                started = {claim: lost[claim].started for claim in unrun}
+                moved = self._store.put_back(unrun, now=self._clock.now(), started=started)
                 if moved:
                     self._log.warning("requeued jobs whose claim reply was lost count=%d", moved)
                     self._wake_one()

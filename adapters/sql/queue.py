@@ -7,7 +7,7 @@ a statement for each outcome, and the claim, sent in one round trip where the en
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from jobtable.adapters.readable_rows import claim_readable, held_job, log_set_aside
@@ -142,17 +142,28 @@ class SqlQueue(SqlPart):
     def give_back_held(self, runner_id: str) -> int:
         return self._change("give_back_held_jobs", {"runner_id": runner_id})
 
-    def put_back(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
+    def put_back(
+        self,
+        claims: Collection[Claim],
+        *,
+        now: datetime.datetime,
+        started: Mapping[Claim, object] | None = None,
+    ) -> int:
         if not claims:
             return 0
         stamp = self._engine.stamp(now)
         sql = self._engine.sql("requeue_job")
+        fenced = f"{sql} AND started_at = {self._engine.placeholder('started_at')}"
 
         def put(conn: Connection) -> int:
-            moved = sum(
-                conn.execute(sql, requeue_parameters(claim, None, now=stamp)).rowcount
-                for claim in claims
-            )
+            moved = 0
+            for claim in claims:
+                params = requeue_parameters(claim, None, now=stamp)
+                if started is None:
+                    moved += conn.execute(sql, params).rowcount
+                else:
+                    params["started_at"] = started.get(claim)
+                    moved += conn.execute(fenced, params).rowcount
             if moved:
                 self._engine.announce(conn)
             return moved

@@ -7,7 +7,7 @@ caller's clock; every method may raise ``StoreError``, nothing else.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Protocol
 
 from jobtable.core.batch import Batch, BatchDone
@@ -150,8 +150,18 @@ class JobQueue(Protocol):
         """Free every job ``runner_id`` holds ahead (its stop, its lost liveness); how many."""
         ...
 
-    def put_back(self, claims: Collection[Claim], *, now: datetime.datetime) -> int:
+    def put_back(
+        self,
+        claims: Collection[Claim],
+        *,
+        now: datetime.datetime,
+        started: Mapping[Claim, object] | None = None,
+    ) -> int:
         """Give back jobs claimed under exactly these claims whose handlers never ran.
+
+        With ``started`` (``HeldJob.started`` by claim, as ``running_jobs`` read them),
+        each is also fenced on its start: a later run of the job under an equal claim
+        (its attempt was given back, then the same runner took it again) is left alone.
 
         Each goes back to queued with its attempt number and start time given
         back, as if it had never been claimed: a claim that returned after the

@@ -8,6 +8,7 @@ runner is settled dead.
 
 from __future__ import annotations
 
+import datetime
 import threading
 
 from jobtable.core import Claim, Status
@@ -157,3 +158,23 @@ def test_concurrent_holders_never_hold_or_start_one_job_twice(store):
     run_in_threads([lambda n=n: holder(f"runner-{n}") for n in range(4)])
     assert len(started) == len(set(started)), "a job was started twice"
     assert set(started) == ids
+
+
+def test_a_lost_claims_put_back_fenced_on_its_start_leaves_a_later_run_under_an_equal_claim(
+    store,
+):
+    """A sweep reads a job running under a claim, puts it back; the same runner takes it again
+    under an equal claim (its attempt was given back): a late put-back must not move it."""
+    job_id = add(store)
+    first = run(store, claim=1).claimed[0]
+    (seen,) = store.running_jobs(RUNNER)
+    assert store.put_back([first.claim], now=LATER) == 1
+    again = run(store, claim=1, now=LATER + datetime.timedelta(seconds=1)).claimed[0]
+    assert again.claim == first.claim  # an equal claim, a later run
+    started = {seen.claim: seen.started}
+    assert store.put_back([seen.claim], now=LATER, started=started) == 0
+    assert store.get(job_id).status is Status.RUNNING
+    (now_seen,) = store.running_jobs(RUNNER)
+    assert (
+        store.put_back([now_seen.claim], now=LATER, started={now_seen.claim: now_seen.started}) == 1
+    )
