@@ -11,7 +11,6 @@ import threading
 from collections.abc import Callable, Collection
 
 from jobtable.core import codec
-from jobtable.core.ahead import AheadPolicy
 from jobtable.core.attempts import Attempts
 from jobtable.core.changes import JobChanges
 from jobtable.core.client import Client
@@ -23,7 +22,6 @@ from jobtable.core.enqueue_options import check_queue
 from jobtable.core.errors import RunnerStateError
 from jobtable.core.exchange import JobExchange
 from jobtable.core.executor import Executor
-from jobtable.core.flusher import Flusher
 from jobtable.core.ids import JobIdGenerator, unix_ms
 from jobtable.core.jobs import Job, Retention
 from jobtable.core.left_behind import LeftBehind
@@ -145,27 +143,16 @@ class Runner(ClientMethods):
         self.kinds = self.client.kinds
         self.builtins = self.client.builtins
 
-        # Claims, starts and outcomes: many per commit (core/exchange.py), written with retries.
-        ahead = AheadPolicy(workers)
+        # Claims and outcomes: batched per commit, recorded with retries.
         self._exchange = exchange = JobExchange(
             store,
             clock,
             runner_id=self.id,
-            policy=ahead,
-            may_hold=lambda: not wakes.stopping and registration.may_claim(),
-            held_ready=wakes.claimed_ahead_ready,
-            written=lambda unsent, recorded: recorder.written(unsent, recorded),
+            idle_workers=wakes.idle_workers,
+            claimed_ahead_ready=wakes.claimed_ahead_ready,
         )
         self._recorder = recorder = OutcomeRecorder(
-            store,
-            clock,
-            log,
-            exchange,
-            is_stopping=attempts.all_told_to_stop,
-            queued_again=self._queued_again,
-        )
-        self._flusher = Flusher(
-            exchange, recorder, clock, log, is_stopping=attempts.all_told_to_stop
+            store, clock, log, exchange, is_stopping=attempts.all_told_to_stop
         )
 
         # This runner's registration, kept alive by its check and sweep threads.
@@ -175,7 +162,7 @@ class Runner(ClientMethods):
             log,
             runner_id=self.id,
             attempts=attempts,
-            in_hand=exchange.in_hand,
+            claimed_ahead=exchange.claimed_ahead_claims,
             left_running=recorder.left_running,
             preempt=preemption.preempt,
             wake_one=wakes.wake_one,
@@ -190,7 +177,7 @@ class Runner(ClientMethods):
             runner_id=self.id,
             attempts=attempts,
             sweeper=sweeper,
-            give_back_held=exchange.give_back_held,
+            take_claimed_ahead=exchange.take_all_claimed_ahead,
             wake_all=wakes.liveness_confirmed,
             on_sweep=scheduler_wakes.pass_on_notice,
             check_interval=check_interval,
@@ -204,8 +191,7 @@ class Runner(ClientMethods):
             kinds=self.kinds,
             converter=converter,
             attempts=attempts,
-            ahead=ahead,
-            began=exchange.began,
+            exchange=exchange,
             recorder=recorder,
             preemption=preemption,
             registration=registration,
@@ -301,7 +287,6 @@ class Runner(ClientMethods):
                 self._started = False  # nothing ran: the caller may try again
             raise
         self._preemption.start()
-        self._flusher.start()
         self._pool.start()
         self._registration.start()
         self._scheduler.start()
@@ -349,7 +334,6 @@ class Runner(ClientMethods):
             # caller that joins in short slices does not give it up after the first.
             spent = self._clock.monotonic() - started
             self._watching.stop()
-            self._flusher.finish(None if timeout is None else max(0.0, timeout - spent))
             self._registration.finish(None if timeout is None else max(0.0, timeout - spent))
             # A batch under way ends before the store closes.
             self._pruning.join(None if timeout is None else max(0.0, timeout - spent))
@@ -388,11 +372,6 @@ class Runner(ClientMethods):
         must not delay the claim. Cheap enough to call on every change seen.
         """
         self._scheduler_wakes.noticed_elsewhere()
-        self._wakes.wake_one()
-
-    def _queued_again(self) -> None:
-        """A job of this runner was put back in line: due now (a worker looks) or later."""
-        self._scheduler_wakes.look_again()
         self._wakes.wake_one()
 
     # -- running jobs in the calling thread (tests) -------------------------

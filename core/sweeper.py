@@ -31,7 +31,7 @@ class Sweeper:
         *,
         runner_id: str,
         attempts: Attempts,
-        in_hand: Callable[[], set[Claim]],
+        claimed_ahead: Callable[[], set[Claim]],
         left_running: Callable[[], dict[Claim, str]],
         preempt: Callable[[Attempt, str], None],
         wake_one: Callable[[], None],
@@ -39,8 +39,8 @@ class Sweeper:
         interval: float | None = SWEEP_INTERVAL,
         jitter: Callable[[], float] = random.random,
     ) -> None:
-        """``in_hand`` names the claims of jobs taken for a worker that has not begun them yet,
-        or whose outcome waits to be written (core/exchange.py): run by no worker, not lost. ``left_running`` names
+        """``claimed_ahead`` names the claims of jobs claimed ahead for idle workers about to
+        take them: run by no worker yet, but not lost. ``left_running`` names
         claims whose handler ran but whose outcome could not be recorded, each with the code to settle it with: never given back
         as if unrun. ``preempt`` stops a handler with a code; ``wake_one`` has a worker look
         for jobs; ``observer`` hears of the jobs of dead runners settled here. ``interval`` is
@@ -51,7 +51,7 @@ class Sweeper:
         self._log = log
         self._id = runner_id
         self._attempts = attempts
-        self._in_hand = in_hand
+        self._claimed_ahead = claimed_ahead
         self._left_running = left_running
         self._preempt = preempt
         self._wake_one = wake_one
@@ -103,7 +103,7 @@ class Sweeper:
             self._own_holds_running is False
             and not self._suspects
             and not self._attempts.busy()
-            and not self._in_hand()
+            and not self._claimed_ahead()
             and not self._left_running()
         )
 
@@ -123,7 +123,7 @@ class Sweeper:
             self._suspects = {}
             return
         running_here = {attempt.claim for attempt in self._attempts.snapshot()}
-        running_here |= self._in_hand()
+        running_here |= self._claimed_ahead()
         lost = {claim: job for claim, job in self._suspects.items() if claim not in running_here}
         left_running = self._left_running()
         ran = [job for claim, job in lost.items() if claim in left_running]  # handlers ran
@@ -153,7 +153,7 @@ class Sweeper:
             raise
         held = self._store.running_jobs(self._id)
         running_here = {attempt.claim for attempt in self._attempts.snapshot()}
-        running_here |= self._in_hand()
+        running_here |= self._claimed_ahead()
         self._suspects = {
             job.claim: job
             for job in held
