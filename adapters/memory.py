@@ -257,15 +257,14 @@ class MemoryStore(MemoryOperations, MemoryReads, MemoryRegistry):
         kinds: Collection[str] | None = None,
         queues: Collection[str] | None = None,
     ) -> tuple[list[bool], list[ClaimedJob]]:
-        with self._lock:
-            held = [self.record(claim, outcome, now=now) for claim, outcome in outcomes]
-            jobs: list[ClaimedJob] = []
-            while len(jobs) < limit:
-                job = self.claim_next(runner_id=runner_id, now=now, kinds=kinds, queues=queues)
-                if job is None:
-                    break
-                jobs.append(job)
-            return held, jobs
+        done = self.run_batch(
+            Batch(outcomes=outcomes, claim=limit),
+            runner_id=runner_id,
+            now=now,
+            kinds=kinds,
+            queues=queues,
+        )
+        return done.recorded, done.claimed
 
     def run_batch(
         self,

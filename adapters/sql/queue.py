@@ -71,7 +71,9 @@ class SqlQueue(SqlPart):
         stamp = engine.stamp(now)
         every_kind = kinds is None
         claim_sql = engine.sql("claim_any_job" if every_kind else "claim_next_job")
-        hold_sql = engine.sql("hold_any_jobs" if every_kind else "hold_next_jobs")
+        hold_sql = (
+            engine.sql("hold_any_jobs" if every_kind else "hold_next_jobs") if batch.hold else ""
+        )
         picking = {
             "runner_id": runner_id,
             "now": stamp,
