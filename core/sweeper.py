@@ -40,8 +40,8 @@ class Sweeper:
         jitter: Callable[[], float] = random.random,
     ) -> None:
         """``claimed_ahead`` names the claims of jobs claimed ahead for idle workers about to
-        take them: run by no worker yet, but not lost. ``left_running`` names
-        claims whose handler ran but whose outcome could not be recorded, each with the code to settle it with: never given back
+        take them: run by no worker yet, but not lost. ``left_running`` names claims whose handler ran but whose
+        outcome could not be recorded, each with the code to settle it with: never given back
         as if unrun. ``preempt`` stops a handler with a code; ``wake_one`` has a worker look
         for jobs; ``observer`` hears of the jobs of dead runners settled here. ``interval`` is
         the seconds between sweeps (None: swept by hand, at the default pace). ``jitter`` draws
