@@ -55,7 +55,9 @@ class Connections:
         self._write_lock = threading.Lock()
         self._writer: sqlite3.Connection | None = None
         self._pending_lock = threading.Lock()
+        self._settled = threading.Condition(self._pending_lock)  # a group's writes are settled
         self._pending: list[_Write] = []  # writes waiting for the next group
+        self._leading = False  # a thread runs the waiting writes (or waits for the writer to)
         self._readers_lock = threading.Lock()
         self._idle_readers: list[sqlite3.Connection] = []
         self._closed = False
@@ -148,25 +150,47 @@ class Connections:
                     self._write_lock.release()
             self._write_lock.release()  # the first write, or writes queued: as below
         request = _Write(work, durable)
-        with self._pending_lock:
-            self._pending.append(request)
         started = time.monotonic()
-        if not self._write_lock.acquire(timeout=self.busy_timeout_ms / 1000):
-            with self._pending_lock:
-                waiting = request in self._pending
-                if waiting:
+        deadline = started + self.busy_timeout_ms / 1000
+        with self._settled:
+            self._pending.append(request)
+            # A write whose group has committed returns at once: its caller never waits for
+            # the writer again, which a later group may hold for as long as another process
+            # holds the database (a claim committed but not yet returned would look lost).
+            while not request.done and self._leading:
+                left = deadline - time.monotonic()
+                if left <= 0 and request in self._pending:
                     self._pending.remove(request)
-            if waiting:
-                raise StoreUnavailableError("database locked")
-            self._write_lock.acquire()  # a group holding it runs this write: wait for its end
+                    raise StoreUnavailableError("database locked")
+                self._settled.wait(left if left > 0 else None)  # past it: its group runs
+            if request.done:
+                return request.outcome()  # type: ignore[no-any-return]
+            self._leading = True
         try:
-            if not request.done:
-                with self._held_writer(started) as conn:
-                    while not request.done:  # past MAX_GROUP ahead of it: another group
-                        self._commit_pending(conn)
+            self._lead(request, started, deadline)
+        finally:
+            with self._settled:
+                self._leading = False
+                self._settled.notify_all()
+        return request.outcome()  # type: ignore[no-any-return]
+
+    def _lead(self, request: _Write, started: float, deadline: float) -> None:
+        """Take the writer and run the waiting writes, group by group, until ``request``'s is
+        done; give up (``request`` unrun) when the writer stays held past ``deadline``."""
+        if not self._write_lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            with self._settled:
+                if request in self._pending:
+                    self._pending.remove(request)
+                    raise StoreUnavailableError("database locked")
+                while not request.done:  # a group run by the writer's holder has it
+                    self._settled.wait()
+            return
+        try:
+            with self._held_writer(started) as conn:
+                while not request.done:  # past MAX_GROUP ahead of it: another group
+                    self._commit_pending(conn)
         finally:
             self._write_lock.release()
-        return request.outcome()  # type: ignore[no-any-return]
 
     def _commit_pending(self, conn: sqlite3.Connection) -> None:
         """Run the waiting writes in groups of at most MAX_GROUP (the writer lock is held)."""
@@ -177,12 +201,14 @@ class Connections:
             relax = self.synchronous == "full" and not any(each.durable for each in group)
             if not relax:
                 group = _run_group(conn, group)
-                continue
-            conn.execute("PRAGMA synchronous = NORMAL")
-            try:
-                group = _run_group(conn, group)
-            finally:
-                conn.execute("PRAGMA synchronous = FULL")
+            else:
+                conn.execute("PRAGMA synchronous = NORMAL")
+                try:
+                    group = _run_group(conn, group)
+                finally:
+                    conn.execute("PRAGMA synchronous = FULL")
+            with self._settled:
+                self._settled.notify_all()  # their callers return, the writer still held here
 
     def read(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """``work``'s value, run on a pooled read connection (``reader`` as one call, without

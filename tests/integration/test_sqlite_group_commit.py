@@ -138,3 +138,33 @@ def test_many_threads_each_get_their_own_answer(db):
     run_in_threads([writes(1000 * n) for n in range(1, 9)])
     assert all(answer == value for value, answer in answers.items())
     assert stored(db) == sorted(answers) and len(answers) == 400
+
+
+def test_a_write_whose_group_committed_returns_while_the_writer_stays_held(db):
+    """A caller whose write a group committed returns at once, not when the writer is free
+    again: the writer may then stay held as long as another process holds the database, and
+    a claim committed but not returned for that long looks lost to the runner's sweep."""
+    outcomes: dict[int, object] = {}
+    returned = {value: threading.Event() for value in (1, 2)}
+
+    def call(value: int) -> None:
+        try:
+            outcomes[value] = db.write(insert(value))
+        except Exception as error:  # carried back to the test's thread
+            outcomes[value] = error
+        returned[value].set()
+
+    threads = [threading.Thread(target=call, args=(value,)) for value in (1, 2)]
+    with db.writer() as conn:  # the writer held past the group's commit
+        for count, thread in enumerate(threads, start=1):
+            thread.start()
+            deadline = time.monotonic() + 10
+            while len(db._pending) < count:  # queued in this order: the first leads
+                assert time.monotonic() < deadline, "the writes never queued"
+                time.sleep(0.001)
+        db._commit_pending(conn)
+        assert returned[2].wait(10), "a committed write waited for the writer to be free"
+    for thread in threads:
+        thread.join(10)
+    assert outcomes == {1: 1, 2: 2}
+    assert stored(db) == [1, 2]
