@@ -10,6 +10,8 @@ import time
 from collections import deque
 from collections.abc import Callable, Collection, Iterator
 
+import attrs
+
 from jobtable.core.clock import Clock
 from jobtable.core.errors import StoreError
 from jobtable.core.jobs import Claim, ClaimedJob
@@ -52,6 +54,14 @@ def _no_idle_workers() -> int:
 
 def _nobody_to_wake(count: int) -> None:
     return None
+
+
+@attrs.frozen(kw_only=True)
+class InHand:
+    """What ``JobExchange.in_hand`` reads: claims held beside the attempts, the batch in flight."""
+
+    claims: set[Claim]
+    batch_in_flight: int | None
 
 
 class Handover:
@@ -117,6 +127,8 @@ class JobExchange:
         self._out: set[Claim] = set()  # jobs handed to a worker that has not come back
         self._claimed_ahead: deque[ClaimedJob] = deque()
         self._gathering = GatherPolicy()
+        self._batches = 0  # batches begun
+        self._in_flight: int | None = None  # the number of the batch being committed, if any
 
     def serve(self, kinds: Collection[str] | None, queues: Collection[str] | None) -> None:
         """What claims may take: set once registration closes, before any claim."""
@@ -145,12 +157,15 @@ class JobExchange:
                     continue
                 self._leading = True
                 batch = self._gather()
+                self._batches += 1
+                self._in_flight = self._batches
                 self._changed.release()
                 try:
                     self._commit(batch)
                 finally:
                     self._changed.acquire()
                     self._leading = False
+                    self._in_flight = None
                     for each in batch:
                         each.done = True
                         if each.job is not None:
@@ -272,6 +287,19 @@ class JobExchange:
         """Claims held for idle workers: run by no worker yet, but not lost."""
         with self._changed:
             return {job.claim for job in self._claimed_ahead}
+
+    def in_hand(self) -> InHand:
+        """The claims this runner holds outside its workers' attempts, and the batch in flight.
+
+        A job a batch claimed is, from the batch's end, claimed ahead or handed
+        to a worker until that worker hands in its outcome (by then its attempt
+        holds it). Before the batch ends its claims may be committed, yet known
+        to nobody here: ``batch_in_flight`` numbers that batch.
+        """
+        with self._changed:
+            claims = {job.claim for job in self._claimed_ahead}
+            claims |= self._out
+            return InHand(claims=claims, batch_in_flight=self._in_flight)
 
     def put_down(self, claim: Claim) -> None:
         """The worker holding ``claim`` is done with it without handing in its outcome here

@@ -162,7 +162,7 @@ class Runner(ClientMethods):
             log,
             runner_id=self.id,
             attempts=attempts,
-            claimed_ahead=exchange.claimed_ahead_claims,
+            in_hand=exchange.in_hand,
             left_running=recorder.left_running,
             preempt=preemption.preempt,
             wake_one=wakes.wake_one,

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from jobtable.core.attempts import Attempt, Attempts
 from jobtable.core.clock import Clock
 from jobtable.core.codes import CANCELLED, INTERRUPTED
+from jobtable.core.exchange import InHand
 from jobtable.core.jobs import Claim, HeldJob
 from jobtable.core.liveness import SWEEP_INTERVAL, DeathJudge
 from jobtable.core.observer import NoObserver, RunnerObserver
@@ -31,7 +32,7 @@ class Sweeper:
         *,
         runner_id: str,
         attempts: Attempts,
-        claimed_ahead: Callable[[], set[Claim]],
+        in_hand: Callable[[], InHand],
         left_running: Callable[[], dict[Claim, str]],
         preempt: Callable[[Attempt, str], None],
         wake_one: Callable[[], None],
@@ -39,8 +40,9 @@ class Sweeper:
         interval: float | None = SWEEP_INTERVAL,
         jitter: Callable[[], float] = random.random,
     ) -> None:
-        """``claimed_ahead`` names the claims of jobs claimed ahead for idle workers about to
-        take them: run by no worker yet, but not lost. ``left_running`` names claims whose handler ran but whose
+        """``in_hand`` names the claims of jobs claimed ahead for idle workers or handed to a
+        worker that has not begun them (run by no worker yet, but not lost), and the claim batch in
+        flight, whose claims may be committed before anyone here knows of them. ``left_running`` names claims whose handler ran but whose
         outcome could not be recorded, each with the code to settle it with: never given back
         as if unrun. ``preempt`` stops a handler with a code; ``wake_one`` has a worker look
         for jobs; ``observer`` hears of the jobs of dead runners settled here. ``interval`` is
@@ -51,7 +53,7 @@ class Sweeper:
         self._log = log
         self._id = runner_id
         self._attempts = attempts
-        self._claimed_ahead = claimed_ahead
+        self._in_hand = in_hand
         self._left_running = left_running
         self._preempt = preempt
         self._wake_one = wake_one
@@ -59,6 +61,7 @@ class Sweeper:
         self._jitter = jitter
         self._judge = DeathJudge(store.liveness_terms, interval=interval or SWEEP_INTERVAL)
         self._suspects: dict[Claim, HeldJob] = {}  # held here, run by no worker, at last sweep
+        self._suspects_batch: int | None = None  # the claim batch in flight when they were seen
         self.own_row_missing = False
         """The last look at the runners did not see this runner's own row (judged dead)."""
         self._own_holds_running: bool | None = None  # as the last look saw it; None: unknown
@@ -103,9 +106,15 @@ class Sweeper:
             self._own_holds_running is False
             and not self._suspects
             and not self._attempts.busy()
-            and not self._claimed_ahead()
+            and self._in_hand() == InHand(claims=set(), batch_in_flight=None)
             and not self._left_running()
         )
+
+    def _held_here(self) -> tuple[set[Claim], int | None]:
+        """The claims this runner's workers hold or are about to begin, and the batch in flight."""
+        running_here = {attempt.claim for attempt in self._attempts.snapshot()}
+        in_hand = self._in_hand()
+        return running_here | in_hand.claims, in_hand.batch_in_flight
 
     def requeue_lost_claims(self) -> None:
         """Give back the jobs held in this runner's name that no worker of it runs.
@@ -113,18 +122,21 @@ class Sweeper:
         A claim the database committed but whose reply was lost (a connection
         dropped after COMMIT) leaves a job running under a live runner, which
         no sweep for dead runners would ever touch. A job seen so in two
-        sweeps in a row is such a claim: a worker tracks a job microseconds
-        after its claim returns. Its handler never ran, so its attempt is
-        given back. Where the last look at the runners said no job runs in
+        sweeps in a row is such a claim, unless the claim batch in flight when
+        it was first seen is still in flight (a reply slow to come, not lost):
+        a worker tracks a job as soon as its batch ends. Its handler never
+        ran, so its attempt is given back. Where the last look at the runners said no job runs in
         this runner's name, and it runs and suspects none, there is nothing to
         read: no query (an idle runner's sweep is one transaction).
         """
         if self._nothing_held_here():
             self._suspects = {}
             return
-        running_here = {attempt.claim for attempt in self._attempts.snapshot()}
-        running_here |= self._claimed_ahead()
-        lost = {claim: job for claim, job in self._suspects.items() if claim not in running_here}
+        running_here, in_flight = self._held_here()
+        if in_flight is not None and in_flight == self._suspects_batch:
+            lost: dict[Claim, HeldJob] = {}  # their batch may still hand them to workers
+        else:
+            lost = {c: job for c, job in self._suspects.items() if c not in running_here}
         left_running = self._left_running()
         ran = [job for claim, job in lost.items() if claim in left_running]  # handlers ran
         unrun = [claim for claim in lost if claim not in left_running]
@@ -152,8 +164,7 @@ class Sweeper:
             self._wake_one()
             raise
         held = self._store.running_jobs(self._id)
-        running_here = {attempt.claim for attempt in self._attempts.snapshot()}
-        running_here |= self._claimed_ahead()
+        running_here, self._suspects_batch = self._held_here()
         self._suspects = {
             job.claim: job
             for job in held

@@ -27,6 +27,10 @@ class ObservedStore(AroundStore, StoreHook):
         self.claims = 0
         self.lost_claims = 0
         """How many next claims reach the store and then raise, as a lost reply would."""
+        self.slow_claim: threading.Event | None = None
+        """While set to an Event, the next claim that takes a job commits, then waits for it
+        before replying (a reply slow to come, not lost)."""
+        self.slow_claim_waiting = False
         self.finish_faults: list[Exception] = []
         """Exceptions the next outcome writes (``record``, a batch of outcomes) raise, one each."""
 
@@ -76,6 +80,13 @@ class ObservedStore(AroundStore, StoreHook):
                 took = claimed is not None
             lose = took and self.lost_claims > 0
             self.lost_claims -= lose
+            slow, self.slow_claim = (self.slow_claim, None) if took else (None, self.slow_claim)
+            self.slow_claim_waiting = slow is not None
+            self.changed.notify_all()
+        if slow is not None:
+            slow.wait(30)
+            with self.changed:
+                self.slow_claim_waiting = False
         if lose:
             raise StoreUnavailableError("database unavailable")  # committed, but no reply
         return claimed

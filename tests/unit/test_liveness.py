@@ -364,6 +364,26 @@ def test_a_claim_whose_reply_was_lost_is_given_back_after_two_sweeps_and_runs(ma
     assert system.store.inner.row(job_id)["attempt"] == 1  # the lost claim's attempt given back
 
 
+def test_a_claim_whose_reply_is_slow_is_never_given_back_however_many_sweeps_pass(make_system):
+    """A claim committed whose reply comes late (a busy database, a slow network) is the
+    runner's still: given back, it would run twice once the reply came."""
+    system = make_system(sweep_interval=SWEEP_INTERVAL)
+    kind = system.kinds.register("count", count, payload=CountPayload)
+    reply = threading.Event()
+    system.store.slow_claim = reply  # the claim commits; its reply waits for the test
+    system.start()
+    job_id = kind.enqueue(CountPayload(steps=2))
+    system.store.wait_until(lambda: system.store.slow_claim_waiting)
+    for _ in range(3):
+        sweep(system)
+        assert system.runner.get(job_id).status is Status.RUNNING  # held here: not moved
+    reply.set()
+    job = system.wait_for(job_id)
+    assert (job.status, job.result) == (Status.SUCCEEDED, {"done": 2})
+    assert "requeued" not in system.logs.text
+    assert system.store.inner.row(job_id)["attempt"] == 1  # run once, by its one claim
+
+
 def test_a_claim_whose_handler_ran_but_whose_outcome_never_landed_is_interrupted_not_given_back(
     make_system,
 ):
