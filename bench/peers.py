@@ -325,11 +325,16 @@ def drain_rate(
 ) -> float:
     give_up = time.monotonic() + deadline
     first: tuple[float, int] | None = None
+    none_finished = time.perf_counter()  # the last count that saw every job unfinished
     while True:
         left = unfinished()
         now = time.perf_counter()
         if first is None and left < n:
             first = (now, left)
+            if left == 0:  # drained between two counts: from the last that saw none finished
+                first = (none_finished, n)
+        elif first is None:
+            none_finished = now
         if left == 0:
             break
         if worker.poll() is not None:
