@@ -1,6 +1,9 @@
-"""Where a runner's workers hand in outcomes and take jobs: one transaction a batch.
+"""Where a runner's workers hand in outcomes and take jobs: few transactions for many jobs.
 
-Jobs claimed in a batch for idle workers wait here, *claimed ahead*, for them.
+Outcomes are buffered and written together, durably, within FLUSH_AFTER, by the flusher
+(core/flusher.py); a worker that wants a job starts one held ahead (core/ahead.py) or
+claims one, in a batch with every other worker's that commits without waiting for the
+disk; a runner of short jobs holds a few more ahead in the same batch.
 """
 
 from __future__ import annotations
@@ -8,52 +11,27 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection
 
 import attrs
 
+from jobtable.core.ahead import AHEAD_LIMIT, AheadPolicy
+from jobtable.core.batch import Batch, BatchDone
 from jobtable.core.clock import Clock
 from jobtable.core.errors import StoreError
 from jobtable.core.jobs import Claim, ClaimedJob
 from jobtable.core.outcome import Outcome
 from jobtable.core.ports import JobQueue
 
-GATHER = 0.0005
-"""Seconds a transaction's leader waits at most for peers about to hand in an outcome."""
+FLUSH_AFTER = 0.005
+"""Seconds an outcome waits at most, buffered, before a durable commit writes it (and the
+write's own time): what a client waiting on a job may wait longer to see its end."""
 
-MAX_BATCH = 128
-"""Requests one transaction carries at most; the rest go in the next."""
+FLUSH_AT = 100
+"""Buffered outcomes that are written at once, without waiting for FLUSH_AFTER."""
 
-
-class GatherPolicy:
-    """Whether a leader waits for peers: while waiting has lately brought one.
-
-    Peers running short jobs arrive within the wait; peers in long handlers
-    never do, and waiting for them would add GATHER to every outcome. So
-    each wait that brought nobody lowers a score, each that brought someone
-    raises it, and below one half the leader goes alone, trying a wait again
-    every few batches in case the jobs got shorter.
-    """
-
-    def __init__(self) -> None:
-        self._score = 1.0
-
-    def should_wait(self) -> bool:
-        if self._score >= 0.5:
-            return True
-        self._score += 0.02
-        return False
-
-    def waited(self, *, paid_off: bool) -> None:
-        self._score = 0.8 * self._score + (0.2 if paid_off else 0.0)
-
-
-def _no_idle_workers() -> int:
-    return 0
-
-
-def _nobody_to_wake(count: int) -> None:
-    return None
+MAX_STARTS = 128
+"""Workers' requests one transaction carries at most; the rest go in the next."""
 
 
 @attrs.frozen(kw_only=True)
@@ -64,42 +42,51 @@ class InHand:
     batch_in_flight: int | None
 
 
-class Handover:
-    """What one worker hands in (an outcome to record, or none) and whether it wants a job;
-    filled in with what the batch did for it."""
+class Want:
+    """One worker's request for a job, filled in by the batch that served it."""
 
-    __slots__ = ("done", "error", "held", "job", "outcome", "wants")
+    __slots__ = ("done", "error", "held", "job")
 
-    def __init__(self, outcome: tuple[Claim, Outcome] | None, wants: bool) -> None:
-        self.outcome = outcome
-        self.wants = wants
-        self.held: bool | None = None
-        """Whether the outcome was recorded (False: the claim was stale); None without one."""
+    def __init__(self) -> None:
+        self.held: ClaimedJob | None = None  # the job held ahead chosen to start for it
         self.job: ClaimedJob | None = None
-        """The job claimed for this worker, if it wanted one and one was due."""
         self.error: Exception | None = None
-        """What the store raised: then nothing of the batch happened."""
         self.done = False
 
 
+class Unsent:
+    """An outcome handed in and not yet written."""
+
+    __slots__ = ("claimed", "outcome", "since")
+
+    def __init__(self, claimed: ClaimedJob, outcome: Outcome, since: float) -> None:
+        self.claimed = claimed
+        self.outcome = outcome
+        self.since = since
+
+
+def _nobody_to_wake(count: int) -> None:
+    return None
+
+
+def _written_nowhere(unsent: Unsent, recorded: bool) -> None:
+    return None
+
+
+def _always() -> bool:
+    return True
+
+
 class JobExchange:
-    """Records every outcome handed in since the last commit and claims a job for every worker
-    that wants one, in one transaction at a time per runner.
+    """Batches a runner's writes on the hot path: one transaction at a time.
 
-    Without it every job costs a commit (its outcome with its next claim) and
-    an fsync. A worker that arrives while a transaction is in flight joins the
-    next one. Claims stay bounded by idle workers, as River's producer and
-    Oban's demand are: the jobs claimed for workers asleep in the runner are
-    *claimed ahead*; the runner wakes that many, and each takes one. No job is
-    claimed that none of its workers is free to start.
-
-    The worker that leads a transaction first waits for peers that hold a job
-    and may hand in their outcome in a moment, at most GATHER seconds (see
-    GatherPolicy), and not at all when none does. That one wait is on real
-    time, not the runner's clock: it is far too short for a test to drive and
-    is cut short by the peer it waits for. Every write keeps its fence, so
-    batching changes no outcome; a job claimed in a batch is held under this
-    runner's id like any other claim, and recovered like one.
+    A worker's batch gives back jobs held past AHEAD_LIMIT, starts a held job for each
+    worker that wants one (claims one when none is held), and holds as many more ahead
+    as the policy allows; it need not wait for the disk (core/batch.py). The flusher's
+    batch writes every outcome handed in (once the oldest waited FLUSH_AFTER, or
+    FLUSH_AT wait), durably.
+    The waits are on real time, not the runner's clock: they are far too short for a
+    test to drive. Every write keeps its fence, so batching changes no outcome.
     """
 
     def __init__(
@@ -108,201 +95,251 @@ class JobExchange:
         clock: Clock,
         *,
         runner_id: str,
-        idle_workers: Callable[[], int] = _no_idle_workers,
-        claimed_ahead_ready: Callable[[int], None] = _nobody_to_wake,
+        policy: AheadPolicy,
+        may_hold: Callable[[], bool] = _always,
+        held_ready: Callable[[int], None] = _nobody_to_wake,
+        written: Callable[[Unsent, bool], None] = _written_nowhere,
     ) -> None:
-        """``idle_workers`` counts workers asleep for want of a job (a batch claims ahead for
-        them); ``claimed_ahead_ready`` is told how many jobs it just claimed ahead, to wake
-        that many workers."""
+        """``may_hold`` says whether the runner may hold more jobs now (liveness confirmed,
+        not stopping); ``held_ready`` is told how many jobs a batch just held ahead, to wake
+        that many idle workers; ``written`` hears of each outcome written (False: its claim
+        was stale)."""
         self._store = store
         self._clock = clock
         self._runner_id = runner_id
-        self._idle_workers = idle_workers
-        self._claimed_ahead_ready = claimed_ahead_ready
+        self._policy = policy
+        self._may_hold = may_hold
+        self._held_ready = held_ready
+        self._written = written
         self._kinds: Collection[str] | None = None
         self._queues: Collection[str] | None = None
-        self._changed = threading.Condition()
-        self._pending: list[Handover] = []
+        self.changed = threading.Condition()
+        """Notified on every change here; the flusher (core/flusher.py) waits on it."""
+        self._wants: list[Want] = []
         self._leading = False
-        self._out: set[Claim] = set()  # jobs handed to a worker that has not come back
-        self._claimed_ahead: deque[ClaimedJob] = deque()
-        self._gathering = GatherPolicy()
+        self._flush_waiting = False  # the flusher goes next: workers' batches wait for it
+        self._held: deque[tuple[ClaimedJob, float]] = deque()
+        self._expired: list[Claim] = []  # held too long: to give back
+        self._unsent: list[Unsent] = []
+        self._sending: list[Unsent] = []
+        self._holds_maybe_lost = False
+        self._holds_in_store = False  # a batch held jobs since the last give-back of all
+        self._handed: set[Claim] = set()  # taken for a worker that has not begun it yet
         self._batches = 0  # batches begun
-        self._in_flight: int | None = None  # the number of the batch being committed, if any
+        self._in_flight: int | None = None  # the number of the batch being run, if any
 
     def serve(self, kinds: Collection[str] | None, queues: Collection[str] | None) -> None:
         """What claims may take: set once registration closes, before any claim."""
         self._kinds = kinds
         self._queues = queues
 
-    def hand_in(self, outcome: tuple[Claim, Outcome] | None, *, wants: bool) -> Handover:
-        """Hand in ``outcome`` (if any) and, with ``wants``, take a job: in the next batch.
+    # -- what workers call ----------------------------------------------------
 
-        Returns once the batch has committed (or failed: ``error`` set, and
-        nothing of it happened). The caller retries its own outcome then.
-        """
-        handover = Handover(outcome, wants)
-        with self._changed:
-            if outcome is None and wants and self._claimed_ahead:
-                handover.job = self._claimed_ahead.popleft()  # claimed for an idle worker: this one
-                self._out.add(handover.job.claim)
-                return handover
-            if outcome is not None:
-                self._out.discard(outcome[0])
-            self._pending.append(handover)
-            self._changed.notify_all()  # a leader gathering peers may be waiting for this one
-            while not handover.done:
-                if self._leading:
-                    self._changed.wait()
-                    continue
-                self._leading = True
-                batch = self._gather()
-                self._batches += 1
-                self._in_flight = self._batches
-                self._changed.release()
-                try:
-                    self._commit(batch)
-                finally:
-                    self._changed.acquire()
-                    self._leading = False
-                    self._in_flight = None
-                    for each in batch:
-                        each.done = True
-                        if each.job is not None:
-                            self._out.add(each.job.claim)
-                    self._changed.notify_all()
-        return handover
+    def take(self) -> ClaimedJob | None:
+        """A job for a free worker: one held ahead, started now, else one claimed now; None
+        when none is due. Raises what the store raised (then nothing of the batch happened)."""
+        want = Want()
+        with self.changed:
+            self._wants.append(want)
+            while not want.done:
+                if self._leading or self._flush_waiting:
+                    self.changed.wait()
+                else:
+                    self._lead(flushing=False)
+        if want.error is not None:
+            raise want.error
+        return want.job
 
-    def _gather(self) -> list[Handover]:
-        """Wait (briefly, holding the lead) for peers holding a job to hand it in; take the batch.
+    def record(self, claimed: ClaimedJob, outcome: Outcome) -> None:
+        """Hand in an attempt's outcome: written within FLUSH_AFTER, with the next batch."""
+        with self.changed:
+            self._unsent.append(Unsent(claimed, outcome, time.monotonic()))
+            if len(self._unsent) in (1, FLUSH_AT):  # the flusher's next wake moved
+                self.changed.notify_all()
 
-        Called with the condition held.
-        """
-        if self._out and self._gathering.should_wait():
-            before = len(self._pending)
-            deadline = time.monotonic() + GATHER
-            while self._out:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
-                self._changed.wait(left)
-            self._gathering.waited(paid_off=len(self._pending) > before)
-        batch = self._pending[:MAX_BATCH]
-        del self._pending[:MAX_BATCH]
-        return batch
+    def has_held(self) -> bool:
+        return bool(self._held)
 
-    def _commit(self, batch: list[Handover]) -> None:
-        outcomes = [handover.outcome for handover in batch if handover.outcome is not None]
-        wanting = [handover for handover in batch if handover.wants]
-        limit = len(wanting) + (self._unserved_idle_workers() if wanting else 0)
-        try:
-            held, jobs = self._store.record_and_claim(
-                outcomes,
-                limit=limit,
-                runner_id=self._runner_id,
-                now=self._clock.now(),
-                kinds=self._kinds,
-                queues=self._queues,
-            )
-        except BaseException as error:
-            # Every handover learns that its batch failed, so each worker retries its own
-            # outcome; one past Exception still ends the leader's thread as it would alone.
-            failure = error if isinstance(error, Exception) else StoreError("database error")
-            for handover in batch:
-                handover.error = failure
-            if failure is not error:
-                raise
-            return
-        recorded = iter(held)
-        for handover in batch:
-            if handover.outcome is not None:
-                handover.held = next(recorded)
-        handed = iter(jobs)
-        with self._changed:
-            for handover in wanting:
-                handover.job = next(handed, None)
-            self._hand_to_waiting(handed)
-            ahead = list(handed)
-            self._claimed_ahead.extend(ahead)
-        if ahead:
-            self._claimed_ahead_ready(len(ahead))
+    # -- what the flusher, the sweep and a stop call -----------------------------
 
-    def _unserved_idle_workers(self) -> int:
-        """Idle workers no job claimed ahead is waiting for: those a batch may claim a job for.
+    def next_due(self) -> float | None:
+        """When (time.monotonic) a batch is due with no worker asking: the oldest outcome's
+        flush, or the oldest held job's give-back; None when nothing waits."""
+        with self.changed:
+            return self._next_due()
 
-        A worker woken for a job claimed ahead counts as idle until it runs again, so
-        without this a second batch would claim it a second job, which would
-        wait, claimed and unrun, behind busy workers.
-        """
-        with self._changed:
-            ahead = len(
-                self._claimed_ahead
-            )  # first: only the leader claims ahead, so this only falls
-        # A woken worker stops counting as idle before it takes its job: read in this
-        # order, the two counts never show a job claimed ahead taken and its worker still idle.
-        return max(0, self._idle_workers() - ahead)
+    def _next_due(self) -> float | None:
+        if self._expired or len(self._unsent) >= FLUSH_AT:
+            return 0.0
+        due = [self._unsent[0].since + FLUSH_AFTER] if self._unsent else []
+        if self._held:
+            due.append(self._held[0][1] + AHEAD_LIMIT)
+        return min(due) if due else None
 
-    def _hand_to_waiting(self, handed: Iterator[ClaimedJob]) -> None:
-        """Give jobs claimed for idle workers first to workers already waiting here for one.
+    def flush(self) -> None:
+        """Write every outcome handed in, and give back the expired holds, now: the flusher's
+        call, once due (``next_due``) or at a stop.
 
-        An idle worker counted for this batch may have woken meanwhile and
-        asked for a job of its own (its request waits for the next batch): it
-        takes one of these instead, so no job claimed for it is left waiting
-        behind busy workers. Only requests without an outcome: a job handed
-        to one that still waits for its outcome to be recorded would be held
-        by nobody the registration can see (neither claimed ahead nor running) for as long
-        as that takes. Called with the condition held.
-        """
-        for waiting in [each for each in self._pending if each.wants and not each.outcome]:
-            job = next(handed, None)
-            if job is None:
-                return
-            self._pending.remove(waiting)
-            waiting.job = job
-            waiting.done = True
-            self._out.add(job.claim)
+        Raises what the store raised; the outcomes stay buffered for the next try."""
+        with self.changed:
+            self._flush_waiting = True  # else workers leading batch after batch starve it
+            try:
+                while self._leading:
+                    self.changed.wait()
+                self._expire(time.monotonic())
+                if not (self._unsent or self._expired):
+                    return
+                error = self._lead(flushing=True)  # the waiting workers' takes go in it too
+            finally:
+                self._flush_waiting = False
+                self.changed.notify_all()
+        if error is not None:
+            raise error
 
-    # -- jobs claimed ahead for idle workers ----------------------------------
-
-    def has_claimed_ahead(self) -> bool:
-        return bool(self._claimed_ahead)
-
-    def take_claimed_ahead(self) -> ClaimedJob | None:
-        """A job claimed for an idle worker, now this worker's; None when there is none."""
-        with self._changed:
-            if not self._claimed_ahead:
-                return None
-            job = self._claimed_ahead.popleft()
-            self._out.add(job.claim)
-            return job
-
-    def take_all_claimed_ahead(self) -> list[ClaimedJob]:
-        """Every job claimed ahead, for a runner that stops or may no longer claim: to give back."""
-        with self._changed:
-            ahead = list(self._claimed_ahead)
-            self._claimed_ahead.clear()
-            return ahead
-
-    def claimed_ahead_claims(self) -> set[Claim]:
-        """Claims held for idle workers: run by no worker yet, but not lost."""
-        with self._changed:
-            return {job.claim for job in self._claimed_ahead}
+    def has_unwritten(self) -> bool:
+        with self.changed:
+            return bool(self._unsent or self._sending)
 
     def in_hand(self) -> InHand:
-        """The claims this runner holds outside its workers' attempts, and the batch in flight.
+        """Claims running in the store that are not lost: taken for a worker that has not
+        begun the attempt yet (``began``), or whose outcome waits to be written; and the
+        number of the batch in flight, whose claims and starts may be committed before
+        anyone here knows of them."""
+        with self.changed:
+            claims = {each.claimed.claim for each in (*self._unsent, *self._sending)}
+            return InHand(claims=claims | self._handed, batch_in_flight=self._in_flight)
 
-        A job a batch claimed is, from the batch's end, claimed ahead or handed
-        to a worker until that worker hands in its outcome (by then its attempt
-        holds it). Before the batch ends its claims may be committed, yet known
-        to nobody here: ``batch_in_flight`` numbers that batch.
-        """
-        with self._changed:
-            claims = {job.claim for job in self._claimed_ahead}
-            claims |= self._out
-            return InHand(claims=claims, batch_in_flight=self._in_flight)
+    def began(self, claim: Claim) -> None:
+        """The worker that took ``claim`` tracks it now (or put it back): idempotent."""
+        with self.changed:
+            self._handed.discard(claim)
 
-    def put_down(self, claim: Claim) -> None:
-        """The worker holding ``claim`` is done with it without handing in its outcome here
-        (idempotent)."""
-        with self._changed:
-            self._out.discard(claim)
+    def drop_unwritten(self) -> list[Unsent]:
+        """Take every outcome not written yet away (a stop that could not write them)."""
+        with self.changed:
+            while self._leading:
+                self.changed.wait()
+            dropped, self._unsent = self._unsent, []
+            return dropped
+
+    def give_back_held(self) -> int:
+        """Give back every job held ahead (the runner stops, or lost its liveness): none
+        of them runs here. Raises what the store raised; then the sweep of the runner's
+        death, or its next give-back, frees them."""
+        with self.changed:
+            while self._leading:
+                self.changed.wait()
+            if not self._holds_in_store:
+                return 0
+            self._held.clear()
+            self._expired.clear()
+            freed = self._store.give_back_held(self._runner_id)
+            self._holds_in_store = self._holds_maybe_lost = False
+            return freed
+
+    def held_claims(self) -> set[Claim]:
+        with self.changed:
+            return {job.claim for job, _ in self._held}
+
+    # -- one batch ------------------------------------------------------------
+
+    def _lead(self, *, flushing: bool) -> Exception | None:
+        """Run one batch for the requests waiting now, and (``flushing``: the flusher's
+        batch) write the outcomes waiting. Called with the condition held."""
+        self._leading = True
+        self._batches += 1
+        self._in_flight = self._batches
+        now = time.monotonic()
+        wants = self._wants[:MAX_STARTS]
+        del self._wants[:MAX_STARTS]
+        self._expire(now)
+        starts = []
+        for want in wants:
+            if not self._held:
+                break
+            want.held = self._held.popleft()[0]
+            starts.append(want.held.claim)
+        target = self._policy.target() if wants and self._may_hold() else 0
+        if flushing:
+            self._sending, self._unsent = self._unsent, []
+        give_backs, self._expired = self._expired, []
+        batch = Batch(
+            outcomes=[(each.claimed.claim, each.outcome) for each in self._sending],
+            give_backs=give_backs,
+            starts=starts,
+            claim=len(wants) - len(starts),
+            hold=target - len(self._held) if len(self._held) <= target // 2 else 0,
+            durable=bool(self._sending),
+        )
+        free_lost_holds = self._holds_maybe_lost and not self._held and not starts
+        self._holds_in_store |= batch.hold > 0
+        self.changed.release()
+        error: Exception | None = None
+        done = BatchDone()
+        try:
+            if free_lost_holds:  # jobs a batch held whose reply never came: free them first
+                self._store.give_back_held(self._runner_id)
+                self._holds_maybe_lost = False
+            if not batch.empty:
+                done = self._store.run_batch(
+                    batch,
+                    runner_id=self._runner_id,
+                    now=self._clock.now(),
+                    kinds=self._kinds,
+                    queues=self._queues,
+                )
+        except Exception as raised:
+            error = raised
+        except BaseException:
+            error = StoreError("database error")
+            raise
+        finally:
+            self.changed.acquire()
+            self._leading = False
+            self._settle(wants, batch, done, error, now)
+            self._in_flight = None
+            self.changed.notify_all()
+        return error
+
+    def _expire(self, now: float) -> None:
+        """Move the jobs held longer than AHEAD_LIMIT to those to give back (condition held)."""
+        while self._held and now - self._held[0][1] >= AHEAD_LIMIT:
+            self._expired.append(self._held.popleft()[0].claim)
+
+    def _settle(
+        self, wants: list[Want], batch: Batch, done: BatchDone, error: Exception | None, at: float
+    ) -> None:
+        """Hand out what a batch did (condition held)."""
+        sending, self._sending = self._sending, []
+        if error is not None:
+            self._unsent[:0] = sending  # written with the next batch, or by the flusher
+            self._expired[:0] = batch.give_backs
+            for want in reversed(wants):
+                if want.held is not None:
+                    self._held.appendleft((want.held, at))
+            for want in wants:
+                want.error, want.done = error, True
+            self._holds_maybe_lost |= bool(batch.hold or batch.starts)
+            return
+        for each, recorded in zip(sending, done.recorded, strict=True):
+            self._written(each, recorded)
+        claimed = iter(done.claimed)
+        starts = iter(done.started)
+        for want in wants:
+            if want.held is not None:
+                if next(starts):
+                    want.job, want.done = want.held, True
+                    self._handed.add(want.held.claim)
+                else:
+                    want.held = None  # cancelled since it was held: look again
+                    self._wants.append(want)
+            else:
+                want.job, want.done = next(claimed, None), True
+                if want.job is not None:
+                    self._handed.add(want.job.claim)
+        if done.held:
+            if self._may_hold():
+                self._held.extend((job, at) for job in done.held)
+                self._held_ready(len(done.held))
+            else:
+                self._expired.extend(job.claim for job in done.held)

@@ -15,13 +15,13 @@ from typing import Any, Final, Literal
 import cattrs
 
 from jobtable.core import codec
+from jobtable.core.ahead import AheadPolicy
 from jobtable.core.attempts import Attempt, Attempts
 from jobtable.core.clock import Clock
 from jobtable.core.codes import CANCELLED, INTERNAL_ERROR, INTERRUPTED, TIMED_OUT, UNKNOWN_KIND
 from jobtable.core.context import JobContext, JobNotHeldError
-from jobtable.core.exchange import JobExchange
 from jobtable.core.handling import run_handler
-from jobtable.core.jobs import ClaimedJob
+from jobtable.core.jobs import Claim, ClaimedJob
 from jobtable.core.kinds import KindRegistry
 from jobtable.core.observer import SUCCEEDED, RunnerObserver
 from jobtable.core.outcome import AttemptEnd, Outcome, Raised, RunAgain, Stopped, Succeed, decide
@@ -54,7 +54,8 @@ class Executor:
         kinds: KindRegistry,
         converter: cattrs.Converter,
         attempts: Attempts,
-        exchange: JobExchange,
+        ahead: AheadPolicy,
+        began: Callable[[Claim], None],
         recorder: OutcomeRecorder,
         preemption: Preemption,
         registration: Registration,
@@ -63,14 +64,17 @@ class Executor:
         observer: RunnerObserver,
         jitter: Callable[[], float],
     ) -> None:
-        """``wakes`` says whether the runner is stopping; ``scheduler`` hears of jobs due
-        again later; ``jitter`` draws the retry backoff's random share."""
+        """``ahead`` hears how long each handler took; ``began`` that a job taken is tracked
+        (core/exchange.py); ``wakes`` says whether the runner is
+        stopping; ``scheduler`` hears of jobs due again later; ``jitter`` draws the retry
+        backoff's random share."""
         self._clock = clock
         self._log = log
         self._kinds = kinds
         self._converter = converter
         self._attempts = attempts
-        self._exchange = exchange
+        self._ahead = ahead
+        self._began = began
         self._recorder = recorder
         self._preemption = preemption
         self._registration = registration
@@ -91,6 +95,7 @@ class Executor:
         Returns ABANDONED instead when the runner settled the job itself.
         """
         attempt = self._attempts.begin(number, claimed.claim, claimed)
+        self._began(claimed.claim)
         recorded = False
         try:
             self._job_started(attempt, claimed)
@@ -114,17 +119,16 @@ class Executor:
             claim_next = not self._wakes.stopping and (not pooled or self._registration.may_claim())
             outcome = self._decide(claimed, end)
             self._job_ended(attempt, claimed.kind, outcome)
-            following = self._recorder.record(claimed, end, outcome, claim_next=claim_next)
+            following = self._recorder.record(
+                claimed, end, outcome, claim_next=claim_next and pooled, buffered=pooled
+            )
             recorded = True
-            if isinstance(outcome, RunAgain) and pooled:
-                self._scheduler.look_again()  # it is due later: the scheduler must know
             return following
         except BaseException:
             if not recorded and attempt.settled_by != "runner":
                 self._record_after_crash(claimed, attempt)
             raise
         finally:
-            self._exchange.put_down(claimed.claim)
             if attempt.settled_by != "runner":
                 self._attempts.end(number)
 
@@ -182,6 +186,7 @@ class Executor:
     def _job_ended(self, attempt: Attempt, kind: str, outcome: Outcome) -> None:
         """Report an attempt's end to the observer, before its outcome is recorded."""
         seconds = max(0.0, self._clock.monotonic() - attempt.started)
+        self._ahead.ran(seconds)
         if isinstance(outcome, Succeed):
             self._observer.job_ended(kind, code=SUCCEEDED, final=True, seconds=seconds)
         else:

@@ -13,7 +13,7 @@ from jobtable.core.backoff import CLAIM_RETRY_MAXIMUM, next_claim_retry_delay
 from jobtable.core.clock import Clock
 from jobtable.core.codes import INTERNAL_ERROR, INTERRUPTED, UNKNOWN_KIND
 from jobtable.core.errors import StoreError
-from jobtable.core.exchange import JobExchange
+from jobtable.core.exchange import JobExchange, Unsent
 from jobtable.core.jobs import Claim, ClaimedJob
 from jobtable.core.outcome import AttemptEnd, Fail, Outcome, Raised, RunAgain, Succeed
 from jobtable.core.ports import JobQueue
@@ -52,6 +52,10 @@ def _never() -> bool:
     return False
 
 
+def _nothing() -> None:
+    return None
+
+
 class OutcomeRecorder:
     def __init__(
         self,
@@ -61,12 +65,16 @@ class OutcomeRecorder:
         exchange: JobExchange,
         *,
         is_stopping: Callable[[], bool] = _never,
+        queued_again: Callable[[], None] = _nothing,
     ) -> None:
+        """``queued_again`` hears of each buffered outcome written that put its job back in
+        line (due now or later: the workers and the scheduler look again)."""
         self._store = store
         self._clock = clock
         self._log = log
         self._exchange = exchange
         self._is_stopping = is_stopping
+        self._queued_again = queued_again
         self._pause = threading.Condition()  # only for timed waits between retries
         self._left_running: dict[Claim, str] = {}  # claim -> the code to settle it with
         self._left_guard = threading.Lock()
@@ -78,35 +86,51 @@ class OutcomeRecorder:
         outcome: Outcome,
         *,
         claim_next: bool,
+        buffered: bool = False,
     ) -> ClaimedJob | None:
-        """Log ``end`` and store ``outcome``; with ``claim_next``, also claim and return the
+        """Log ``end`` and store ``outcome``; with ``claim_next``, also take and return the
         next job.
 
-        The outcome and the next claim go through the exchange, in one
-        transaction with other workers' outcomes and claims. After a database
-        error the outcome alone is retried, and no next job is returned: the
-        worker then claims the usual way.
+        ``buffered`` (a pooled worker's): handed to the exchange, written with other
+        workers' outcomes within its bound (core/exchange.py), and the next job taken
+        there; should that take fail, None (the worker then claims the usual way).
+        Otherwise written now, and retried after a database error as long as the
+        runner runs (``_finish_with_retries``).
         """
         job = f"job_id={claimed.id} kind={claimed.kind}"
         self._log_outcome(job, claimed, end, outcome)
+        if buffered:
+            self._exchange.record(claimed, outcome)
+            if not claim_next:
+                return None
+            try:
+                return self._exchange.take()
+            except Exception:
+                return None  # the worker's own claim retries, and tells of a lasting failure
         held: bool | None
-        next_job: ClaimedJob | None = None
         try:
-            if claim_next:
-                handover = self._exchange.hand_in((claimed.claim, outcome), wants=True)
-                if handover.error is not None:
-                    raise handover.error
-                held, next_job = handover.held, handover.job
-            else:
-                held = self._finish(claimed.claim, outcome)
+            held = self._finish(claimed.claim, outcome)
         except Exception as error:
             self._log_write_error(job, claimed, error, attempt=1, delay=None)
             held = self._finish_with_retries(claimed, outcome, job)
         if held is False:
-            self._log.warning(
-                "job outcome not recorded: no longer held %s", job, extra=job_fields(claimed)
-            )
-        return next_job
+            self._stale(claimed)
+        return None
+
+    def written(self, unsent: Unsent, recorded: bool) -> None:
+        """The exchange wrote a buffered outcome (``recorded`` False: its claim was stale)."""
+        if not recorded:
+            self._stale(unsent.claimed)
+        elif isinstance(unsent.outcome, RunAgain):
+            self._queued_again()
+
+    def _stale(self, claimed: ClaimedJob) -> None:
+        self._log.warning(
+            "job outcome not recorded: no longer held job_id=%s kind=%s",
+            claimed.id,
+            claimed.kind,
+            extra=job_fields(claimed),
+        )
 
     def _log_outcome(
         self, job: str, claimed: ClaimedJob, end: AttemptEnd, outcome: Outcome

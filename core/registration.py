@@ -12,7 +12,6 @@ from collections.abc import Callable
 from jobtable.core.attempts import Attempts
 from jobtable.core.clock import Clock
 from jobtable.core.errors import LivenessLockLostError
-from jobtable.core.jobs import ClaimedJob
 from jobtable.core.liveness import (
     CHECK_INTERVAL,
     CHECK_TIMEOUT,
@@ -55,14 +54,14 @@ class Registration:
         runner_id: str,
         attempts: Attempts,
         sweeper: Sweeper,
-        take_claimed_ahead: Callable[[], list[ClaimedJob]],
+        give_back_held: Callable[[], object],
         wake_all: Callable[[], None],
         on_sweep: Callable[[], None],
         check_interval: float | None,
         sweep_interval: float | None,
     ) -> None:
-        """``take_claimed_ahead`` takes the jobs claimed for idle workers away from them (given back
-        when the runner's liveness was lost); ``wake_all`` tells the workers waiting for a
+        """``give_back_held`` gives back the jobs held ahead of the workers (when the runner's
+        liveness was lost); ``wake_all`` tells the workers waiting for a
         fresh confirmation that they may claim; ``on_sweep`` is called on every sweep."""
         self._store = store
         self._clock = clock
@@ -70,7 +69,7 @@ class Registration:
         self._id = runner_id
         self._attempts = attempts
         self._sweeper = sweeper
-        self._take_claimed_ahead = take_claimed_ahead
+        self._give_back_held = give_back_held
         self._wake_all = wake_all
         self._on_sweep = on_sweep
         self._check_interval = check_interval
@@ -318,13 +317,10 @@ class Registration:
         """Keep the jobs still held in this runner's name; stop the handlers of the others."""
         if not self._own.reconciling:
             return
-        # Jobs claimed for idle workers before the liveness was lost: others may have settled
-        # them meanwhile, so no worker may start one. Given back fenced: one settled
-        # elsewhere is left as it is. Should the give-back fail, no worker holds them and the
-        # sweep for lost claims gives them back.
-        kept = {claimed.claim for claimed in self._take_claimed_ahead()}
-        if kept:
-            self._store.put_back(kept, now=self._clock.now())
+        # Jobs held ahead before the liveness was lost: others may have freed them
+        # meanwhile, so no worker may start one. Should the give-back fail, they stay held
+        # under this id until its next give-back, or until it is settled dead.
+        self._give_back_held()
         running = self._attempts.snapshot()  # before the read: each of these was claimed before it
         held = {job.claim for job in self._store.running_jobs(self._id)}
         gone = [attempt for attempt in running if attempt.claim not in held]

@@ -11,6 +11,7 @@ import threading
 from collections.abc import Callable, Collection
 
 from jobtable.core import codec
+from jobtable.core.ahead import AheadPolicy
 from jobtable.core.attempts import Attempts
 from jobtable.core.changes import JobChanges
 from jobtable.core.client import Client
@@ -22,6 +23,7 @@ from jobtable.core.enqueue_options import check_queue
 from jobtable.core.errors import RunnerStateError
 from jobtable.core.exchange import JobExchange
 from jobtable.core.executor import Executor
+from jobtable.core.flusher import Flusher
 from jobtable.core.ids import JobIdGenerator, unix_ms
 from jobtable.core.jobs import Job, Retention
 from jobtable.core.left_behind import LeftBehind
@@ -143,16 +145,27 @@ class Runner(ClientMethods):
         self.kinds = self.client.kinds
         self.builtins = self.client.builtins
 
-        # Claims and outcomes: batched per commit, recorded with retries.
+        # Claims, starts and outcomes: many per commit (core/exchange.py), written with retries.
+        ahead = AheadPolicy(workers)
         self._exchange = exchange = JobExchange(
             store,
             clock,
             runner_id=self.id,
-            idle_workers=wakes.idle_workers,
-            claimed_ahead_ready=wakes.claimed_ahead_ready,
+            policy=ahead,
+            may_hold=lambda: not wakes.stopping and registration.may_claim(),
+            held_ready=wakes.claimed_ahead_ready,
+            written=lambda unsent, recorded: recorder.written(unsent, recorded),
         )
         self._recorder = recorder = OutcomeRecorder(
-            store, clock, log, exchange, is_stopping=attempts.all_told_to_stop
+            store,
+            clock,
+            log,
+            exchange,
+            is_stopping=attempts.all_told_to_stop,
+            queued_again=self._queued_again,
+        )
+        self._flusher = Flusher(
+            exchange, recorder, clock, log, is_stopping=attempts.all_told_to_stop
         )
 
         # This runner's registration, kept alive by its check and sweep threads.
@@ -177,7 +190,7 @@ class Runner(ClientMethods):
             runner_id=self.id,
             attempts=attempts,
             sweeper=sweeper,
-            take_claimed_ahead=exchange.take_all_claimed_ahead,
+            give_back_held=exchange.give_back_held,
             wake_all=wakes.liveness_confirmed,
             on_sweep=scheduler_wakes.pass_on_notice,
             check_interval=check_interval,
@@ -191,7 +204,8 @@ class Runner(ClientMethods):
             kinds=self.kinds,
             converter=converter,
             attempts=attempts,
-            exchange=exchange,
+            ahead=ahead,
+            began=exchange.began,
             recorder=recorder,
             preemption=preemption,
             registration=registration,
@@ -287,6 +301,7 @@ class Runner(ClientMethods):
                 self._started = False  # nothing ran: the caller may try again
             raise
         self._preemption.start()
+        self._flusher.start()
         self._pool.start()
         self._registration.start()
         self._scheduler.start()
@@ -334,6 +349,7 @@ class Runner(ClientMethods):
             # caller that joins in short slices does not give it up after the first.
             spent = self._clock.monotonic() - started
             self._watching.stop()
+            self._flusher.finish(None if timeout is None else max(0.0, timeout - spent))
             self._registration.finish(None if timeout is None else max(0.0, timeout - spent))
             # A batch under way ends before the store closes.
             self._pruning.join(None if timeout is None else max(0.0, timeout - spent))
@@ -372,6 +388,11 @@ class Runner(ClientMethods):
         must not delay the claim. Cheap enough to call on every change seen.
         """
         self._scheduler_wakes.noticed_elsewhere()
+        self._wakes.wake_one()
+
+    def _queued_again(self) -> None:
+        """A job of this runner was put back in line: due now (a worker looks) or later."""
+        self._scheduler_wakes.look_again()
         self._wakes.wake_one()
 
     # -- running jobs in the calling thread (tests) -------------------------

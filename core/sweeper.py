@@ -40,9 +40,9 @@ class Sweeper:
         interval: float | None = SWEEP_INTERVAL,
         jitter: Callable[[], float] = random.random,
     ) -> None:
-        """``in_hand`` names the claims of jobs claimed ahead for idle workers or handed to a
-        worker that has not begun them (run by no worker yet, but not lost), and the claim batch in
-        flight, whose claims may be committed before anyone here knows of them. ``left_running`` names claims whose handler ran but whose
+        """``in_hand`` names the claims of jobs taken for a worker that has not begun them yet,
+        or whose outcome waits to be written (core/exchange.py): run by no worker, not lost;
+        and the batch in flight, whose claims may be committed before anyone here knows of them. ``left_running`` names claims whose handler ran but whose
         outcome could not be recorded, each with the code to settle it with: never given back
         as if unrun. ``preempt`` stops a handler with a code; ``wake_one`` has a worker look
         for jobs; ``observer`` hears of the jobs of dead runners settled here. ``interval`` is

@@ -1,4 +1,5 @@
-"""One worker's loop: take a job (claimed ahead, or claimed now), run it, take the next.
+"""One worker's loop: take a job (started from those held ahead, or claimed now), run it,
+take the next.
 
 Only while the runner's liveness is confirmed. ``drain`` runs the same in the caller's thread.
 """
@@ -64,9 +65,9 @@ class WorkerLoop:
                 claimed = following
             if claimed is not None:
                 # The claim returned after stop began: its handler never ran.
-                self._exchange.put_down(claimed.claim)
+                self._exchange.began(claimed.claim)
                 self._recorder.put_back(claimed)
-            self.give_back_claimed_ahead()
+            self.give_back_held()
             return False
         finally:
             if not left_behind:
@@ -82,23 +83,21 @@ class WorkerLoop:
         retry_delay: float | None = None
         while not self._wakes.stopping:
             if not self._registration.may_claim():
-                self.give_back_claimed_ahead()  # others may settle them meanwhile: never run them
+                self.give_back_held()  # others may settle them meanwhile: never run them
                 self._wakes.sleep_until(self._registration.may_claim)
                 continue
-            ahead = self._exchange.take_claimed_ahead()
-            if ahead is not None:
-                return ahead
-            handover = self._exchange.hand_in(None, wants=True)
-            if handover.error is not None:
-                retry_delay = self._claim_failed(handover.error, retry_delay)
+            try:
+                job = self._exchange.take()
+            except Exception as error:
+                retry_delay = self._claim_failed(error, retry_delay)
                 self._wakes.pause(retry_delay)
                 continue
             self._scheduler.pass_on_notice()
-            if handover.job is None:
-                self._wakes.sleep(unless=self._exchange.has_claimed_ahead)
+            if job is None:
+                self._wakes.sleep(unless=self._exchange.has_held)
             else:
                 self._wakes.wake_one()  # more may be queued: let one more idle worker look
-            return handover.job
+            return job
         return None
 
     def _claim_failed(self, error: Exception, delay: float | None) -> float:
@@ -116,15 +115,18 @@ class WorkerLoop:
         )
         return delay
 
-    def give_back_claimed_ahead(self) -> None:
-        """Put back the jobs claimed ahead that no worker will run (stopping, no liveness).
+    def give_back_held(self) -> None:
+        """Give back the jobs held ahead that no worker will run (stopping, no liveness).
 
-        A give-back that fails leaves them held in this runner's name, run by
-        no worker: the sweep gives them back, or others settle them once this
-        runner is judged dead.
+        A give-back that fails leaves them held in this runner's name: its next
+        give-back, or the settling of its death, frees them.
         """
-        for claimed in self._exchange.take_all_claimed_ahead():
-            self._recorder.put_back(claimed)
+        try:
+            self._exchange.give_back_held()
+        except Exception as error:
+            self._log.warning(
+                "give back jobs held ahead failed category=%s", loggable_category(error)
+            )
 
 
 def drain(

@@ -265,18 +265,18 @@ def test_a_job_from_elsewhere_noticed_while_the_worker_turns_idle_is_not_missed(
     system = make_system()
     kind = system.kinds.register("count", count, payload=CountPayload)
     store = system.store
-    real_claim = store.record_and_claim
+    real_batch = store.run_batch
     armed = threading.Event()
 
-    def claim_then_another_process_enqueues(outcomes, *, now, **arguments):
-        held, claimed = real_claim(outcomes, now=now, **arguments)
-        if not claimed and not outcomes and armed.is_set():
+    def claim_then_another_process_enqueues(batch, *, now, **arguments):
+        done = real_batch(batch, now=now, **arguments)
+        if batch.claim and not done.claimed and not done.held and armed.is_set():
             armed.clear()
             store.inner.create(NewJob(id="elsewhere", kind="count", payload="{}"), now=now)
             system.runner.notice_jobs_from_elsewhere()  # what the watcher does on the commit
-        return held, claimed
+        return done
 
-    store.record_and_claim = claim_then_another_process_enqueues
+    store.run_batch = claim_then_another_process_enqueues
     system.start()
     system.wait_for(kind.enqueue(CountPayload()))  # the worker is through one job, then idle
     armed.set()

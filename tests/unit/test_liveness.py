@@ -14,7 +14,8 @@ import pytest
 
 from jobtable.adapters.fake_clock import FakeClock
 from jobtable.adapters.memory import MemoryStore
-from jobtable.core import INTERRUPTED, JobContext, LivenessTerms, RunnerInfo, Status
+from jobtable.core import CANCELLED, INTERRUPTED, JobContext, LivenessTerms, RunnerInfo, Status
+from jobtable.core.batch import Batch
 from jobtable.core.errors import StoreUnavailableError
 from jobtable.core.liveness import CHECK_INTERVAL, FAST_WINDOW, SWEEP_INTERVAL
 from jobtable.core.outcome import Succeed
@@ -307,39 +308,46 @@ def test_join_returns_within_its_timeout_when_the_database_hangs(make_system):
     assert returned == [True]  # every worker exited; the row is left for others to clear
 
 
-def test_jobs_claimed_for_idle_workers_are_given_back_not_run_once_the_liveness_was_lost(
-    make_system, gate
-):
-    """A job claimed ahead for an idle worker and not yet taken when the runner lost
-    its liveness may have been settled elsewhere meanwhile: no worker of it may start it.
-    The one still held is given back and runs; the one settled elsewhere stays settled."""
+def test_jobs_held_ahead_are_given_back_not_run_once_the_liveness_was_lost(make_system, gate):
+    """A job held ahead and not yet started when the runner lost its liveness may have been
+    freed elsewhere meanwhile: no worker of it may start it. The one still queued is given
+    back and runs later; the one cancelled meanwhile never runs."""
     owner = make_system(workers=1, sweep_interval=SWEEP_INTERVAL, check_interval=CHECK_INTERVAL)
     kind = owner.kinds.register("slow", gate.handler, payload=CountPayload)
     owner.start()
     busy = kind.enqueue(CountPayload())
     assert gate.started.acquire(timeout=10)  # the one worker is busy
-    still_held, settled = kind.enqueue(CountPayload()), kind.enqueue(CountPayload())
+    still_queued, cancelled = kind.enqueue(CountPayload()), kind.enqueue(CountPayload())
     store = owner.store.inner
-    ahead = [
-        store.claim_next(runner_id=owner.runner.id, now=owner.clock.now(), kinds=["slow"])
-        for _ in range(2)
-    ]
-    assert [job.id for job in ahead] == [still_held, settled]
-    owner.runner._exchange._claimed_ahead.extend(ahead)  # as a batch leaves them for idle workers
+    held = store.run_batch(
+        Batch(hold=2), runner_id=owner.runner.id, now=owner.clock.now(), kinds=["slow"]
+    ).held
+    assert [job.id for job in held] == [still_queued, cancelled]
+    # As a batch leaves them for the workers, never expiring on their own here.
+    owner.runner._exchange._held.extend((job, time.monotonic() + 3600) for job in held)
+    owner.runner._exchange._holds_in_store = True
 
     break_lock(store, owner.runner.id)
-    assert interrupt(store, ahead[1].claim, code=INTERRUPTED, now=owner.clock.now())
+    store.cancel(cancelled, now=owner.clock.now())
     owner.clock.wait_for_sleepers(2)
     owner.clock.advance(CHECK_INTERVAL)  # the lock is taken again; the sweep reconciles
-    owner.store.wait_until(lambda: owner.runner.get(still_held).status is Status.QUEUED)
-    assert owner.runner._exchange.claimed_ahead_claims() == set()
-    assert store.row(still_held)["attempt"] == 0  # its attempt given back: it never ran
+    claimed: list = []
+
+    def freed() -> bool:  # given back: another runner may claim it
+        batch = Batch(claim=1)
+        claimed.extend(store.run_batch(batch, runner_id="another", now=owner.clock.now()).claimed)
+        return bool(claimed)
+
+    owner.store.wait_until(freed)
+    assert owner.runner._exchange.held_claims() == set()
+    assert [job.id for job in claimed] == [still_queued]
+    store.put_back([claimed[0].claim], now=owner.clock.now())
 
     gate.release.set()
     assert owner.wait_for(busy).status is Status.SUCCEEDED
-    assert owner.wait_for(still_held).status is Status.SUCCEEDED
-    job = owner.runner.get(settled)
-    assert (job.status, job.error) == (Status.FAILED, INTERRUPTED)  # as settled elsewhere
+    assert owner.wait_for(still_queued).status is Status.SUCCEEDED
+    job = owner.runner.get(cancelled)
+    assert (job.status, job.error) == (Status.FAILED, CANCELLED)
     assert gate.started.acquire(timeout=0) and not gate.started.acquire(timeout=0)  # 1 more run
 
 

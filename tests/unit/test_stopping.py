@@ -66,17 +66,17 @@ def test_a_claim_that_returns_after_stop_is_given_back_untouched(make_system):
         payload=CountPayload, result=CountResult,
     )  # fmt: skip
     store = system.store
-    real_claim = store.record_and_claim
+    real_batch = store.run_batch
     in_flight, land = threading.Event(), threading.Event()
 
-    def slow_claim(outcomes, **arguments):
-        held, claimed = real_claim(outcomes, **arguments)
-        if claimed:
+    def slow_claim(batch, **arguments):
+        done = real_batch(batch, **arguments)
+        if done.claimed or any(done.started):
             in_flight.set()
             land.wait(10)  # the reply is on its way while the runner stops
-        return held, claimed
+        return done
 
-    store.record_and_claim = slow_claim
+    store.run_batch = slow_claim
     system.start()
     job_id = kind.enqueue(CountPayload())
     assert in_flight.wait(10)
@@ -89,18 +89,21 @@ def test_a_claim_that_returns_after_stop_is_given_back_untouched(make_system):
     assert f"gave back a job claimed while stopping job_id={job_id}" in system.logs.text
 
 
-def test_a_next_job_claimed_with_an_outcome_as_stop_lands_is_given_back(make_system):
+def test_a_next_job_taken_as_stop_lands_is_given_back(make_system):
     system = make_system()
     kind = system.kinds.register("count", count, payload=CountPayload)
     store = system.store
-    real_record = store.record_and_claim
+    real_batch = store.run_batch
+    takes = []
 
-    def record_as_stop_lands(outcomes, **arguments):
-        if outcomes:
-            system.runner.stop()  # lands while the outcome and the next claim commit
-        return real_record(outcomes, **arguments)
+    def take_as_stop_lands(batch, **arguments):
+        if batch.claim or batch.starts:
+            takes.append(batch)
+            if len(takes) == 2:
+                system.runner.stop()  # lands while the next job's claim commits
+        return real_batch(batch, **arguments)
 
-    store.record_and_claim = record_as_stop_lands
+    store.run_batch = take_as_stop_lands
     first, second = kind.enqueue(CountPayload(steps=1)), kind.enqueue(CountPayload(steps=2))
     system.start()
     assert system.runner.join(timeout=10)
@@ -138,15 +141,15 @@ def test_a_worker_that_crashes_is_replaced_and_the_pool_keeps_its_size(make_syst
     system = make_system(workers=2)
     kind = system.kinds.register("count", count, payload=CountPayload)
     store = system.store
-    real_claim = store.record_and_claim
+    real_batch = store.run_batch
     crashes = [Unusual(), Unusual()]
 
-    def crashing_claim(outcomes, **arguments):
-        if crashes and not outcomes:
+    def crashing_claim(batch, **arguments):
+        if crashes and not batch.outcomes:
             raise crashes.pop()  # past every `except Exception` in the worker
-        return real_claim(outcomes, **arguments)
+        return real_batch(batch, **arguments)
 
-    store.record_and_claim = crashing_claim
+    store.run_batch = crashing_claim
     system.start()
     ids = [kind.enqueue(CountPayload(steps=n)) for n in range(6)]
     for job_id in ids:
