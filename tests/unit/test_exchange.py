@@ -131,14 +131,14 @@ def test_outcomes_wait_in_the_buffer_until_the_flush_writes_them_together_durabl
         exchange.began(job.claim)
         exchange.record(job, Succeed(result="{}"))
     assert all(store.inner.get(job_id).status is Status.RUNNING for job_id in ids)
-    assert exchange.in_hand() == {job.claim for job in jobs}
+    assert exchange.in_hand().claims == {job.claim for job in jobs}
     assert exchange.next_due() == pytest.approx(now.value + FLUSH_AFTER)
     exchange.flush()
     assert store.batches[-1].durable and len(store.batches[-1].outcomes) == 3
     assert all(batch.durable is False for batch in store.batches[:-1])  # the takes
     assert all(store.inner.get(job_id).status is Status.SUCCEEDED for job_id in ids)
     assert written == [(job_id, True) for job_id in ids]
-    assert exchange.in_hand() == set() and exchange.next_due() is None
+    assert exchange.in_hand().claims == set() and exchange.next_due() is None
 
 
 def test_enough_outcomes_are_due_at_once():
@@ -161,7 +161,7 @@ def test_a_failed_write_keeps_every_outcome_and_held_job_for_the_next_try():
     with pytest.raises(StoreUnavailableError):
         exchange.take()
     assert exchange.held_claims() == held
-    assert exchange.in_hand() == {job.claim}
+    assert exchange.in_hand().claims == {job.claim}
     store.fail_with = None
     exchange.flush()
     assert written == [(ids[0], True)]
@@ -243,10 +243,10 @@ def test_a_job_taken_is_in_hand_until_its_worker_begins_it_and_its_outcome_until
     exchange, _, _ = make()
     queue(exchange, 1)
     job = exchange.take()
-    assert job is not None and exchange.in_hand() == {job.claim}  # not lost to a sweep
+    assert job is not None and exchange.in_hand().claims == {job.claim}  # not lost to a sweep
     exchange.began(job.claim)
-    assert exchange.in_hand() == set()
+    assert exchange.in_hand().claims == set()
     exchange.record(job, Succeed(result="{}"))
-    assert exchange.in_hand() == {job.claim}
+    assert exchange.in_hand().claims == {job.claim}
     exchange.flush()
-    assert exchange.in_hand() == set()
+    assert exchange.in_hand().claims == set()
