@@ -30,6 +30,7 @@ from jobtable.core.jobs import (
     NewJob,
     Recovered,
 )
+from jobtable.core.limits import RunningLimit, smallest
 from jobtable.core.liveness import (
     Settlement,
 )
@@ -92,6 +93,7 @@ class MemoryStore(MemoryOperations, MemoryReads, MemoryRegistry):
             unique_key=job.unique_key,
             unique_while_active=job.unique_while_active,
             key_until=None if job.key_until is None else _stamp(job.key_until),
+            limit_key=job.limit_key,
         )
         self._rows[job.id] = row
         self._file(row)
@@ -149,6 +151,41 @@ class MemoryStore(MemoryOperations, MemoryReads, MemoryRegistry):
         if best is None:
             return None
         return self._rows[best[0][2]]
+
+    def _limited_due(
+        self, limits: Mapping[str, RunningLimit], queues: Collection[str] | None, wanted: int
+    ) -> list[_Row]:
+        """Up to ``wanted`` due rows of limited kinds whose kind (or key) has a free slot,
+        kind by kind as the SQL stores take them, each kind's in claim order."""
+        limits = smallest(limits, (dict(row.info.limits) for row in self._runners.values()))
+        running: dict[tuple[str, str | None], int] = {}
+        for row in self._rows.values():
+            if row.status is Status.RUNNING and row.kind in limits:
+                slot = (row.kind, row.limit_key if limits[row.kind].keyed else None)
+                running[slot] = running.get(slot, 0) + 1
+        picked: list[_Row] = []
+        for kind in sorted(limits):
+            limit = limits[kind]
+            due = sorted(
+                (
+                    row
+                    for row in self._rows.values()
+                    if row.kind == kind
+                    and row.status is Status.QUEUED
+                    and row.held_by is None
+                    and row.queue not in self._paused
+                    and (queues is None or row.queue in queues)
+                ),
+                key=lambda row: row.order,
+            )
+            for row in due:
+                if len(picked) >= wanted:
+                    return picked
+                slot = (kind, row.limit_key if limit.keyed else None)
+                if running.get(slot, 0) < limit.n:
+                    running[slot] = running.get(slot, 0) + 1
+                    picked.append(row)
+        return picked
 
     def _peek(self, kind: str, queues: Collection[str] | None) -> tuple[int, str, str] | None:
         """The first claimable entry of ``kind``'s heap, dropping stale ones on the way."""
@@ -295,11 +332,17 @@ class MemoryStore(MemoryOperations, MemoryReads, MemoryRegistry):
                 if start and row is not None:
                     self._start(row, claim.runner_id, stamp)
                 done.started.append(start)
+            limited = {k: v for k, v in batch.limits.items() if kinds and k in kinds}
+            if limited and batch.claim:
+                for row in self._limited_due(limited, queues, batch.claim):
+                    done.claimed.append(self._start(row, runner_id, stamp))
+            if limited:
+                kinds = [kind for kind in kinds or () if kind not in limited]
             for count, into, holding in (
                 (batch.claim, done.claimed, False),
                 (batch.hold, done.held, True),
             ):
-                while len(into) < count:
+                while len(into) < count and kinds != []:
                     row = self._first_due(kinds, queues)
                     if row is None:
                         break

@@ -112,6 +112,18 @@ class MemoryReads(MemoryState):
                 and row.order < order
             )
 
+    def running_alike(self, job_id: str) -> tuple[int, int]:
+        with self._lock:
+            job = self._rows.get(job_id)
+            if job is None:
+                return (0, 0)
+            alike = [
+                row
+                for row in self._rows.values()
+                if row.status is Status.RUNNING and row.kind == job.kind
+            ]
+            return len(alike), sum(row.limit_key == job.limit_key for row in alike)
+
     def job_counts(self) -> list[JobCount]:
         counts: collections.Counter[tuple[str, str, str]] = collections.Counter()
         with self._lock:

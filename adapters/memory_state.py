@@ -59,6 +59,7 @@ class _Row:
     """The last ATTEMPTS_KEPT attempts that ended without ending the job, oldest first."""
     snoozes: int = 0
     key_until: str | None = None
+    limit_key: str | None = None
     version: int = 0
     history: collections.deque[JobEvent] = attrs.Factory(
         lambda: collections.deque(maxlen=EVENTS_KEPT)

@@ -43,6 +43,7 @@ def new_job_parameters(job: NewJob, now: Any, *, stamp: Callable[[Any], Any]) ->
         "unique_key": job.unique_key,
         "unique_while_active": job.unique_while_active,
         "key_until": None if job.key_until is None else stamp(job.key_until),
+        "limit_key": job.limit_key,
     }
 
 
@@ -212,6 +213,7 @@ def runner_parameters(info: RunnerInfo) -> dict[str, Any]:
         "kinds": json.dumps(list(info.kinds)),
         "queues": None if info.queues is None else json.dumps(list(info.queues)),
         "workers": info.workers,
+        "limits": json.dumps(dict(info.limits)) if info.limits else None,
     }
 
 

@@ -32,6 +32,7 @@ from jobtable.core.jobs import (
     Recovered,
 )
 from jobtable.core.kinds import Kind, KindRegistry
+from jobtable.core.limits import Limit
 from jobtable.core.liveness import (
     DeadRunner,
     LivenessTerms,
@@ -69,6 +70,7 @@ __all__ = [
     "JobStore",
     "Kind",
     "KindRegistry",
+    "Limit",
     "LivenessTerms",
     "LockState",
     "NewJob",

@@ -7,11 +7,12 @@ one transaction (``JobQueue.run_batch``) and answers with a ``BatchDone``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import attrs
 
 from jobtable.core.jobs import Claim, ClaimedJob
+from jobtable.core.limits import RunningLimit
 from jobtable.core.outcome import Outcome
 
 
@@ -29,6 +30,10 @@ class Batch:
     """How many due jobs to claim running at once (for workers free now)."""
     hold: int = 0
     """How many due jobs to hold ahead (queued still, started later by ``starts``)."""
+    limits: Mapping[str, RunningLimit] = attrs.field(factory=dict)
+    """The limited kinds among those served: a claim takes their jobs only while fewer than
+    the limit run (per key where keyed), counted across every runner, and never holds them
+    ahead."""
     durable: bool = True
     """Whether the commit must survive a power loss before this returns. A batch that
     records no outcome may commit without waiting for the disk: should it be lost, its

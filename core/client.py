@@ -28,6 +28,7 @@ from jobtable.core.idempotency import KeepAnswer
 from jobtable.core.ids import JobIdGenerator, could_exist, unix_ms
 from jobtable.core.jobs import Enqueued, Job, JobDetail, JobEvents, NewJob, Retention
 from jobtable.core.kinds import EncodedJob, KindRegistry
+from jobtable.core.limits import Limit
 from jobtable.core.ports import JobStore
 from jobtable.core.retention import Pruner
 from jobtable.core.waiting import why_waiting
@@ -130,6 +131,7 @@ class Client(OperatorActions):
             spec=spec,
             payload=encoded,
             options=(options or EnqueueOptions()).check(now=self._clock.now()),
+            limit_key=None if spec.limit is None else spec.limit.key_of(structured),
         )
 
     def _store_jobs(
@@ -191,6 +193,7 @@ class Client(OperatorActions):
             unique_key=unique_key,
             unique_while_active=while_active,
             key_until=None if while_active else unique.held_until(now),
+            limit_key=request.limit_key,
         )
 
     # -- reads -------------------------------------------------------------
@@ -198,6 +201,10 @@ class Client(OperatorActions):
     def get(self, job_id: str) -> Job | None:
         """The job with ``job_id`` as shown to anyone (its ``result`` decoded), or None."""
         return self.store.get(job_id) if could_exist(job_id) else None
+
+    def _limit_of(self, kind: str) -> Limit | None:
+        spec = self.kinds.get(kind)
+        return None if spec is None else spec.limit
 
     def detail(self, job_id: str) -> JobDetail | None:
         """The job's detail (its job as ``get`` gives it, its attempts) and, when it is not
@@ -211,6 +218,8 @@ class Client(OperatorActions):
             paused=self.store.paused_queues(),
             runners=self.store.runners(),
             ahead=lambda: self.store.jobs_ahead(detail),
+            limit=self._limit_of(detail.job.kind),
+            running=lambda: self.store.running_alike(job_id),
         )
         return attrs.evolve(detail, waiting=tuple(waiting))
 

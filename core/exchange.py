@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 
 import attrs
 
@@ -20,6 +20,7 @@ from jobtable.core.batch import Batch, BatchDone
 from jobtable.core.clock import Clock
 from jobtable.core.errors import StoreError
 from jobtable.core.jobs import Claim, ClaimedJob
+from jobtable.core.limits import RunningLimit
 from jobtable.core.outcome import Outcome
 from jobtable.core.ports import JobQueue
 
@@ -98,11 +99,13 @@ class JobExchange:
         policy: AheadPolicy,
         may_hold: Callable[[], bool] = _always,
         held_ready: Callable[[int], None] = _nobody_to_wake,
+        slots_freed: Callable[[int], None] = _nobody_to_wake,
         written: Callable[[Unsent, bool], None] = _written_nowhere,
     ) -> None:
         """``may_hold`` says whether the runner may hold more jobs now (liveness confirmed,
         not stopping); ``held_ready`` is told how many jobs a batch just held ahead, to wake
-        that many idle workers; ``written`` hears of each outcome written (False: its claim
+        that many idle workers; ``slots_freed`` is told how many outcomes of limited kinds a batch
+        wrote, to wake that many idle workers to claim again; ``written`` hears of each outcome written (False: its claim
         was stale)."""
         self._store = store
         self._clock = clock
@@ -110,9 +113,11 @@ class JobExchange:
         self._policy = policy
         self._may_hold = may_hold
         self._held_ready = held_ready
+        self._slots_freed = slots_freed
         self._written = written
         self._kinds: Collection[str] | None = None
         self._queues: Collection[str] | None = None
+        self._limits: dict[str, RunningLimit] = {}
         self.changed = threading.Condition()
         """Notified on every change here; the flusher (core/flusher.py) waits on it."""
         self._wants: list[Want] = []
@@ -128,10 +133,17 @@ class JobExchange:
         self._batches = 0  # batches begun
         self._in_flight: int | None = None  # the number of the batch being run, if any
 
-    def serve(self, kinds: Collection[str] | None, queues: Collection[str] | None) -> None:
-        """What claims may take: set once registration closes, before any claim."""
+    def serve(
+        self,
+        kinds: Collection[str] | None,
+        queues: Collection[str] | None,
+        limits: Mapping[str, RunningLimit] | None = None,
+    ) -> None:
+        """What claims may take, and the limits of the kinds that have one: set once
+        registration closes, before any claim."""
         self._kinds = kinds
         self._queues = queues
+        self._limits = dict(limits or {})
 
     # -- what workers call ----------------------------------------------------
 
@@ -259,7 +271,10 @@ class JobExchange:
                 break
             want.held = self._held.popleft()[0]
             starts.append(want.held.claim)
-        target = self._policy.target() if wants and self._may_hold() else 0
+        # A runner with limited kinds holds nothing ahead: its held jobs would be started
+        # before any claim, and a limited kind's jobs wait for claims.
+        holding = wants and not self._limits and self._may_hold()
+        target = self._policy.target() if holding else 0
         if flushing:
             self._sending, self._unsent = self._unsent, []
         give_backs, self._expired = self._expired, []
@@ -269,6 +284,7 @@ class JobExchange:
             starts=starts,
             claim=len(wants) - len(starts),
             hold=target - len(self._held) if len(self._held) <= target // 2 else 0,
+            limits=self._limits,
             durable=bool(self._sending),
         )
         free_lost_holds = self._holds_maybe_lost and not self._held and not starts
@@ -323,6 +339,9 @@ class JobExchange:
             return
         for each, recorded in zip(sending, done.recorded, strict=True):
             self._written(each, recorded)
+        freed = sum(each.claimed.kind in self._limits for each in sending)
+        if freed:
+            self._slots_freed(freed)  # slots of limited kinds came back: idle workers look
         claimed = iter(done.claimed)
         starts = iter(done.started)
         for want in wants:

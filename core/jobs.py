@@ -93,6 +93,8 @@ class NewJob:
     key_until: datetime.datetime | None = None
     """For a key kept past the job's end: when no enqueue can make it again (its period's
     end, the schedule's next tick). Retention keeps the row, and so the key, until then."""
+    limit_key: str | None = None
+    """The value its kind's keyed limit counts it under (core/limits.py)."""
 
     @property
     def policy(self) -> RetryPolicy:

@@ -29,6 +29,7 @@ from jobtable.core.enqueue_options import (
 )
 from jobtable.core.errors import InvalidPayloadError, RegistrationError, RunnerStateError
 from jobtable.core.jobs import DEFAULT_QUEUE, Enqueued
+from jobtable.core.limits import Limit, RunningLimit, check_limit
 from jobtable.core.policies import RetryPolicy
 from jobtable.core.retry import check_policy
 from jobtable.core.schedules import Schedule, check_cron, check_every
@@ -63,6 +64,8 @@ class KindSpec:
     priority: int = 0
     timeout: float | None = None
     unique: Unique | None = None
+    limit: Limit | None = None
+    """At most this many of its jobs running at once, across every runner (core/limits.py)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -72,6 +75,8 @@ class EncodedJob:
     spec: KindSpec
     payload: str
     options: EnqueueOptions
+    limit_key: str | None = None
+    """The key of the kind's keyed limit, computed from the payload."""
 
 
 @attrs.frozen
@@ -149,7 +154,12 @@ class Kind(Generic[P]):
                 timeout=timeout,
                 unique_key=unique_key,
             ).options
-        job = EncodedJob(spec=self._spec, payload=self._encode(payload), options=options)
+        job = EncodedJob(
+            spec=self._spec,
+            payload=self._encode(payload),
+            options=options,
+            limit_key=None if self._spec.limit is None else self._spec.limit.key_of(payload),
+        )
         (enqueued,) = self._enqueuer((job,), connection=connection)
         return enqueued
 
@@ -185,8 +195,12 @@ class Kind(Generic[P]):
         return self._enqueuer(encoded)
 
     def _encoded(self, request: JobRequest[P]) -> EncodedJob:
+        limit = self._spec.limit
         return EncodedJob(
-            spec=self._spec, payload=self._encode(request.payload), options=request.options
+            spec=self._spec,
+            payload=self._encode(request.payload),
+            options=request.options,
+            limit_key=None if limit is None else limit.key_of(request.payload),
         )
 
     def _encode(self, payload: P) -> str:
@@ -227,6 +241,7 @@ class KindRegistry:
         priority: int = 0,
         timeout: float | None = None,
         unique: Unique | None = None,
+        limit: Limit | None = None,
     ) -> Kind[P]:
         """Make ``handler`` run jobs of ``kind`` and return the handle that enqueues them.
 
@@ -241,7 +256,9 @@ class KindRegistry:
         exponential backoff with full jitter (``backoff=(base, cap)``
         seconds, default (2, 600)). ``queue``, ``priority`` (0-9, 0 first)
         and ``timeout`` (seconds an attempt may run) are the defaults each
-        job may override; ``unique`` makes jobs unique by key. Raises
+        job may override; ``unique`` makes jobs unique by key; ``limit``
+        bounds how many of its jobs run at once across every runner
+        (``Limit(n)``, or per key: ``Limit(n, key="customer_id")``). Raises
         RegistrationError for a bad registration and RunnerStateError once
         the runner has started.
         """
@@ -265,6 +282,8 @@ class KindRegistry:
             if timeout is not None:
                 timeout = seconds(timeout, "timeout", allow_zero=False)
             _check_unique(unique, payload)
+            if limit is not None:
+                check_limit(limit, payload)
         except (ValueError, InvalidOptionError) as error:
             raise RegistrationError(f"register {kind!r}: {error}") from None
         spec = KindSpec(
@@ -278,6 +297,7 @@ class KindRegistry:
             priority=priority,
             timeout=timeout,
             unique=unique,
+            limit=limit,
         )
         with self._lock:
             if self._frozen:
@@ -329,7 +349,14 @@ class KindRegistry:
         if not isinstance(handle, Kind) or self._specs.get(handle.name) is not handle.spec:
             raise RegistrationError(f"schedule {name!r}: register the kind here first")
         encoded = handle.encode_payload(payload)
-        schedule = Schedule(name=name, kind=handle.name, payload=encoded, **when)
+        limit = handle.spec.limit
+        try:
+            limit_key = None if limit is None else limit.key_of(payload)
+        except InvalidOptionError as error:
+            raise RegistrationError(f"schedule {name!r}: {error}") from None
+        schedule = Schedule(
+            name=name, kind=handle.name, payload=encoded, limit_key=limit_key, **when
+        )
         with self._lock:
             if self._frozen:
                 raise RunnerStateError(f"schedule {name!r}: the runner has already started")
@@ -346,6 +373,14 @@ class KindRegistry:
 
     def names(self) -> list[str]:
         return sorted(self._specs)
+
+    def limits(self) -> dict[str, RunningLimit]:
+        """The limit of each kind registered with one, as stores honour it when they claim."""
+        return {
+            name: RunningLimit(n=spec.limit.n, keyed=spec.limit.keyed)
+            for name, spec in self._specs.items()
+            if spec.limit is not None
+        }
 
     def freeze(self) -> None:
         """Refuse every later registration; the runner calls this as it starts."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 
 from jobtable.core.attempts import Attempt, Attempts
 from jobtable.core.executor import Executor
@@ -13,6 +14,10 @@ from jobtable.core.pool import WorkerPool
 from jobtable.core.preemption import Preemption
 from jobtable.core.recording import job_fields
 from jobtable.core.wakes import WorkerWakes
+
+
+def _unlimited(kind: str) -> bool:
+    return False
 
 
 class LeftBehind:
@@ -31,17 +36,32 @@ class LeftBehind:
         executor: Executor,
         pool: WorkerPool,
         wakes: WorkerWakes,
+        limited: Callable[[str], bool] = _unlimited,
     ) -> None:
+        """``limited`` says whether a kind has a concurrency limit: such a handler keeps its
+        slot (its job stays running, its worker busy) until it returns, so the limit is never
+        passed while it still runs."""
         self._log = log
         self._attempts = attempts
         self._preemption = preemption
         self._executor = executor
         self._pool = pool
         self._wakes = wakes
+        self._limited = limited
 
     def act_on_deadlines(self) -> None:
         """Stop the handlers whose timeout came; leave behind those past their grace."""
         for attempt, code in self._preemption.act_on_deadlines():
+            job = attempt.job
+            if job is not None and self._limited(job.kind):
+                self._log.error(
+                    "handler ignored its stop; its job keeps its limit's slot until it returns "
+                    "job_id=%s code=%s",
+                    attempt.claim.job_id,
+                    code,
+                    extra=job_fields(job, code),
+                )
+                continue
             if self._attempts.take_settling(attempt, "runner"):
                 self._attempts.abandon(attempt)
                 count, refill = self._pool.left_behind(attempt.worker)

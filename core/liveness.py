@@ -94,6 +94,8 @@ class RunnerInfo:
     queues: tuple[str, ...] | None
     """The queues it serves; None for all."""
     workers: int
+    limits: tuple[tuple[str, int], ...] = ()
+    """Its kinds' concurrency limits, (kind, n): claims apply the smallest any runner has."""
 
 
 @attrs.frozen(kw_only=True)

@@ -154,6 +154,7 @@ class Runner(ClientMethods):
             policy=ahead,
             may_hold=lambda: not wakes.stopping and registration.may_claim(),
             held_ready=wakes.claimed_ahead_ready,
+            slots_freed=wakes.wake_for,
             written=lambda unsent, recorded: recorder.written(unsent, recorded),
         )
         self._recorder = recorder = OutcomeRecorder(
@@ -235,7 +236,15 @@ class Runner(ClientMethods):
             left_behind_cap=left_behind_cap,
         )
         left_behind = LeftBehind(
-            log, attempts=attempts, preemption=preemption, executor=executor, pool=pool, wakes=wakes
+            log,
+            attempts=attempts,
+            preemption=preemption,
+            executor=executor,
+            pool=pool,
+            wakes=wakes,
+            limited=lambda kind: (
+                (spec := self.kinds.get(kind)) is not None and spec.limit is not None
+            ),
         )
 
         # The background loops, each on a thread of its own once started.
@@ -288,6 +297,7 @@ class Runner(ClientMethods):
             kinds=tuple(self.kinds.names()),
             queues=None if self._queues is None else tuple(sorted(self._queues)),
             workers=self._workers,
+            limits=tuple(sorted((kind, limit.n) for kind, limit in self.kinds.limits().items())),
         )
         try:
             self._ticks.record_schedules()  # first: a failure here leaves nothing registered
@@ -312,7 +322,7 @@ class Runner(ClientMethods):
         """No kind may be registered from now on; these are the kinds this runner claims."""
         self.kinds.freeze()
         self._kinds = frozenset(self.kinds.names())
-        self._exchange.serve(self._kinds, self._queues)
+        self._exchange.serve(self._kinds, self._queues, self.kinds.limits())
 
     def stop(self) -> None:
         """The first phase of stopping: take no new job; running jobs go on. Returns at once.

@@ -37,6 +37,8 @@ class Schedule:
     cron: str | None = None
     every: float | None = None
     timezone: datetime.tzinfo = datetime.UTC
+    limit_key: str | None = None
+    """The key of the kind's keyed limit for that payload (core/limits.py)."""
 
     def latest_tick(self, now: datetime.datetime) -> datetime.datetime:
         """The last tick at or before ``now``."""

@@ -115,7 +115,13 @@ class Ticks:
         assert spec is not None  # a schedule is registered with its kind
         job = attrs.evolve(
             self._new_job(
-                EncodedJob(spec=spec, payload=schedule.payload, options=_NO_OPTIONS), now
+                EncodedJob(
+                    spec=spec,
+                    payload=schedule.payload,
+                    options=_NO_OPTIONS,
+                    limit_key=schedule.limit_key,
+                ),
+                now,
             ),
             run_at=tick,
             unique_key=schedule.unique_key(tick),

@@ -12,8 +12,13 @@ import datetime
 from collections.abc import Callable, Collection
 
 from jobtable.core.jobs import JobDetail
+from jobtable.core.limits import Limit
 from jobtable.core.liveness import RunnerRecord
 from jobtable.core.status import Status
+
+
+def _none_running() -> tuple[int, int]:
+    return (0, 0)
 
 
 def why_waiting(
@@ -23,11 +28,15 @@ def why_waiting(
     paused: Collection[str],
     runners: Collection[RunnerRecord],
     ahead: Callable[[], int],
+    limit: Limit | None = None,
+    running: Callable[[], tuple[int, int]] = _none_running,
 ) -> list[str]:
     """Every reason the job is not running now; empty for a running or finished job.
 
     ``ahead`` counts the due jobs before it (called only when it is due and
-    could be claimed, since it costs a query).
+    could be claimed, since it costs a query). ``limit`` is its kind's
+    concurrency limit, if any, and ``running`` counts the jobs running of its
+    kind and of its kind and key (called only when a limit could hold it back).
     """
     if detail.job.status is not Status.QUEUED:
         return []
@@ -52,6 +61,14 @@ def why_waiting(
             reasons.append(f"no live runner serves kind {kind}")
         else:
             reasons.append(f"no live runner of kind {kind} serves queue {queue}")
+    if detail.run_at <= now and detail.queue not in paused and serving and limit is not None:
+        of_kind, of_key = running()
+        if of_kind >= limit.n and not limit.keyed:
+            reasons.append(f"held back by its kind's limit: {of_kind} of {limit.n} running")
+            return reasons
+        if limit.keyed and of_key >= limit.n:
+            reasons.append(f"held back by its key's limit: {of_key} of {limit.n} running")
+            return reasons
     if detail.run_at <= now and detail.queue not in paused and serving:
         count = ahead()
         if count:

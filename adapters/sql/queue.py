@@ -10,13 +10,16 @@ import datetime
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
-from jobtable.adapters.readable_rows import claim_readable, held_job, log_set_aside
+from jobtable.adapters.readable_rows import Unreadable, claim_readable, held_job, log_set_aside
 from jobtable.adapters.sql.engine import Connection, Cursor, SqlEngine, SqlPart
+from jobtable.adapters.sql.limits import claim_limited
 from jobtable.adapters.sql.outcomes import fence, landed, requeue_parameters, send_outcomes
 from jobtable.core.batch import Batch, BatchDone
 from jobtable.core.codes import INTERNAL_ERROR
 from jobtable.core.jobs import Claim, ClaimedJob, HeldJob
 from jobtable.core.outcome import Fail, Outcome
+
+_UNREADABLE = Fail(code=INTERNAL_ERROR)
 
 _Sent = tuple[list[Cursor], list[Cursor], Cursor | None, Cursor | None]
 
@@ -69,6 +72,9 @@ class SqlQueue(SqlPart):
     ) -> BatchDone:
         engine = self._engine
         stamp = engine.stamp(now)
+        limited = {kind: limit for kind, limit in batch.limits.items() if kinds and kind in kinds}
+        if limited:
+            kinds = [kind for kind in kinds or () if kind not in limited]  # never held ahead
         every_kind = kinds is None
         claim_sql = engine.sql("claim_any_job" if every_kind else "claim_next_job")
         hold_sql = (
@@ -83,20 +89,44 @@ class SqlQueue(SqlPart):
 
         def send(conn: Connection) -> _Sent:
             recorded = send_outcomes(engine, conn, batch.outcomes, now)
+            if batch.limits and batch.outcomes:
+                engine.announce(conn)  # a limited kind's slot may be free: others look again
             if batch.give_backs:
                 give_back = engine.sql("give_back_held_job")
                 for claim in batch.give_backs:
                     conn.execute(give_back, {"id": claim.job_id, "runner_id": runner_id})
             started = [_start(engine, conn, claim, stamp) for claim in batch.starts]
+            claiming = batch.claim
+            if limited and claiming:  # jobs of limited kinds first, up to their free slots
+                rows = claim_limited(engine, conn, limited, picking, batch.claim)
+                jobs, unreadable = claim_readable(
+                    lambda count: [],  # a slot an unreadable row took is free again next time
+                    lambda claim: send_outcomes(engine, conn, [(claim, _UNREADABLE)], now),
+                    limit=len(rows),
+                    runner_id=runner_id,
+                    parse_time=engine.parse_time,
+                    claimed=rows,
+                )
+                limited_claimed.extend(jobs)
+                unreadable_limited.extend(unreadable)
+                claiming = batch.claim - len(rows)
+            if kinds == []:
+                claiming = 0  # every kind served is limited
             claimed = (
-                conn.execute(claim_sql, {**picking, "limit": batch.claim}) if batch.claim else None
+                conn.execute(claim_sql, {**picking, "limit": claiming}) if claiming > 0 else None
             )
-            held = conn.execute(hold_sql, {**picking, "limit": batch.hold}) if batch.hold else None
+            holding = batch.hold if kinds != [] else 0
+            held = conn.execute(hold_sql, {**picking, "limit": holding}) if holding else None
             return recorded, started, claimed, held
+
+        limited_claimed: list[ClaimedJob] = []
+        unreadable_limited: list[Unreadable] = []
 
         def read(conn: Connection, sent: _Sent) -> BatchDone:
             recorded, started, claimed, held = sent
             done = BatchDone(recorded=landed(recorded), started=landed(started))
+            done.claimed.extend(limited_claimed)
+            log_set_aside(unreadable_limited)
 
             def failed(claim: Claim) -> None:
                 send_outcomes(engine, conn, [(claim, Fail(code=INTERNAL_ERROR))], now)
@@ -110,9 +140,12 @@ class SqlQueue(SqlPart):
                 (held, hold_sql, done.held, batch.hold, started_and_failed),
             ):
                 if cursor is not None:
+                    limit -= len(into)  # a batch's claims of limited kinds came first
                     into.extend(self._readable(conn, cursor, sql, picking, limit, set_aside))
             return done
 
+        if limited and batch.claim:  # counted, then claimed: one transaction, in order
+            return engine.write(lambda conn: read(conn, send(conn)))
         return engine.send_then_read(send, read, durable=batch.durable)
 
     def _readable(

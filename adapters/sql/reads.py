@@ -31,6 +31,10 @@ class SqlReads(SqlPart):
         rows = self._rows("jobs_ahead", params)
         return int(rows[0][0]) if rows else 0
 
+    def running_alike(self, job_id: str) -> tuple[int, int]:
+        rows = self._rows("running_alike", {"id": job_id})
+        return (int(rows[0][0]), int(rows[0][1])) if rows else (0, 0)
+
     def list_jobs(self, which: JobFilter, *, limit: int, after: str | None) -> list[Job]:
         sql, params = list_statement(
             which, limit=limit, after=after, placeholder=self._engine.placeholder

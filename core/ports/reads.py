@@ -31,6 +31,10 @@ class JobReads(Protocol):
         """Due jobs of the same kind and queue before this one in claim order."""
         ...
 
+    def running_alike(self, job_id: str) -> tuple[int, int]:
+        """Jobs running now of this job's kind, and of its kind with its limit key."""
+        ...
+
     def list_jobs(self, which: JobFilter, *, limit: int, after: str | None) -> list[Job]:
         """Up to ``limit`` jobs that match ``which``, newest first (by id), ids below ``after``.
 

@@ -36,6 +36,7 @@ def test_a_new_schema_gets_every_migration_once_and_reopening_changes_nothing():
             "0009_unique_while_unfinished",
             "0010_cheap_rows",
             "0011_claimed_ahead",
+            "0012_limits",
         ]
         store.close()
         again = open_store(url, schema)
@@ -77,6 +78,7 @@ def test_concurrent_openers_apply_each_migration_once():
             "0009_unique_while_unfinished",
             "0010_cheap_rows",
             "0011_claimed_ahead",
+            "0012_limits",
         ]
         for store in opened:
             store.close()

@@ -70,7 +70,12 @@ def myapp_jobs(monkeypatch):
 
 
 def test_the_readme_has_its_examples():
-    assert set(examples()) == {"myapp/jobs.py", "myapp/test_jobs.py", "myapp/lifecycle.py"}
+    assert set(examples()) == {
+        "myapp/jobs.py",
+        "myapp/test_jobs.py",
+        "myapp/lifecycle.py",
+        "myapp/limits.py",
+    }
 
 
 def test_the_readme_examples_pass_the_projects_lint_as_written(tmp_path):
@@ -153,3 +158,20 @@ def test_the_readme_kind_publishes_progress(myapp_jobs):
     assert kit.drain()[0].id == job_id
     row = kit.store.row(job_id)
     assert "secret_note" not in row["result"]
+
+
+def test_the_readme_limits_example_holds_a_second_charge_of_one_customer_back():
+    from jobtable import JobTestKit
+
+    module = types.ModuleType("myapp_limits")
+    exec(
+        compile(examples()["myapp/limits.py"], "README.md:myapp/limits.py", "exec"), module.__dict__
+    )
+    kit = JobTestKit()
+    module.register(kit.kinds)
+    first = kit.runner.enqueue("charge", {"customer_id": "c1", "cents": 5})
+    second = kit.runner.enqueue("charge", {"customer_id": "c1", "cents": 7})
+    other = kit.runner.enqueue("charge", {"customer_id": "c2", "cents": 9})
+    assert kit.store.row(first)["limit_key"] == "c1"
+    assert kit.store.row(other)["limit_key"] == "c2"
+    assert {job.id for job in kit.drain()} == {first, second, other}

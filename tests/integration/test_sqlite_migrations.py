@@ -33,6 +33,7 @@ ALL_VERSIONS = [
     "0009_unique_while_unfinished",
     "0010_cheap_rows",
     "0011_claimed_ahead",
+    "0012_limits",
 ]
 
 LEGACY_SCHEMA = """

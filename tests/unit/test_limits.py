@@ -1,0 +1,178 @@
+"""Concurrency limits through the runner: registration, keys computed at enqueue, and
+never more handlers at once than the limit across runners sharing one store."""
+
+from __future__ import annotations
+
+import threading
+
+import attrs
+import pytest
+
+from jobtable.core import InvalidOptionError, JobContext, Limit, RegistrationError, Status
+from tests.support.harness import JobSystem
+from tests.unit.kinds_for_tests import CountPayload, CountResult
+
+
+@attrs.frozen
+class Customer:
+    id: str
+
+
+@attrs.frozen
+class ChargePayload:
+    customer: Customer
+    cents: int = 0
+
+
+class Overlap:
+    """Handlers that wait until released, counting how many run at once per key."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.running: dict[str, int] = {}
+        self.most: dict[str, int] = {}
+        self.started = threading.Semaphore(0)
+        self.release = threading.Event()
+
+    def handler(self, key_of):
+        def run(ctx: JobContext, payload) -> CountResult:
+            key = key_of(payload)
+            with self.lock:
+                self.running[key] = self.running.get(key, 0) + 1
+                self.most[key] = max(self.most.get(key, 0), self.running[key])
+            self.started.release()
+            self.release.wait(30)
+            with self.lock:
+                self.running[key] -= 1
+            return CountResult(done=1)
+
+        return run
+
+
+def test_two_runners_never_run_more_than_the_kinds_limit_at_once(make_system):
+    overlap = Overlap()
+    systems: list[JobSystem] = []
+    for _ in range(2):
+        system = make_system(workers=3)
+        kind = system.kinds.register(
+            "export", overlap.handler(lambda p: "all"), payload=CountPayload, limit=Limit(2)
+        )
+        systems.append(system)
+    ids = [kind.enqueue(CountPayload()) for _ in range(6)]
+    for system in systems:
+        system.start()
+    assert overlap.started.acquire(timeout=10) and overlap.started.acquire(timeout=10)
+    store = systems[0].store
+    store.wait_until(
+        lambda: sum(systems[0].runner.get(i).status is Status.RUNNING for i in ids) == 2
+    )
+    assert not overlap.started.acquire(timeout=0.2)  # four more idle workers, none starts one
+    queued = [job_id for job_id in ids if systems[0].runner.get(job_id).status is Status.QUEUED]
+    assert len(queued) == 4
+    assert all(systems[0].runner.detail(job_id).attempt == 0 for job_id in queued)
+    assert systems[0].runner.detail(queued[0]).waiting == (
+        "held back by its kind's limit: 2 of 2 running",
+    )
+    overlap.release.set()
+    for job_id in ids:
+        assert systems[0].wait_for(job_id).status is Status.SUCCEEDED
+    assert overlap.most == {"all": 2}
+
+
+def test_a_keyed_limit_runs_one_per_customer_and_others_beside_it(make_system):
+    overlap = Overlap()
+    system = make_system(workers=4)
+    kind = system.kinds.register(
+        "charge",
+        overlap.handler(lambda p: p.customer.id),
+        payload=ChargePayload,
+        limit=Limit(1, key="customer.id"),
+    )
+    ids = [kind.enqueue(ChargePayload(Customer(name))) for name in ("a", "a", "a", "b")]
+    system.start()
+    assert overlap.started.acquire(timeout=10) and overlap.started.acquire(timeout=10)
+    assert not overlap.started.acquire(timeout=0.2)  # a's second waits; two workers idle
+    assert system.runner.detail(ids[1]).waiting == ("held back by its key's limit: 1 of 1 running",)
+    overlap.release.set()
+    for job_id in ids:
+        assert system.wait_for(job_id).status is Status.SUCCEEDED
+    assert overlap.most == {"a": 1, "b": 1}
+
+
+def test_a_key_callable_computes_the_key_and_one_that_raises_stores_nothing(make_system):
+    system = make_system()
+
+    def key(payload: CountPayload) -> str:
+        if payload.steps < 0:
+            raise ValueError("secret detail")
+        return f"steps-{payload.steps}"
+
+    kind = system.kinds.register(
+        "count",
+        lambda ctx, p: CountResult(done=1),
+        result=CountResult,
+        payload=CountPayload,
+        limit=Limit(1, key=key),
+    )
+    job_id = kind.enqueue(CountPayload(steps=3))
+    assert system.store.inner.row(job_id)["limit_key"] == "steps-3"
+    with pytest.raises(InvalidOptionError) as raised:
+        kind.enqueue(CountPayload(steps=-1))
+    assert raised.value.field == "limit key" and "secret" not in str(raised.value)
+    assert len(system.runner.list_jobs(limit=10).jobs) == 1
+
+
+@pytest.mark.parametrize(
+    ("limit", "problem"),
+    [
+        (Limit(0), "limit n must be a whole number of 1 or more"),
+        (Limit(-2), "limit n must be a whole number of 1 or more"),
+        (Limit(True), "limit n must be a whole number of 1 or more"),
+        (Limit(1, key="nope"), "limit key field not in the payload: nope"),
+        (Limit(1, key="customer.nope"), "limit key field not in the payload: customer.nope"),
+        (2, "limit must be a Limit(n) or Limit(n, key=...)"),
+    ],
+)
+def test_a_bad_limit_is_refused_at_registration(make_system, limit, problem):
+    system = make_system()
+    with pytest.raises(RegistrationError) as raised:
+        system.kinds.register(
+            "charge",
+            lambda ctx, p: CountResult(done=1),
+            result=CountResult,
+            payload=ChargePayload,
+            limit=limit,
+        )
+    assert str(raised.value) == f"register 'charge': {problem}"
+
+
+def test_a_limited_handler_that_ignores_its_stop_keeps_its_slot_until_it_returns(make_system):
+    system = make_system(workers=2)
+    release = threading.Event()
+    started = threading.Semaphore(0)
+
+    def stubborn(ctx: JobContext, payload: CountPayload) -> CountResult:
+        started.release()
+        if payload.steps == 0:
+            release.wait(30)  # ignores its stop
+        return CountResult(done=payload.steps)
+
+    kind = system.kinds.register(
+        "stubborn", stubborn, payload=CountPayload, timeout=5, limit=Limit(1)
+    )
+    system.start()
+    stuck = kind.enqueue(CountPayload(steps=0))
+    assert started.acquire(timeout=10)
+    waiting = kind.enqueue(CountPayload(steps=1))
+    assert system.clock.wait_for_sleepers(1) == [5.0]
+    system.clock.advance(5)  # told to stop: it does not
+    assert system.clock.wait_for_sleepers(1) == [2.0]
+    system.clock.advance(2)  # past its grace: not left behind, its slot kept
+    system.store.wait_until(lambda: "keeps its limit's slot" in system.logs.text)
+    assert system.runner.get(stuck).status is Status.RUNNING
+    assert not started.acquire(timeout=0.2)  # the other worker is idle, the next job waits
+    assert system.runner.get(waiting).status is Status.QUEUED
+    release.set()  # it returns at last: its outcome is what it returned; the slot frees
+    job = system.wait_for(stuck)
+    assert (job.status, job.result) == (Status.SUCCEEDED, {"done": 0})
+    assert system.wait_for(waiting).status is Status.SUCCEEDED
