@@ -12,6 +12,9 @@ import heapq
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+import attrs
+
+from jobtable.adapters.memory_limits import limited_due
 from jobtable.adapters.memory_operations import MemoryOperations
 from jobtable.adapters.memory_reads import MemoryReads
 from jobtable.adapters.memory_registry import MemoryRegistry
@@ -30,7 +33,7 @@ from jobtable.core.jobs import (
     NewJob,
     Recovered,
 )
-from jobtable.core.limits import RunningLimit, smallest
+from jobtable.core.limits import smallest
 from jobtable.core.liveness import (
     Settlement,
 )
@@ -94,6 +97,7 @@ class MemoryStore(MemoryOperations, MemoryReads, MemoryRegistry):
             unique_while_active=job.unique_while_active,
             key_until=None if job.key_until is None else _stamp(job.key_until),
             limit_key=job.limit_key,
+            rate_key=job.rate_key,
         )
         self._rows[job.id] = row
         self._file(row)
@@ -151,41 +155,6 @@ class MemoryStore(MemoryOperations, MemoryReads, MemoryRegistry):
         if best is None:
             return None
         return self._rows[best[0][2]]
-
-    def _limited_due(
-        self, limits: Mapping[str, RunningLimit], queues: Collection[str] | None, wanted: int
-    ) -> list[_Row]:
-        """Up to ``wanted`` due rows of limited kinds whose kind (or key) has a free slot,
-        kind by kind as the SQL stores take them, each kind's in claim order."""
-        limits = smallest(limits, (dict(row.info.limits) for row in self._runners.values()))
-        running: dict[tuple[str, str | None], int] = {}
-        for row in self._rows.values():
-            if row.status is Status.RUNNING and row.kind in limits:
-                slot = (row.kind, row.limit_key if limits[row.kind].keyed else None)
-                running[slot] = running.get(slot, 0) + 1
-        picked: list[_Row] = []
-        for kind in sorted(limits):
-            limit = limits[kind]
-            due = sorted(
-                (
-                    row
-                    for row in self._rows.values()
-                    if row.kind == kind
-                    and row.status is Status.QUEUED
-                    and row.held_by is None
-                    and row.queue not in self._paused
-                    and (queues is None or row.queue in queues)
-                ),
-                key=lambda row: row.order,
-            )
-            for row in due:
-                if len(picked) >= wanted:
-                    return picked
-                slot = (kind, row.limit_key if limit.keyed else None)
-                if running.get(slot, 0) < limit.n:
-                    running[slot] = running.get(slot, 0) + 1
-                    picked.append(row)
-        return picked
 
     def _peek(self, kind: str, queues: Collection[str] | None) -> tuple[int, str, str] | None:
         """The first claimable entry of ``kind``'s heap, dropping stale ones on the way."""
@@ -333,11 +302,25 @@ class MemoryStore(MemoryOperations, MemoryReads, MemoryRegistry):
                     self._start(row, claim.runner_id, stamp)
                 done.started.append(start)
             limited = {k: v for k, v in batch.limits.items() if kinds and k in kinds}
-            if limited and batch.claim:
-                for row in self._limited_due(limited, queues, batch.claim):
+            rated = {k: v for k, v in batch.rates.items() if kinds and k in kinds}
+            if (limited or rated) and batch.claim:
+                declared = (dict(row.info.limits) for row in self._runners.values())
+                rows, opens_at = limited_due(
+                    self._rows.values(),
+                    limits=smallest(limited, declared),
+                    rates=rated,
+                    starts=self._starts,
+                    paused=self._paused,
+                    queues=queues,
+                    wanted=batch.claim,
+                    now=now,
+                )
+                for row in rows:
                     done.claimed.append(self._start(row, runner_id, stamp))
-            if limited:
-                kinds = [kind for kind in kinds or () if kind not in limited]
+                if opens_at is not None:
+                    done = attrs.evolve(done, rate_opens_at=opens_at)
+            if limited or rated:
+                kinds = [kind for kind in kinds or () if kind not in limited and kind not in rated]
             for count, into, holding in (
                 (batch.claim, done.claimed, False),
                 (batch.hold, done.held, True),

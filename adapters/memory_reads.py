@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import datetime
 import json
 from typing import Any
 
@@ -111,6 +112,18 @@ class MemoryReads(MemoryState):
                 and row.queue == detail.queue
                 and row.order < order
             )
+
+    def starts_alike(
+        self, job_id: str, *, since: datetime.datetime
+    ) -> tuple[list[datetime.datetime], list[datetime.datetime]]:
+        with self._lock:
+            job = self._rows.get(job_id)
+            if job is None:
+                return [], []
+            alike = sorted(
+                (at, key) for kind, key, at in self._starts if kind == job.kind and at > since
+            )
+            return [at for at, _ in alike], [at for at, key in alike if key == job.rate_key]
 
     def running_alike(self, job_id: str) -> tuple[int, int]:
         with self._lock:

@@ -60,6 +60,7 @@ class _Row:
     snoozes: int = 0
     key_until: str | None = None
     limit_key: str | None = None
+    rate_key: str | None = None
     version: int = 0
     history: collections.deque[JobEvent] = attrs.Factory(
         lambda: collections.deque(maxlen=EVENTS_KEPT)
@@ -121,6 +122,7 @@ class MemoryState:
         self._leases: dict[str, tuple[str, datetime.datetime]] = {}
         self._locks: set[str] = set()  # runner ids holding their liveness lock
         self._runners: dict[str, _RunnerRow] = {}
+        self._starts: list[tuple[str, str | None, datetime.datetime]] = []  # rate-limited
 
     def _file(self, row: _Row) -> None:
         """Put a queued or scheduled row where claims or promotion find it."""

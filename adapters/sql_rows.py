@@ -44,6 +44,7 @@ def new_job_parameters(job: NewJob, now: Any, *, stamp: Callable[[Any], Any]) ->
         "unique_while_active": job.unique_while_active,
         "key_until": None if job.key_until is None else stamp(job.key_until),
         "limit_key": job.limit_key,
+        "rate_key": job.rate_key,
     }
 
 

@@ -32,7 +32,7 @@ from jobtable.core.jobs import (
     Recovered,
 )
 from jobtable.core.kinds import Kind, KindRegistry
-from jobtable.core.limits import Limit
+from jobtable.core.limits import Limit, Rate
 from jobtable.core.liveness import (
     DeadRunner,
     LivenessTerms,
@@ -77,6 +77,7 @@ __all__ = [
     "NoopPayload",
     "NoopResult",
     "QueueState",
+    "Rate",
     "Recovered",
     "RegistrationError",
     "Runner",

@@ -79,8 +79,8 @@ def _settled(tell: Tell, call: Call, recovered: Any) -> None:
     for settlement in call.argument(0, "settlements"):
         for job, _ in settlement.outcomes:
             tell.job(job.claim.job_id)
-    if recovered.requeued:
-        tell.work()
+    if recovered.requeued or recovered.failed:
+        tell.work()  # queued again, or a limited kind's slot freed: workers look
 
 
 def _created(tell: Tell, call: Call, result: Any) -> None:

@@ -7,12 +7,13 @@ one transaction (``JobQueue.run_batch``) and answers with a ``BatchDone``.
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Mapping, Sequence
 
 import attrs
 
 from jobtable.core.jobs import Claim, ClaimedJob
-from jobtable.core.limits import RunningLimit
+from jobtable.core.limits import RateLimit, RunningLimit
 from jobtable.core.outcome import Outcome
 
 
@@ -34,6 +35,9 @@ class Batch:
     """The limited kinds among those served: a claim takes their jobs only while fewer than
     the limit run (per key where keyed), counted across every runner, and never holds them
     ahead."""
+    rates: Mapping[str, RateLimit] = attrs.field(factory=dict)
+    """The rate-limited kinds among those served: a claim takes their jobs only while fewer
+    than the rate started in its window (per key where keyed), and records each start."""
     durable: bool = True
     """Whether the commit must survive a power loss before this returns. A batch that
     records no outcome may commit without waiting for the disk: should it be lost, its
@@ -57,3 +61,5 @@ class BatchDone:
     """Jobs claimed running, in claim order."""
     held: list[ClaimedJob] = attrs.Factory(list)
     """Jobs held ahead, in claim order; each claim has the attempt its start will make."""
+    rate_opens_at: datetime.datetime | None = None
+    """When a due job a rate held back may start: the runner looks again then."""

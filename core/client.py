@@ -28,7 +28,6 @@ from jobtable.core.idempotency import KeepAnswer
 from jobtable.core.ids import JobIdGenerator, could_exist, unix_ms
 from jobtable.core.jobs import Enqueued, Job, JobDetail, JobEvents, NewJob, Retention
 from jobtable.core.kinds import EncodedJob, KindRegistry
-from jobtable.core.limits import Limit
 from jobtable.core.ports import JobStore
 from jobtable.core.retention import Pruner
 from jobtable.core.waiting import why_waiting
@@ -127,11 +126,13 @@ class Client(OperatorActions):
             raise InvalidPayloadError(kind, error.problems) from None
         except codec.NotStrictJsonError as error:
             raise InvalidPayloadError(kind, (error.problem,)) from None
+        limit_key, rate_key = spec.keys(structured)
         return EncodedJob(
             spec=spec,
             payload=encoded,
             options=(options or EnqueueOptions()).check(now=self._clock.now()),
-            limit_key=None if spec.limit is None else spec.limit.key_of(structured),
+            limit_key=limit_key,
+            rate_key=rate_key,
         )
 
     def _store_jobs(
@@ -194,6 +195,7 @@ class Client(OperatorActions):
             unique_while_active=while_active,
             key_until=None if while_active else unique.held_until(now),
             limit_key=request.limit_key,
+            rate_key=request.rate_key,
         )
 
     # -- reads -------------------------------------------------------------
@@ -202,24 +204,23 @@ class Client(OperatorActions):
         """The job with ``job_id`` as shown to anyone (its ``result`` decoded), or None."""
         return self.store.get(job_id) if could_exist(job_id) else None
 
-    def _limit_of(self, kind: str) -> Limit | None:
-        spec = self.kinds.get(kind)
-        return None if spec is None else spec.limit
-
     def detail(self, job_id: str) -> JobDetail | None:
         """The job's detail (its job as ``get`` gives it, its attempts) and, when it is not
         running, why it waits (``waiting``, plain sentences); None when there is no such job."""
         detail = self.store.detail(job_id) if could_exist(job_id) else None
         if detail is None:
             return None
+        spec = self.kinds.get(detail.job.kind)
         waiting = why_waiting(
             detail,
             now=self._clock.now(),
             paused=self.store.paused_queues(),
             runners=self.store.runners(),
             ahead=lambda: self.store.jobs_ahead(detail),
-            limit=self._limit_of(detail.job.kind),
+            limit=None if spec is None else spec.limit,
             running=lambda: self.store.running_alike(job_id),
+            rate=None if spec is None else spec.rate,
+            starts=lambda since: self.store.starts_alike(job_id, since=since),
         )
         return attrs.evolve(detail, waiting=tuple(waiting))
 

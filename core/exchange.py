@@ -8,6 +8,7 @@ disk; a runner of short jobs holds a few more ahead in the same batch.
 
 from __future__ import annotations
 
+import datetime
 import threading
 import time
 from collections import deque
@@ -20,7 +21,7 @@ from jobtable.core.batch import Batch, BatchDone
 from jobtable.core.clock import Clock
 from jobtable.core.errors import StoreError
 from jobtable.core.jobs import Claim, ClaimedJob
-from jobtable.core.limits import RunningLimit
+from jobtable.core.limits import RateLimit, RunningLimit
 from jobtable.core.outcome import Outcome
 from jobtable.core.ports import JobQueue
 
@@ -70,6 +71,10 @@ def _nobody_to_wake(count: int) -> None:
     return None
 
 
+def _no_rate_wait(at: datetime.datetime) -> None:
+    return None
+
+
 def _written_nowhere(unsent: Unsent, recorded: bool) -> None:
     return None
 
@@ -100,12 +105,14 @@ class JobExchange:
         may_hold: Callable[[], bool] = _always,
         held_ready: Callable[[int], None] = _nobody_to_wake,
         slots_freed: Callable[[int], None] = _nobody_to_wake,
+        rate_opens: Callable[[datetime.datetime], None] = _no_rate_wait,
         written: Callable[[Unsent, bool], None] = _written_nowhere,
     ) -> None:
         """``may_hold`` says whether the runner may hold more jobs now (liveness confirmed,
         not stopping); ``held_ready`` is told how many jobs a batch just held ahead, to wake
         that many idle workers; ``slots_freed`` is told how many outcomes of limited kinds a batch
-        wrote, to wake that many idle workers to claim again; ``written`` hears of each outcome written (False: its claim
+        wrote, to wake that many idle workers to claim again; ``rate_opens`` when a job a
+        rate held back may start; ``written`` hears of each outcome written (False: its claim
         was stale)."""
         self._store = store
         self._clock = clock
@@ -114,10 +121,12 @@ class JobExchange:
         self._may_hold = may_hold
         self._held_ready = held_ready
         self._slots_freed = slots_freed
+        self._rate_opens = rate_opens
         self._written = written
         self._kinds: Collection[str] | None = None
         self._queues: Collection[str] | None = None
         self._limits: dict[str, RunningLimit] = {}
+        self._rates: dict[str, RateLimit] = {}
         self.changed = threading.Condition()
         """Notified on every change here; the flusher (core/flusher.py) waits on it."""
         self._wants: list[Want] = []
@@ -138,12 +147,14 @@ class JobExchange:
         kinds: Collection[str] | None,
         queues: Collection[str] | None,
         limits: Mapping[str, RunningLimit] | None = None,
+        rates: Mapping[str, RateLimit] | None = None,
     ) -> None:
-        """What claims may take, and the limits of the kinds that have one: set once
-        registration closes, before any claim."""
+        """What claims may take, and the limits and rates of the kinds that have them: set
+        once registration closes, before any claim."""
         self._kinds = kinds
         self._queues = queues
         self._limits = dict(limits or {})
+        self._rates = dict(rates or {})
 
     # -- what workers call ----------------------------------------------------
 
@@ -273,7 +284,7 @@ class JobExchange:
             starts.append(want.held.claim)
         # A runner with limited kinds holds nothing ahead: its held jobs would be started
         # before any claim, and a limited kind's jobs wait for claims.
-        holding = wants and not self._limits and self._may_hold()
+        holding = wants and not (self._limits or self._rates) and self._may_hold()
         target = self._policy.target() if holding else 0
         if flushing:
             self._sending, self._unsent = self._unsent, []
@@ -285,6 +296,7 @@ class JobExchange:
             claim=len(wants) - len(starts),
             hold=target - len(self._held) if len(self._held) <= target // 2 else 0,
             limits=self._limits,
+            rates=self._rates,
             durable=bool(self._sending),
         )
         free_lost_holds = self._holds_maybe_lost and not self._held and not starts
@@ -339,6 +351,8 @@ class JobExchange:
             return
         for each, recorded in zip(sending, done.recorded, strict=True):
             self._written(each, recorded)
+        if done.rate_opens_at is not None:
+            self._rate_opens(done.rate_opens_at)  # a job a rate holds back may start then
         freed = sum(each.claimed.kind in self._limits for each in sending)
         if freed:
             self._slots_freed(freed)  # slots of limited kinds came back: idle workers look

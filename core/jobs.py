@@ -95,6 +95,8 @@ class NewJob:
     end, the schedule's next tick). Retention keeps the row, and so the key, until then."""
     limit_key: str | None = None
     """The value its kind's keyed limit counts it under (core/limits.py)."""
+    rate_key: str | None = None
+    """The value its kind's keyed rate counts its starts under."""
 
     @property
     def policy(self) -> RetryPolicy:

@@ -29,7 +29,14 @@ from jobtable.core.enqueue_options import (
 )
 from jobtable.core.errors import InvalidPayloadError, RegistrationError, RunnerStateError
 from jobtable.core.jobs import DEFAULT_QUEUE, Enqueued
-from jobtable.core.limits import Limit, RunningLimit, check_limit
+from jobtable.core.limits import (
+    Limit,
+    Rate,
+    RateLimit,
+    RunningLimit,
+    check_limit,
+    check_rate,
+)
 from jobtable.core.policies import RetryPolicy
 from jobtable.core.retry import check_policy
 from jobtable.core.schedules import Schedule, check_cron, check_every
@@ -66,6 +73,13 @@ class KindSpec:
     unique: Unique | None = None
     limit: Limit | None = None
     """At most this many of its jobs running at once, across every runner (core/limits.py)."""
+    rate: Rate | None = None
+    """At most this many of its jobs started in any window, across every runner."""
+
+    def keys(self, payload: Any) -> tuple[str | None, str | None]:
+        """The limit key and the rate key of a job with ``payload`` (InvalidOptionError)."""
+        limit_key = None if self.limit is None else self.limit.key_of(payload)
+        return limit_key, None if self.rate is None else self.rate.key_of(payload)
 
 
 @attrs.frozen(kw_only=True)
@@ -77,6 +91,8 @@ class EncodedJob:
     options: EnqueueOptions
     limit_key: str | None = None
     """The key of the kind's keyed limit, computed from the payload."""
+    rate_key: str | None = None
+    """The key of the kind's keyed rate, computed from the payload."""
 
 
 @attrs.frozen
@@ -154,11 +170,13 @@ class Kind(Generic[P]):
                 timeout=timeout,
                 unique_key=unique_key,
             ).options
+        limit_key, rate_key = self._spec.keys(payload)
         job = EncodedJob(
             spec=self._spec,
             payload=self._encode(payload),
             options=options,
-            limit_key=None if self._spec.limit is None else self._spec.limit.key_of(payload),
+            limit_key=limit_key,
+            rate_key=rate_key,
         )
         (enqueued,) = self._enqueuer((job,), connection=connection)
         return enqueued
@@ -195,12 +213,13 @@ class Kind(Generic[P]):
         return self._enqueuer(encoded)
 
     def _encoded(self, request: JobRequest[P]) -> EncodedJob:
-        limit = self._spec.limit
+        limit_key, rate_key = self._spec.keys(request.payload)
         return EncodedJob(
             spec=self._spec,
             payload=self._encode(request.payload),
             options=request.options,
-            limit_key=None if limit is None else limit.key_of(request.payload),
+            limit_key=limit_key,
+            rate_key=rate_key,
         )
 
     def _encode(self, payload: P) -> str:
@@ -242,6 +261,7 @@ class KindRegistry:
         timeout: float | None = None,
         unique: Unique | None = None,
         limit: Limit | None = None,
+        rate: Rate | None = None,
     ) -> Kind[P]:
         """Make ``handler`` run jobs of ``kind`` and return the handle that enqueues them.
 
@@ -258,7 +278,8 @@ class KindRegistry:
         and ``timeout`` (seconds an attempt may run) are the defaults each
         job may override; ``unique`` makes jobs unique by key; ``limit``
         bounds how many of its jobs run at once across every runner
-        (``Limit(n)``, or per key: ``Limit(n, key="customer_id")``). Raises
+        (``Limit(n)``, or per key: ``Limit(n, key="customer_id")``); ``rate``
+        bounds how many start in any window (``Rate(10, per=60)``, keyed too). Raises
         RegistrationError for a bad registration and RunnerStateError once
         the runner has started.
         """
@@ -284,6 +305,8 @@ class KindRegistry:
             _check_unique(unique, payload)
             if limit is not None:
                 check_limit(limit, payload)
+            if rate is not None:
+                check_rate(rate, payload)
         except (ValueError, InvalidOptionError) as error:
             raise RegistrationError(f"register {kind!r}: {error}") from None
         spec = KindSpec(
@@ -298,6 +321,7 @@ class KindRegistry:
             timeout=timeout,
             unique=unique,
             limit=limit,
+            rate=rate,
         )
         with self._lock:
             if self._frozen:
@@ -349,13 +373,17 @@ class KindRegistry:
         if not isinstance(handle, Kind) or self._specs.get(handle.name) is not handle.spec:
             raise RegistrationError(f"schedule {name!r}: register the kind here first")
         encoded = handle.encode_payload(payload)
-        limit = handle.spec.limit
         try:
-            limit_key = None if limit is None else limit.key_of(payload)
+            limit_key, rate_key = handle.spec.keys(payload)
         except InvalidOptionError as error:
             raise RegistrationError(f"schedule {name!r}: {error}") from None
         schedule = Schedule(
-            name=name, kind=handle.name, payload=encoded, limit_key=limit_key, **when
+            name=name,
+            kind=handle.name,
+            payload=encoded,
+            limit_key=limit_key,
+            rate_key=rate_key,
+            **when,
         )
         with self._lock:
             if self._frozen:
@@ -373,6 +401,14 @@ class KindRegistry:
 
     def names(self) -> list[str]:
         return sorted(self._specs)
+
+    def rates(self) -> dict[str, RateLimit]:
+        """The rate of each kind registered with one, as stores honour it when they claim."""
+        return {
+            name: RateLimit(n=spec.rate.n, per=float(spec.rate.per), keyed=spec.rate.keyed)
+            for name, spec in self._specs.items()
+            if spec.rate is not None
+        }
 
     def limits(self) -> dict[str, RunningLimit]:
         """The limit of each kind registered with one, as stores honour it when they claim."""

@@ -1,14 +1,18 @@
-"""Concurrency limits: at most N jobs of a kind running at once, across every runner.
+"""Concurrency limits and rates: at most N jobs of a kind running at once, at most N
+started in any window, across every runner.
 
 ``Limit(n)`` bounds a kind; ``Limit(n, key=...)`` bounds each value of a key
 computed from the payload at enqueue (a field's dotted path, or a callable),
-stored with the job. Stores honour them when they claim (``Batch.limits``):
-a job held back stays queued and spends no attempt.
+stored with the job. ``Rate(n, per=seconds)`` (keyed the same way) bounds the
+handler starts in any window of that length. Stores honour both when they
+claim (``Batch.limits``, ``Batch.rates``): a job held back stays queued and
+spends no attempt.
 """
 
 from __future__ import annotations
 
 import contextlib
+import typing
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -37,28 +41,50 @@ class Limit:
         Raises InvalidOptionError naming ``limit key`` when the field holds no
         value or the callable raises or returns no non-empty string.
         """
-        if self.key is None:
-            return None
-        value: Any
-        if callable(self.key):
-            try:
-                value = self.key(payload)
-            except Exception as error:
-                raise InvalidOptionError(
-                    "limit key", f"the key function raised {type(error).__name__}"
-                ) from None
-            if not isinstance(value, str):
-                raise InvalidOptionError("limit key", "the key function must return a string")
-        else:
-            value = payload
-            for name in self.key.split("."):
-                value = getattr(value, name, None)
-            if value is None:
-                raise InvalidOptionError("limit key", f"the payload has no value at {self.key}")
-            value = value if isinstance(value, str) else str(value)
-        if not value or len(value) > KEY_LENGTH:
-            raise InvalidOptionError("limit key", f"must be 1-{KEY_LENGTH} characters")
-        return str(value)
+        return _key_of(self.key, payload, "limit key")
+
+
+@attrs.frozen
+class Rate:
+    """At most ``n`` handler starts of the kind in any ``per`` seconds (per value of ``key``
+    when given), across every runner."""
+
+    n: int
+    per: float = attrs.field(kw_only=True)
+    key: str | Callable[[Any], str] | None = attrs.field(default=None, kw_only=True)
+
+    @property
+    def keyed(self) -> bool:
+        return self.key is not None
+
+    def key_of(self, payload: Any) -> str | None:
+        """The rate key stored with a job of this payload, as ``Limit.key_of`` (``rate key``)."""
+        return _key_of(self.key, payload, "rate key")
+
+
+def _key_of(key: str | Callable[[Any], str] | None, payload: Any, field: str) -> str | None:
+    if key is None:
+        return None
+    value: Any
+    if callable(key):
+        try:
+            value = key(payload)
+        except Exception as error:
+            raise InvalidOptionError(
+                field, f"the key function raised {type(error).__name__}"
+            ) from None
+        if not isinstance(value, str):
+            raise InvalidOptionError(field, "the key function must return a string")
+    else:
+        value = payload
+        for name in key.split("."):
+            value = getattr(value, name, None)
+        if value is None:
+            raise InvalidOptionError(field, f"the payload has no value at {key}")
+        value = value if isinstance(value, str) else str(value)
+    if not value or len(value) > KEY_LENGTH:
+        raise InvalidOptionError(field, f"must be 1-{KEY_LENGTH} characters")
+    return str(value)
 
 
 @attrs.frozen
@@ -66,6 +92,15 @@ class RunningLimit:
     """What a store needs to honour a kind's limit when it claims."""
 
     n: int
+    keyed: bool
+
+
+@attrs.frozen
+class RateLimit:
+    """What a store needs to honour a kind's rate when it claims."""
+
+    n: int
+    per: float
     keyed: bool
 
 
@@ -87,20 +122,57 @@ def check_limit(limit: object, payload_type: type) -> None:
     """ValueError unless ``limit`` is a Limit with a positive n whose key the payload has."""
     if not isinstance(limit, Limit):
         raise ValueError("limit must be a Limit(n) or Limit(n, key=...)")
-    if isinstance(limit.n, bool) or not isinstance(limit.n, int) or limit.n < 1:
-        raise ValueError("limit n must be a whole number of 1 or more")
-    key = limit.key
+    _check_n(limit.n, "limit n")
+    _check_key(limit.key, payload_type, "limit key")
+
+
+PRUNE_MARGIN = 60.0
+"""Seconds a start is kept past its window: a claim whose clock reading is older (taken
+before it waited for the lock, or on a host whose clock lags) must still count it."""
+
+MAX_RATE_WINDOW = 7 * 86400.0
+"""Seconds a rate's window may span at most (a week): starts are kept that long."""
+
+
+def check_rate(rate: object, payload_type: type) -> None:
+    """ValueError unless ``rate`` is a Rate with a positive n and window whose key the payload
+    has."""
+    if not isinstance(rate, Rate):
+        raise ValueError("rate must be a Rate(n, per=seconds) or Rate(n, per=..., key=...)")
+    _check_n(rate.n, "rate n")
+    per = rate.per
+    if isinstance(per, bool) or not isinstance(per, int | float) or not 0 < per <= MAX_RATE_WINDOW:
+        raise ValueError(f"rate per must be seconds above 0 and at most {MAX_RATE_WINDOW:.0f}")
+    _check_key(rate.key, payload_type, "rate key")
+
+
+def _attrs_class(annotation: Any) -> Any:
+    """The attrs class an annotation names, itself or in an Optional or a union."""
+    if isinstance(annotation, type) and attrs.has(annotation):
+        return annotation
+    for member in typing.get_args(annotation):
+        if isinstance(member, type) and attrs.has(member):
+            return member
+    return annotation
+
+
+def _check_n(n: object, what: str) -> None:
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"{what} must be a whole number of 1 or more")
+
+
+def _check_key(key: object, payload_type: type, what: str) -> None:
     if key is None or callable(key):
         return
     if not isinstance(key, str) or not key:
-        raise ValueError("limit key must be a payload field's dotted path or a callable")
+        raise ValueError(f"{what} must be a payload field's dotted path or a callable")
     owner: Any = payload_type
     for name in key.split("."):
         if not (isinstance(owner, type) and attrs.has(owner)):
-            raise ValueError(f"limit key field not in the payload: {key}")
+            raise ValueError(f"{what} field not in the payload: {key}")
         with contextlib.suppress(Exception):  # an annotation naming nothing importable
             attrs.resolve_types(owner)
         fields = attrs.fields_dict(owner)
         if name not in fields:
-            raise ValueError(f"limit key field not in the payload: {key}")
-        owner = fields[name].type
+            raise ValueError(f"{what} field not in the payload: {key}")
+        owner = _attrs_class(fields[name].type)

@@ -155,6 +155,9 @@ class Runner(ClientMethods):
             may_hold=lambda: not wakes.stopping and registration.may_claim(),
             held_ready=wakes.claimed_ahead_ready,
             slots_freed=wakes.wake_for,
+            rate_opens=lambda at: scheduler_wakes.wake_workers_at(
+                clock.monotonic() + max(0.0, (at - clock.now()).total_seconds())
+            ),
             written=lambda unsent, recorded: recorder.written(unsent, recorded),
         )
         self._recorder = recorder = OutcomeRecorder(
@@ -322,7 +325,7 @@ class Runner(ClientMethods):
         """No kind may be registered from now on; these are the kinds this runner claims."""
         self.kinds.freeze()
         self._kinds = frozenset(self.kinds.names())
-        self._exchange.serve(self._kinds, self._queues, self.kinds.limits())
+        self._exchange.serve(self._kinds, self._queues, self.kinds.limits(), self.kinds.rates())
 
     def stop(self) -> None:
         """The first phase of stopping: take no new job; running jobs go on. Returns at once.

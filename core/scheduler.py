@@ -76,6 +76,8 @@ class Scheduler:
         look = True
         while True:
             self._act_on_deadlines()
+            if self._wakes.take_workers_due(self._clock.monotonic()):
+                self._workers.wake_for(1)  # a rate's window moved on: a held-back job may start
             stopping = self._wakes.stopping
             if stopping:
                 # No more promotions or ticks, but timeouts and the grace of handlers told
@@ -112,7 +114,8 @@ class Scheduler:
 
     def _next_wait(self, due_at: float | None, tick_at: float | None) -> float | None:
         """Seconds until the earliest due job, tick or deadline; None: nothing to wait for."""
-        times = [t for t in (due_at, tick_at, self._deadlines.next_at()) if t is not None]
+        candidates = (due_at, tick_at, self._deadlines.next_at(), self._wakes.workers_due())
+        times = [t for t in candidates if t is not None]
         if not times:
             return None
         return min(LONGEST_WAIT, max(0.0, min(times) - self._clock.monotonic()))

@@ -39,6 +39,8 @@ class Schedule:
     timezone: datetime.tzinfo = datetime.UTC
     limit_key: str | None = None
     """The key of the kind's keyed limit for that payload (core/limits.py)."""
+    rate_key: str | None = None
+    """The key of the kind's keyed rate for that payload."""
 
     def latest_tick(self, now: datetime.datetime) -> datetime.datetime:
         """The last tick at or before ``now``."""

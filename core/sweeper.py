@@ -97,6 +97,7 @@ class Sweeper:
             self._observer.jobs_recovered(recovered)
         if recovered.failed:
             self._log.warning("marked jobs interrupted by restart count=%d", recovered.failed)
+            self._wake_one()  # a limited kind's slot may be free
         if recovered.requeued:
             self._log.warning("requeued jobs of a dead runner count=%d", recovered.requeued)
             self._wake_one()

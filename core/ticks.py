@@ -120,6 +120,7 @@ class Ticks:
                     payload=schedule.payload,
                     options=_NO_OPTIONS,
                     limit_key=schedule.limit_key,
+                    rate_key=schedule.rate_key,
                 ),
                 now,
             ),

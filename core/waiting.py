@@ -12,13 +12,19 @@ import datetime
 from collections.abc import Callable, Collection
 
 from jobtable.core.jobs import JobDetail
-from jobtable.core.limits import Limit
+from jobtable.core.limits import Limit, Rate
 from jobtable.core.liveness import RunnerRecord
 from jobtable.core.status import Status
+
+StartTimes = tuple[list[datetime.datetime], list[datetime.datetime]]
 
 
 def _none_running() -> tuple[int, int]:
     return (0, 0)
+
+
+def _no_starts(since: datetime.datetime) -> StartTimes:
+    return [], []
 
 
 def why_waiting(
@@ -30,13 +36,17 @@ def why_waiting(
     ahead: Callable[[], int],
     limit: Limit | None = None,
     running: Callable[[], tuple[int, int]] = _none_running,
+    rate: Rate | None = None,
+    starts: Callable[[datetime.datetime], StartTimes] = _no_starts,
 ) -> list[str]:
     """Every reason the job is not running now; empty for a running or finished job.
 
     ``ahead`` counts the due jobs before it (called only when it is due and
     could be claimed, since it costs a query). ``limit`` is its kind's
     concurrency limit, if any, and ``running`` counts the jobs running of its
-    kind and of its kind and key (called only when a limit could hold it back).
+    kind and of its kind and key (called only when a limit could hold it back);
+    ``rate`` is its kind's rate, if any, and ``starts`` the start times of its kind and of
+    its kind and rate key since the time it is given, oldest first.
     """
     if detail.job.status is not Status.QUEUED:
         return []
@@ -68,6 +78,18 @@ def why_waiting(
             return reasons
         if limit.keyed and of_key >= limit.n:
             reasons.append(f"held back by its key's limit: {of_key} of {limit.n} running")
+            return reasons
+    if detail.run_at <= now and detail.queue not in paused and serving and rate is not None:
+        per = datetime.timedelta(seconds=rate.per)
+        started_of_kind, started_of_key = starts(now - per)
+        times = started_of_key if rate.keyed else started_of_kind
+        if len(times) >= rate.n:
+            opens = (times[len(times) - rate.n] + per).astimezone(datetime.UTC).isoformat()
+            whose = "key" if rate.keyed else "kind"
+            reasons.append(
+                f"held back by its {whose}'s rate: {len(times)} of {rate.n} starts in "
+                f"{rate.per:g} s; may start at {opens}"
+            )
             return reasons
     if detail.run_at <= now and detail.queue not in paused and serving:
         count = ahead()

@@ -124,6 +124,7 @@ class SchedulerWakes:
         self._look_soon = False  # the store may hold an earlier due time
         self._noticed = False  # a change from elsewhere, not yet handed to the scheduler
         self._deadlines_changed = False
+        self._workers_due: float | None = None  # when a job a rate holds back may start
         self.stopping = False
         """No more promotions or ticks; deadlines are kept until the workers are gone."""
 
@@ -151,6 +152,25 @@ class SchedulerWakes:
         with self._changed:
             self._deadlines_changed = True
             self._changed.notify_all()
+
+    def wake_workers_at(self, at: float) -> None:
+        """A job a rate holds back may start at ``at`` (monotonic): have a worker look then."""
+        with self._changed:
+            if self._workers_due is None or at < self._workers_due:
+                self._workers_due = at
+                self._deadlines_changed = True
+                self._changed.notify_all()
+
+    def workers_due(self) -> float | None:
+        return self._workers_due
+
+    def take_workers_due(self, now: float) -> bool:
+        """Whether the time to wake a worker for a rate has come (then forgotten)."""
+        with self._changed:
+            if self._workers_due is None or now < self._workers_due:
+                return False
+            self._workers_due = None
+            return True
 
     def workers_changed(self) -> None:
         """A worker's slot was closed: the last one gone ends a stopping scheduler."""

@@ -1,49 +1,145 @@
-"""Claims of limited kinds on the shared SQL body: count what runs, then claim what fits.
+"""Claims of limited kinds on the shared SQL body: count what runs and what started, then
+claim what fits.
 
-Each limited kind is locked for the claim's transaction (PostgreSQL: an advisory lock;
-SQLite's one writer takes turns already), its running jobs counted per limit key, and its
-due jobs read in claim order a page at a time, taking each whose kind (or key) has a free
-slot, until the batch is full or the kind has no more due jobs.
+Each limited kind (a concurrency limit, a rate, or both) is locked for the claim's
+transaction (PostgreSQL: an advisory lock; SQLite's one writer takes turns already); its
+running jobs are counted per limit key, its starts in the rate's window per rate key
+(older ones pruned), and its due jobs read in claim order a page at a time, taking each
+whose slots are free, until the batch is full or the kind has no more due jobs. Each
+start of a rate-limited job is recorded in the same transaction.
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 from collections.abc import Mapping
 from typing import Any
 
+import attrs
+
 from jobtable.adapters.sql.engine import Connection, SqlEngine
-from jobtable.core.limits import RunningLimit, smallest
+from jobtable.core.limits import PRUNE_MARGIN, RateLimit, RunningLimit, smallest
 
 PAGE = 200
-"""Due jobs of a keyed kind read at a time while looking for keys with a free slot."""
+"""Due jobs of a kind read at a time while looking for keys with a free slot."""
+
+_ALL = "*"
+"""The one slot of a limit or rate without a key."""
+
+
+@attrs.frozen
+class LimitedClaim:
+    rows: list[Any]
+    """The claimed rows (as ``claim_next_job`` returns them), in claim order."""
+    opens_at: datetime.datetime | None
+    """When a due job a rate held back may start (its window's oldest start leaves it)."""
 
 
 def claim_limited(
     engine: SqlEngine,
     conn: Connection,
     limits: Mapping[str, RunningLimit],
+    rates: Mapping[str, RateLimit],
     picking: Mapping[str, Any],
     wanted: int,
-) -> list[Any]:
-    """Claim up to ``wanted`` due jobs of the ``limits`` kinds, within their limits, in this
-    transaction; the claimed rows (as ``claim_next_job`` returns them), in claim order."""
-    chosen: list[str] = []
-    for kind in sorted(limits):  # one order for every runner: no two wait for each other
+    now: datetime.datetime,
+) -> LimitedClaim:
+    """Claim up to ``wanted`` due jobs of the limited kinds, within their limits and rates, in
+    this transaction."""
+    kinds = sorted(set(limits) | set(rates))
+    for kind in kinds:  # one order for every runner: no two wait for each other
         conn.execute(engine.sql("lock_limited_kind"), {"kind": kind})
-    declared = conn.execute(engine.sql("registered_limits"), {}).fetchall()
-    limits = smallest(limits, (_parsed(text) for (text,) in declared))
-    for kind in sorted(limits):
+    if limits:
+        declared = conn.execute(engine.sql("registered_limits"), {}).fetchall()
+        limits = smallest(limits, (_parsed(text) for (text,) in declared))
+    chosen: list[tuple[str, str, str | None]] = []  # id, kind, rate key
+    openings: list[datetime.datetime] = []
+    for kind in kinds:
         if len(chosen) >= wanted:
             break
-        chosen += _pick(engine, conn, kind, limits[kind], picking, wanted - len(chosen))
-    if not chosen:
-        return []
-    rows = conn.execute(
-        engine.sql("claim_jobs_by_id"), {**picking, "ids": engine.names(chosen)}
-    ).fetchall()
-    place = {job_id: n for n, job_id in enumerate(chosen)}
-    return sorted(rows, key=lambda row: place[row[0]])
+        slots = _Slots(engine, conn, kind, limits.get(kind), rates.get(kind), now)
+        chosen += _pick(engine, conn, kind, slots, picking, wanted - len(chosen))
+        if slots.opens_at is not None:
+            openings.append(slots.opens_at)
+    rows: list[Any] = []
+    if chosen:
+        ids = engine.names([job_id for job_id, _, _ in chosen])
+        rows = conn.execute(engine.sql("claim_jobs_by_id"), {**picking, "ids": ids}).fetchall()
+        claimed = {row[0] for row in rows}
+        for job_id, kind, rate_key in chosen:
+            if kind in rates and job_id in claimed:
+                start = {"kind": kind, "rate_key": rate_key, "now": picking["now"]}
+                conn.execute(engine.sql("record_start"), start)
+        place = {job_id: n for n, (job_id, _, _) in enumerate(chosen)}
+        rows.sort(key=lambda row: place[row[0]])
+    return LimitedClaim(rows=rows, opens_at=min(openings) if openings else None)
+
+
+class _Slots:
+    """One kind's free slots, as counted at the claim: running per limit key, started per
+    rate key in the window."""
+
+    def __init__(
+        self,
+        engine: SqlEngine,
+        conn: Connection,
+        kind: str,
+        limit: RunningLimit | None,
+        rate: RateLimit | None,
+        now: datetime.datetime,
+    ) -> None:
+        self.limit = limit
+        self.rate = rate
+        self.running: dict[str | None, int] = {}
+        self.started: dict[str | None, int] = {}
+        self.oldest: dict[str | None, datetime.datetime] = {}
+        self.opens_at: datetime.datetime | None = None
+        self.now = now
+        if limit is not None:
+            counts = conn.execute(engine.sql("running_by_limit_key"), {"kind": kind}).fetchall()
+            for key, count in counts:
+                slot = key if limit.keyed else _ALL
+                self.running[slot] = self.running.get(slot, 0) + int(count)
+        if rate is not None:
+            window = datetime.timedelta(seconds=rate.per)
+            kept = datetime.timedelta(seconds=rate.per + PRUNE_MARGIN)
+            conn.execute(
+                engine.sql("prune_starts"), {"kind": kind, "since": engine.stamp(now - kept)}
+            )
+            since = {"kind": kind, "since": engine.stamp(now - window)}
+            for key, count, first in conn.execute(engine.sql("starts_by_rate_key"), since):
+                slot = key if rate.keyed else _ALL
+                self.started[slot] = self.started.get(slot, 0) + int(count)
+                first_at = engine.parse_time(first)
+                self.oldest[slot] = min(self.oldest.get(slot, first_at), first_at)
+
+    def take(self, limit_key: str | None, rate_key: str | None) -> bool:
+        """Whether a job with these keys fits now; if so, its slots are counted as taken."""
+        limit, rate = self.limit, self.rate
+        running_slot = (limit_key if limit.keyed else _ALL) if limit is not None else None
+        rate_slot = (rate_key if rate.keyed else _ALL) if rate is not None else None
+        if limit is not None and self.running.get(running_slot, 0) >= limit.n:
+            return False
+        if rate is not None and self.started.get(rate_slot, 0) >= rate.n:
+            opens = self.oldest[rate_slot] + datetime.timedelta(seconds=rate.per)
+            self.opens_at = opens if self.opens_at is None else min(self.opens_at, opens)
+            return False
+        if limit is not None:
+            self.running[running_slot] = self.running.get(running_slot, 0) + 1
+        if rate is not None:
+            self.started[rate_slot] = self.started.get(rate_slot, 0) + 1
+            self.oldest.setdefault(rate_slot, self.now)  # this start, if none before it
+        return True
+
+    def all_full(self) -> bool:
+        """No job of the kind can start now (every slot is unkeyed and taken)."""
+        limit, rate = self.limit, self.rate
+        if (limit is not None and limit.keyed) or (rate is not None and rate.keyed):
+            return False
+        full_limit = limit is not None and self.running.get(_ALL, 0) >= limit.n
+        full_rate = rate is not None and self.started.get(_ALL, 0) >= rate.n
+        return full_limit or full_rate
 
 
 def _parsed(text: Any) -> dict[str, int]:
@@ -59,30 +155,26 @@ def _pick(
     engine: SqlEngine,
     conn: Connection,
     kind: str,
-    limit: RunningLimit,
+    slots: _Slots,
     picking: Mapping[str, Any],
     wanted: int,
-) -> list[str]:
-    running = dict(conn.execute(engine.sql("running_by_limit_key"), {"kind": kind}).fetchall())
-    if not limit.keyed:
-        room = min(wanted, limit.n - sum(running.values()))
-        if room <= 0:
-            return []
-        rows = _page(engine, conn, kind, picking, limit=room, offset=0)
-        return [row[0] for row in rows]
-    picked: list[str] = []
+) -> list[tuple[str, str, str | None]]:
+    picked: list[tuple[str, str, str | None]] = []
     offset = 0
     while len(picked) < wanted:
-        rows = _page(engine, conn, kind, picking, limit=PAGE, offset=offset)
-        for job_id, key in rows:
-            if running.get(key, 0) < limit.n:
-                running[key] = running.get(key, 0) + 1
-                picked.append(job_id)
+        # Unkeyed slots all taken: one due job is enough to learn when a rate opens.
+        page = 1 if slots.all_full() else PAGE
+        rows = _page(engine, conn, kind, picking, limit=page, offset=offset)
+        for job_id, limit_key, rate_key in rows:
+            if slots.take(limit_key, rate_key):
+                picked.append((job_id, kind, rate_key))
                 if len(picked) >= wanted:
                     break
-        if len(rows) < PAGE:
+            elif slots.all_full():
+                return picked
+        if len(rows) < page:
             break
-        offset += PAGE
+        offset += page
     return picked
 
 

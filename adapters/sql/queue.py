@@ -73,8 +73,9 @@ class SqlQueue(SqlPart):
         engine = self._engine
         stamp = engine.stamp(now)
         limited = {kind: limit for kind, limit in batch.limits.items() if kinds and kind in kinds}
-        if limited:
-            kinds = [kind for kind in kinds or () if kind not in limited]  # never held ahead
+        rated = {kind: rate for kind, rate in batch.rates.items() if kinds and kind in kinds}
+        if limited or rated:
+            kinds = [kind for kind in kinds or () if kind not in limited and kind not in rated]
         every_kind = kinds is None
         claim_sql = engine.sql("claim_any_job" if every_kind else "claim_next_job")
         hold_sql = (
@@ -88,8 +89,12 @@ class SqlQueue(SqlPart):
         }
 
         def send(conn: Connection) -> _Sent:
+            # A group commit may run this again after a rollback: nothing of a first run stays.
+            limited_claimed.clear()
+            unreadable_limited.clear()
+            rate_opens[:] = [None]
             recorded = send_outcomes(engine, conn, batch.outcomes, now)
-            if batch.limits and batch.outcomes:
+            if (batch.limits or batch.rates) and batch.outcomes:
                 engine.announce(conn)  # a limited kind's slot may be free: others look again
             if batch.give_backs:
                 give_back = engine.sql("give_back_held_job")
@@ -97,10 +102,15 @@ class SqlQueue(SqlPart):
                     conn.execute(give_back, {"id": claim.job_id, "runner_id": runner_id})
             started = [_start(engine, conn, claim, stamp) for claim in batch.starts]
             claiming = batch.claim
-            if limited and claiming:  # jobs of limited kinds first, up to their free slots
-                rows = claim_limited(engine, conn, limited, picking, batch.claim)
+            if (limited or rated) and claiming:  # limited kinds first, up to their free slots
+                taken = claim_limited(engine, conn, limited, rated, picking, batch.claim, now)
+                rows, rate_opens[:] = taken.rows, [taken.opens_at]
                 jobs, unreadable = claim_readable(
-                    lambda count: [],  # a slot an unreadable row took is free again next time
+                    lambda count: (
+                        claim_limited(  # another in its place (it is failed now)
+                            engine, conn, limited, rated, picking, count, now
+                        ).rows
+                    ),
                     lambda claim: send_outcomes(engine, conn, [(claim, _UNREADABLE)], now),
                     limit=len(rows),
                     runner_id=runner_id,
@@ -120,11 +130,14 @@ class SqlQueue(SqlPart):
             return recorded, started, claimed, held
 
         limited_claimed: list[ClaimedJob] = []
+        rate_opens: list[datetime.datetime | None] = [None]
         unreadable_limited: list[Unreadable] = []
 
         def read(conn: Connection, sent: _Sent) -> BatchDone:
             recorded, started, claimed, held = sent
-            done = BatchDone(recorded=landed(recorded), started=landed(started))
+            done = BatchDone(
+                recorded=landed(recorded), started=landed(started), rate_opens_at=rate_opens[0]
+            )
             done.claimed.extend(limited_claimed)
             log_set_aside(unreadable_limited)
 
@@ -144,7 +157,7 @@ class SqlQueue(SqlPart):
                     into.extend(self._readable(conn, cursor, sql, picking, limit, set_aside))
             return done
 
-        if limited and batch.claim:  # counted, then claimed: one transaction, in order
+        if (limited or rated) and batch.claim:  # counted, then claimed: one transaction
             return engine.write(lambda conn: read(conn, send(conn)))
         return engine.send_then_read(send, read, durable=batch.durable)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 from jobtable.adapters.sql.engine import Connection, SqlPart
@@ -30,6 +31,14 @@ class SqlReads(SqlPart):
         }
         rows = self._rows("jobs_ahead", params)
         return int(rows[0][0]) if rows else 0
+
+    def starts_alike(
+        self, job_id: str, *, since: datetime.datetime
+    ) -> tuple[list[datetime.datetime], list[datetime.datetime]]:
+        rows = self._rows("starts_alike", {"id": job_id, "since": self._engine.stamp(since)})
+        of_kind = [self._engine.parse_time(at) for at, _ in rows]
+        of_key = [at for at, (_, same) in zip(of_kind, rows, strict=True) if same]
+        return of_kind, of_key
 
     def running_alike(self, job_id: str) -> tuple[int, int]:
         rows = self._rows("running_alike", {"id": job_id})

@@ -55,6 +55,8 @@ class SqlSettling(SqlPart):
             return []  # its owner holds its lock again
         outcomes = [(job.claim, outcome) for job, outcome in settlement.outcomes]
         held = landed(send_outcomes(self._engine, conn, outcomes, now))
+        if outcomes:
+            self._engine.announce(conn)  # slots of limited kinds may be free: others look
         conn.execute(self._engine.sql("give_back_held_jobs"), {"runner_id": verdict.runner_id})
         conn.execute(self._engine.sql("unregister_runner"), {"id": verdict.runner_id})
         return [pair for pair, done in zip(settlement.outcomes, held, strict=True) if done]

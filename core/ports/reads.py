@@ -6,6 +6,7 @@ caller's clock; every method may raise ``StoreError``, nothing else.
 
 from __future__ import annotations
 
+import datetime
 from typing import Protocol
 
 from jobtable.core.jobs import (
@@ -33,6 +34,13 @@ class JobReads(Protocol):
 
     def running_alike(self, job_id: str) -> tuple[int, int]:
         """Jobs running now of this job's kind, and of its kind with its limit key."""
+        ...
+
+    def starts_alike(
+        self, job_id: str, *, since: datetime.datetime
+    ) -> tuple[list[datetime.datetime], list[datetime.datetime]]:
+        """Starts after ``since`` of this job's kind, and of its kind with its rate key, oldest
+        first (a rate-limited kind's, as its claims recorded them)."""
         ...
 
     def list_jobs(self, which: JobFilter, *, limit: int, after: str | None) -> list[Job]:

@@ -7,3 +7,13 @@ CREATE INDEX jobs_running_limits ON jobs (kind, limit_key) WHERE status = 'runni
 -- Each live runner's registered limits (JSON: kind -> n): a claim applies the smallest of
 -- a kind's, so a rolling deploy that lowers a limit holds from its first new runner.
 ALTER TABLE jobtable_runners ADD COLUMN limits TEXT;
+-- A kind registered with Rate(n, per=..., key=...) stores each job's rate key in rate_key,
+-- and every start of such a job in jobtable_starts (its kind, key and time): a claim counts
+-- the starts in the window and prunes those older.
+ALTER TABLE jobs ADD COLUMN rate_key TEXT;
+CREATE TABLE jobtable_starts (
+    kind       TEXT NOT NULL,
+    rate_key   TEXT,
+    started_at TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX jobtable_starts_by_kind ON jobtable_starts (kind, started_at);

@@ -8,14 +8,20 @@ are never held ahead; and claims racing from many threads never run more than th
 
 from __future__ import annotations
 
+import datetime
+
+import pytest
+
 from jobtable.core import Status
 from jobtable.core.batch import Batch
 from jobtable.core.ids import JobIdGenerator
 from jobtable.core.jobs import NewJob
-from jobtable.core.limits import RunningLimit
+from jobtable.core.limits import RateLimit, RunningLimit
 from jobtable.core.outcome import Succeed
 from tests.contract.test_batch_contract import LATER, T0
+from tests.contract.test_rows_contract import unreadable
 from tests.contract.test_store_contract import dead, runner_info, sighting
+from tests.support.rows import write_row
 from tests.support.settling import settle_dead
 from tests.support.stores import break_lock
 from tests.support.threads import run_in_threads
@@ -126,3 +132,93 @@ def test_the_smallest_limit_any_registered_runner_declared_applies(store):
     assert [job.id for job in claim(store).claimed] == exports[:1]  # 1, not this runner's 2
     store.unregister_runner("runner-new")
     assert [job.id for job in claim(store).claimed] == exports[1:2]  # gone: 2 again
+
+
+RATES = {
+    "sync": RateLimit(n=2, per=60.0, keyed=False),
+    "call": RateLimit(n=1, per=10.0, keyed=True),
+}
+
+
+def add_rated(store, kind: str, key: str | None = None) -> str:
+    job_id = _ids.next_id(next(_ms))
+    store.create(NewJob(id=job_id, kind=kind, payload="{}", rate_key=key), now=T0)
+    return job_id
+
+
+def claim_rated(store, runner_id: str = "runner-a", *, now: datetime.datetime, n: int = 10):
+    batch = Batch(claim=n, rates=RATES)
+    return store.run_batch(batch, runner_id=runner_id, now=now, kinds=("sync", "call"))
+
+
+def test_a_rate_never_starts_more_than_n_in_its_window_and_says_when_it_opens(store):
+    syncs = [add_rated(store, "sync") for _ in range(5)]
+    first = claim_rated(store, now=LATER)
+    assert [job.id for job in first.claimed] == syncs[:2]
+    assert first.rate_opens_at == LATER + datetime.timedelta(seconds=60)  # the third's turn
+    for job in first.claimed:  # ended at once: a rate counts starts, not running jobs
+        assert store.record(job.claim, Succeed(result="{}"), now=LATER)
+    later = LATER + datetime.timedelta(seconds=30)
+    held = claim_rated(store, "runner-b", now=later)
+    assert held.claimed == [] and held.rate_opens_at == LATER + datetime.timedelta(seconds=60)
+    assert store.detail(syncs[2]).attempt == 0 and store.get(syncs[2]).status is Status.QUEUED
+    of_kind, of_key = store.starts_alike(syncs[2], since=later - datetime.timedelta(seconds=60))
+    assert of_kind == of_key == [LATER, LATER]
+    opened = claim_rated(
+        store, "runner-b", now=LATER + datetime.timedelta(seconds=60, microseconds=1)
+    )
+    assert [job.id for job in opened.claimed] == syncs[2:4]
+
+
+def test_a_keyed_rate_counts_each_key_apart(store):
+    ada = [add_rated(store, "call", "ada") for _ in range(2)]
+    bob = add_rated(store, "call", "bob")
+    taken = claim_rated(store, now=LATER)
+    assert sorted(job.id for job in taken.claimed) == sorted([ada[0], bob])
+    again = claim_rated(store, now=LATER + datetime.timedelta(seconds=5))
+    assert again.claimed == [] and again.rate_opens_at == LATER + datetime.timedelta(seconds=10)
+    assert [
+        job.id for job in claim_rated(store, now=LATER + datetime.timedelta(seconds=11)).claimed
+    ] == [ada[1]]
+
+
+def test_claims_racing_from_many_runners_never_start_more_than_the_rate(store):
+    syncs = [add_rated(store, "sync") for _ in range(12)]
+    taken: list[list[str]] = []
+
+    def runner(number: int):
+        def take() -> None:
+            taken.append(
+                [job.id for job in claim_rated(store, f"runner-{number}", now=LATER, n=3).claimed]
+            )
+
+        return take
+
+    run_in_threads([runner(number) for number in range(6)])
+    claimed = [job_id for batch in taken for job_id in batch]
+    assert len(claimed) == 2 and set(claimed) <= set(syncs)
+
+
+def test_a_claim_whose_clock_reads_earlier_still_counts_starts_a_later_claim_left(store):
+    """A runner that read its clock before waiting for the lock (or whose clock lags) claims
+    with an earlier time than one that went before it: starts that left the later one's
+    window are still in its own, and are still counted, not pruned."""
+    first = [add_rated(store, "sync") for _ in range(2)]
+    assert [job.id for job in claim_rated(store, now=LATER).claimed] == first
+    assert claim_rated(store, "runner-b", now=LATER + datetime.timedelta(seconds=61)).claimed == []
+    add_rated(store, "sync")
+    stale = claim_rated(store, "runner-c", now=LATER + datetime.timedelta(seconds=30))
+    assert stale.claimed == []  # its window still holds the two starts at LATER
+
+
+def test_an_unreadable_limited_row_is_failed_and_another_claimed_in_its_place(store, engine):
+    if engine == "memory":
+        pytest.skip("the memory store holds typed values that only it writes: none is unreadable")
+    column, value = unreadable(engine, "time")
+    bad, good = add(store, "export", priority=0), add(store, "export", priority=5)
+    write_row(store, bad, **{column: value})
+    done = store.run_batch(
+        Batch(claim=1, limits=LIMITS), runner_id="runner-a", now=LATER, kinds=KINDS
+    )
+    assert [job.id for job in done.claimed] == [good]
+    assert (store.get(bad).status, store.get(bad).error) == (Status.FAILED, "internal_error")

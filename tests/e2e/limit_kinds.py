@@ -15,12 +15,14 @@ from typing import Any
 
 import attrs
 
-from jobtable.core import JobContext, Limit
+from jobtable.core import JobContext, Limit, Rate
 from tests.e2e.ledger_kinds import Done
 from tests.support.databases import connect
 
 _local = threading.local()
 EXPORTS_AT_ONCE = 2
+SYNCS_PER_WINDOW = 5
+SYNC_WINDOW = 2.0
 
 
 def create_limit_ledger(database: str) -> None:
@@ -70,6 +72,11 @@ def charge(ctx: JobContext, payload: Charge) -> Done:
     return Done(pid=os.getpid())
 
 
+def sync(ctx: JobContext, payload: Export) -> Done:
+    return Done(pid=os.getpid())
+
+
 def register(kinds: Any) -> None:
     kinds.register("export", export, payload=Export, limit=Limit(EXPORTS_AT_ONCE), max_attempts=3)
     kinds.register("charge", charge, payload=Charge, limit=Limit(1, key="customer"), max_attempts=3)
+    kinds.register("sync", sync, payload=Export, rate=Rate(SYNCS_PER_WINDOW, per=SYNC_WINDOW))

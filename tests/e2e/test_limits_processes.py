@@ -5,6 +5,7 @@ limit, per kind and per key, and every job finished."""
 from __future__ import annotations
 
 import collections
+import datetime
 import os
 import signal
 import subprocess
@@ -16,7 +17,13 @@ from jobtable.adapters.system_clock import SystemClock
 from jobtable.core import Runner
 from jobtable.entrypoints.wiring import open_store
 from tests.e2e.conftest import JOBTABLE, REPO, wait_until
-from tests.e2e.limit_kinds import EXPORTS_AT_ONCE, create_limit_ledger, register
+from tests.e2e.limit_kinds import (
+    EXPORTS_AT_ONCE,
+    SYNC_WINDOW,
+    SYNCS_PER_WINDOW,
+    create_limit_ledger,
+    register,
+)
 from tests.support.databases import query
 
 pytestmark = pytest.mark.e2e
@@ -106,3 +113,48 @@ def test_limits_hold_across_processes_while_one_is_killed(database, tmp_path):
     unstarted = [job_id for job_id in ids if attempts[job_id] != starts[job_id]]
     assert all(attempts[job_id] == starts[job_id] + 1 for job_id in unstarted)
     assert len(unstarted) <= 3
+
+
+def test_a_rate_holds_across_processes_and_a_held_back_jobs_detail_says_when(database, tmp_path):
+    store = open_store(str(database), synchronous="normal", now=SystemClock().now())
+    runner = Runner(store, SystemClock())
+    register(runner.kinds)
+    try:
+        ids = [runner.enqueue("sync", {"n": n}) for n in range(4 * SYNCS_PER_WINDOW)]
+        create_limit_ledger(str(database))
+        workers = [start_worker(database, tmp_path, f"w{n}") for n in range(3)]
+        try:
+            said = []
+
+            def a_detail_says_when() -> bool:
+                for job_id in ids:
+                    waiting = runner.detail(job_id).waiting
+                    said.extend(reason for reason in waiting if "may start at" in reason)
+                return bool(said)
+
+            wait_until(a_detail_says_when, within=30, what="a held-back job's detail")
+            assert said[0].startswith(
+                f"held back by its kind's rate: {SYNCS_PER_WINDOW} of {SYNCS_PER_WINDOW} starts"
+            )
+            wait_until(
+                lambda: query(database, "SELECT COUNT(*) FROM jobs WHERE status = 'succeeded'")[0][0]
+                == len(ids),
+                within=60, what="every job succeeding",
+            )  # fmt: skip
+        finally:
+            for worker in workers:
+                worker.send_signal(signal.SIGTERM)
+                worker.wait(30)
+    finally:
+        store.close()
+    started = sorted(
+        runner_time
+        for (runner_time,) in query(database, "SELECT started_at FROM jobs WHERE kind = 'sync'")
+    )
+    times = [
+        at if isinstance(at, datetime.datetime) else datetime.datetime.fromisoformat(at)
+        for at in started
+    ]
+    window = datetime.timedelta(seconds=SYNC_WINDOW)
+    most = max(sum(1 for other in times if at - window < other <= at) for at in times)
+    assert most == SYNCS_PER_WINDOW  # reached, never passed, in any window of starts

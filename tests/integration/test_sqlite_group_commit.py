@@ -168,3 +168,40 @@ def test_a_write_whose_group_committed_returns_while_the_writer_stays_held(db):
         thread.join(10)
     assert outcomes == {1: 1, 2: 2}
     assert stored(db) == [1, 2]
+
+
+def test_a_limited_claim_run_again_after_its_group_rolled_back_claims_each_job_once(tmp_path):
+    """A write that ends the group's transaction (a full disk) has the others run again; a
+    claim of limited kinds keeps nothing of its rolled-back first run."""
+    from jobtable.adapters.sqlite import SqliteStore, connections
+    from jobtable.core.batch import Batch
+    from jobtable.core.limits import RunningLimit
+    from tests.contract.test_batch_contract import LATER, T0
+    from tests.contract.test_limits_contract import add
+
+    store = SqliteStore.open(tmp_path / "jobs.db", now=T0)
+    export = add(store, "export")
+    noops = [add(store, "noop") for _ in range(3)]
+    db = store._db
+
+    def disk_full(conn: sqlite3.Connection) -> None:  # another caller's write in the group
+        conn.execute("ROLLBACK")
+        raise sqlite3.OperationalError("database or disk is full")
+
+    def grouped_write(work, *, durable=True):
+        mine = connections._Write(work, durable)
+        with db.writer() as conn:
+            group = [mine, connections._Write(disk_full)]
+            while group:
+                group = connections._run_group(conn, group)
+        return mine.outcome()
+
+    db.write = grouped_write
+    try:
+        done = store.run_batch(
+            Batch(claim=3, limits={"export": RunningLimit(n=1, keyed=False)}),
+            runner_id="runner-a", now=LATER, kinds=("export", "noop"),
+        )  # fmt: skip
+    finally:
+        store.close()
+    assert [job.id for job in done.claimed] == [export, *noops[:2]]

@@ -3,14 +3,17 @@ never more handlers at once than the limit across runners sharing one store."""
 
 from __future__ import annotations
 
+import datetime
 import threading
 
 import attrs
 import pytest
 
-from jobtable.core import InvalidOptionError, JobContext, Limit, RegistrationError, Status
+from jobtable.core import InvalidOptionError, JobContext, Limit, Rate, RegistrationError, Status
+from jobtable.core.liveness import SWEEP_INTERVAL
 from tests.support.harness import JobSystem
 from tests.unit.kinds_for_tests import CountPayload, CountResult
+from tests.unit.test_liveness import a_dead_runner_holding, sweep
 
 
 @attrs.frozen
@@ -123,17 +126,25 @@ def test_a_key_callable_computes_the_key_and_one_that_raises_stores_nothing(make
 
 
 @pytest.mark.parametrize(
-    ("limit", "problem"),
+    ("option", "problem"),
     [
-        (Limit(0), "limit n must be a whole number of 1 or more"),
-        (Limit(-2), "limit n must be a whole number of 1 or more"),
-        (Limit(True), "limit n must be a whole number of 1 or more"),
-        (Limit(1, key="nope"), "limit key field not in the payload: nope"),
-        (Limit(1, key="customer.nope"), "limit key field not in the payload: customer.nope"),
-        (2, "limit must be a Limit(n) or Limit(n, key=...)"),
+        ({"limit": Limit(0)}, "limit n must be a whole number of 1 or more"),
+        ({"limit": Limit(-2)}, "limit n must be a whole number of 1 or more"),
+        ({"limit": Limit(True)}, "limit n must be a whole number of 1 or more"),
+        ({"limit": Limit(1, key="nope")}, "limit key field not in the payload: nope"),
+        (
+            {"limit": Limit(1, key="customer.nope")},
+            "limit key field not in the payload: customer.nope",
+        ),
+        ({"limit": 2}, "limit must be a Limit(n) or Limit(n, key=...)"),
+        ({"rate": Rate(0, per=60)}, "rate n must be a whole number of 1 or more"),
+        ({"rate": Rate(2, per=0)}, "rate per must be seconds above 0 and at most 604800"),
+        ({"rate": Rate(2, per=10**7)}, "rate per must be seconds above 0 and at most 604800"),
+        ({"rate": Rate(2, per=60, key="nope")}, "rate key field not in the payload: nope"),
+        ({"rate": 5}, "rate must be a Rate(n, per=seconds) or Rate(n, per=..., key=...)"),
     ],
 )
-def test_a_bad_limit_is_refused_at_registration(make_system, limit, problem):
+def test_a_bad_limit_or_rate_is_refused_at_registration(make_system, option, problem):
     system = make_system()
     with pytest.raises(RegistrationError) as raised:
         system.kinds.register(
@@ -141,7 +152,7 @@ def test_a_bad_limit_is_refused_at_registration(make_system, limit, problem):
             lambda ctx, p: CountResult(done=1),
             result=CountResult,
             payload=ChargePayload,
-            limit=limit,
+            **option,
         )
     assert str(raised.value) == f"register 'charge': {problem}"
 
@@ -176,3 +187,71 @@ def test_a_limited_handler_that_ignores_its_stop_keeps_its_slot_until_it_returns
     job = system.wait_for(stuck)
     assert (job.status, job.result) == (Status.SUCCEEDED, {"done": 0})
     assert system.wait_for(waiting).status is Status.SUCCEEDED
+
+
+def test_a_rate_holds_jobs_back_and_the_runner_sleeps_until_its_window_moves_on(make_system):
+    system = make_system(workers=3)
+    started: list[int] = []
+
+    def record(ctx: JobContext, payload: CountPayload) -> CountResult:
+        started.append(payload.steps)
+        return CountResult(done=payload.steps)
+
+    kind = system.kinds.register("sync", record, payload=CountPayload, rate=Rate(2, per=60))
+    ids = [kind.enqueue(CountPayload(steps=n)) for n in range(5)]
+    system.start()
+    for job_id in ids[:2]:
+        assert system.wait_for(job_id).status is Status.SUCCEEDED
+    assert system.runner.get(ids[2]).status is Status.QUEUED
+    assert system.runner.detail(ids[2]).attempt == 0
+    opens = (system.clock.now() + datetime.timedelta(seconds=60)).isoformat()
+    assert system.runner.detail(ids[2]).waiting == (
+        f"held back by its kind's rate: 2 of 2 starts in 60 s; may start at {opens}",
+    )
+    assert 60.0 in system.clock.wait_for_sleepers(1)  # the scheduler sleeps until the opening
+    system.clock.advance(60)
+    for job_id in ids[2:4]:
+        assert system.wait_for(job_id).status is Status.SUCCEEDED
+    assert system.runner.get(ids[4]).status is Status.QUEUED
+    assert started == [0, 1, 2, 3]
+
+
+@attrs.frozen
+class MaybeCustomer:
+    customer: Customer | None = None
+
+
+def test_a_key_through_an_optional_field_is_accepted_and_a_missing_value_refused(make_system):
+    system = make_system()
+    kind = system.kinds.register(
+        "charge",
+        lambda ctx, p: CountResult(done=1),
+        result=CountResult,
+        payload=MaybeCustomer,
+        limit=Limit(1, key="customer.id"),
+    )
+    job_id = kind.enqueue(MaybeCustomer(Customer("c-1")))
+    assert system.store.inner.row(job_id)["limit_key"] == "c-1"
+    with pytest.raises(InvalidOptionError) as raised:
+        kind.enqueue(MaybeCustomer())
+    assert str(raised.value) == "limit key: the payload has no value at customer.id"
+
+
+def test_a_slot_freed_by_settling_a_dead_runners_job_wakes_a_held_back_job(make_system):
+    system = make_system(workers=1, sweep_interval=SWEEP_INTERVAL)
+    kind = system.kinds.register(
+        "export", lambda ctx, p: CountResult(done=1), result=CountResult,
+        payload=CountPayload, limit=Limit(1),
+    )  # fmt: skip
+    held, waiting = kind.enqueue(CountPayload()), kind.enqueue(CountPayload())
+    a_dead_runner_holding(system.store, system.clock, kind="export", job_id=held)
+    system.start()
+    system.store.wait_until(
+        lambda: (
+            system.runner.detail(waiting).waiting
+            == ("held back by its kind's limit: 1 of 1 running",)
+        )
+    )
+    while system.runner.get(held).status is Status.RUNNING:
+        sweep(system)  # judged dead, then settled: failed, its slot free
+    assert system.wait_for(waiting).status is Status.SUCCEEDED  # woken, not left to wait

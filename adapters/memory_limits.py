@@ -1,0 +1,85 @@
+"""Claims of limited kinds in the in-memory store: the SQL stores' rules (adapters/sql/limits.py)
+over its rows: count what runs and what started in each rate's window, take what fits."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Collection, Iterable, Mapping
+
+from jobtable.adapters.memory_state import _Row
+from jobtable.core.limits import PRUNE_MARGIN, RateLimit, RunningLimit
+from jobtable.core.status import Status
+
+Start = tuple[str, str | None, datetime.datetime]
+"""One start of a rate-limited kind's job: its kind, rate key and time."""
+
+
+def limited_due(
+    rows: Iterable[_Row],
+    *,
+    limits: Mapping[str, RunningLimit],
+    rates: Mapping[str, RateLimit],
+    starts: list[Start],
+    paused: Collection[str],
+    queues: Collection[str] | None,
+    wanted: int,
+    now: datetime.datetime,
+) -> tuple[list[_Row], datetime.datetime | None]:
+    """Up to ``wanted`` due rows of limited kinds with free slots, kind by kind, each kind's in
+    claim order; each taken row of a rate-limited kind is recorded in ``starts`` (older starts
+    are pruned). Also when a due row a rate held back may start."""
+    every = list(rows)
+    starts[:] = [  # kept PRUNE_MARGIN past the window, as the SQL stores keep them
+        start
+        for start in starts
+        if start[0] not in rates
+        or start[2] > now - _per(rates, start) - datetime.timedelta(seconds=PRUNE_MARGIN)
+    ]
+    running: dict[tuple[str, str | None], int] = {}
+    for row in every:
+        limit = limits.get(row.kind)
+        if row.status is Status.RUNNING and limit is not None:
+            slot = (row.kind, row.limit_key if limit.keyed else None)
+            running[slot] = running.get(slot, 0) + 1
+    started: dict[tuple[str, str | None], list[datetime.datetime]] = {}
+    for kind, key, at in starts:
+        rate = rates.get(kind)
+        if rate is not None and at > now - datetime.timedelta(seconds=rate.per):
+            started.setdefault((kind, key if rate.keyed else None), []).append(at)
+    picked: list[_Row] = []
+    opens: list[datetime.datetime] = []
+    for kind in sorted(set(limits) | set(rates)):
+        limit, rate = limits.get(kind), rates.get(kind)
+        due = sorted(
+            (
+                row
+                for row in every
+                if row.kind == kind
+                and row.status is Status.QUEUED
+                and row.held_by is None
+                and row.queue not in paused
+                and (queues is None or row.queue in queues)
+            ),
+            key=lambda row: row.order,
+        )
+        for row in due:
+            if len(picked) >= wanted:
+                break
+            limit_slot = (kind, row.limit_key if limit is not None and limit.keyed else None)
+            if limit is not None and running.get(limit_slot, 0) >= limit.n:
+                continue
+            rate_slot = (kind, row.rate_key if rate is not None and rate.keyed else None)
+            if rate is not None:
+                times = started.setdefault(rate_slot, [])
+                if len(times) >= rate.n:
+                    opens.append(min(times) + datetime.timedelta(seconds=rate.per))
+                    continue
+                times.append(now)
+                starts.append((kind, row.rate_key, now))
+            running[limit_slot] = running.get(limit_slot, 0) + 1
+            picked.append(row)
+    return picked, min(opens) if opens else None
+
+
+def _per(rates: Mapping[str, RateLimit], start: Start) -> datetime.timedelta:
+    return datetime.timedelta(seconds=rates[start[0]].per)
