@@ -31,6 +31,8 @@ from peers import (
 )
 
 MODES = ("off", "limit", "keyed", "rate", "all")
+CHECKOUT = os.pathsep.join([str(HERE), str(HERE.parent)])
+"""The worker imports jobtable from this checkout (and the kinds from beside this file)."""
 UNFINISHED = "SELECT count(*) FROM jobs WHERE status IN ('queued', 'running')"
 
 
@@ -57,7 +59,7 @@ def drain(database: str, n: int, mode: str, workers: int, count) -> float:
     worker = subprocess.Popen(
         [str(BIN / "jobtable"), "worker", "--database", database, "--workers", str(workers),
          "--kinds", "limit_kinds", "--log-level", "warning"],
-        env={**os.environ, "JOBTABLE_BENCH_LIMITS": mode, "PYTHONPATH": str(HERE)},
+        env={**os.environ, "JOBTABLE_BENCH_LIMITS": mode, "PYTHONPATH": CHECKOUT},
         stdout=subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
     try:
