@@ -98,6 +98,7 @@ class MemoryStore(MemoryOperations, MemoryReads, MemoryRegistry):
             key_until=None if job.key_until is None else _stamp(job.key_until),
             limit_key=job.limit_key,
             rate_key=job.rate_key,
+            fair_key=job.fair_key,
         )
         self._rows[job.id] = row
         self._file(row)
@@ -303,7 +304,8 @@ class MemoryStore(MemoryOperations, MemoryReads, MemoryRegistry):
                 done.started.append(start)
             limited = {k: v for k, v in batch.limits.items() if kinds and k in kinds}
             rated = {k: v for k, v in batch.rates.items() if kinds and k in kinds}
-            if (limited or rated) and batch.claim:
+            fair = frozenset(k for k in batch.fair if kinds and k in kinds)
+            if (limited or rated or fair) and batch.claim:
                 declared = (dict(row.info.limits) for row in self._runners.values())
                 rows, opens_at = limited_due(
                     self._rows.values(),
@@ -314,13 +316,16 @@ class MemoryStore(MemoryOperations, MemoryReads, MemoryRegistry):
                     queues=queues,
                     wanted=batch.claim,
                     now=now,
+                    fair=fair,
+                    turns=self._fair_turns,
                 )
-                for row in rows:
+                for row in sorted(rows, key=lambda row: row.order):  # as the SQL stores hand out
                     done.claimed.append(self._start(row, runner_id, stamp))
                 if opens_at is not None:
                     done = attrs.evolve(done, rate_opens_at=opens_at)
-            if limited or rated:
-                kinds = [kind for kind in kinds or () if kind not in limited and kind not in rated]
+            if limited or rated or fair:
+                taken_apart = limited.keys() | rated.keys() | fair
+                kinds = [kind for kind in kinds or () if kind not in taken_apart]
             for count, into, holding in (
                 (batch.claim, done.claimed, False),
                 (batch.hold, done.held, True),

@@ -4,6 +4,7 @@ over its rows: count what runs and what started in each rate's window, take what
 from __future__ import annotations
 
 import datetime
+import itertools
 from collections.abc import Collection, Iterable, Mapping
 
 from jobtable.adapters.memory_state import _Row
@@ -24,6 +25,8 @@ def limited_due(
     queues: Collection[str] | None,
     wanted: int,
     now: datetime.datetime,
+    fair: frozenset[str] = frozenset(),
+    turns: dict[tuple[str, str], int] | None = None,
 ) -> tuple[list[_Row], datetime.datetime | None]:
     """Up to ``wanted`` due rows of limited kinds with free slots, kind by kind, each kind's in
     claim order; each taken row of a rate-limited kind is recorded in ``starts`` (older starts
@@ -48,7 +51,8 @@ def limited_due(
             started.setdefault((kind, key if rate.keyed else None), []).append(at)
     picked: list[_Row] = []
     opens: list[datetime.datetime] = []
-    for kind in sorted(set(limits) | set(rates)):
+    turns = {} if turns is None else turns
+    for kind in sorted(set(limits) | set(rates) | fair):
         limit, rate = limits.get(kind), rates.get(kind)
         due = sorted(
             (
@@ -62,6 +66,8 @@ def limited_due(
             ),
             key=lambda row: row.order,
         )
+        if kind in fair:
+            due = _taking_turns(kind, due, turns)
         for row in due:
             if len(picked) >= wanted:
                 break
@@ -78,8 +84,30 @@ def limited_due(
                 starts.append((kind, row.rate_key, now))
             running[limit_slot] = running.get(limit_slot, 0) + 1
             picked.append(row)
+            if kind in fair and row.fair_key is not None:
+                last = max((turn for (of, _), turn in turns.items() if of == kind), default=0)
+                turns[(kind, row.fair_key)] = last + 1
     return picked, min(opens) if opens else None
 
 
 def _per(rates: Mapping[str, RateLimit], start: Start) -> datetime.timedelta:
     return datetime.timedelta(seconds=rates[start[0]].per)
+
+
+def _taking_turns(kind: str, due: list[_Row], turns: dict[tuple[str, str], int]) -> list[_Row]:
+    """A fair kind's due rows (in claim order) as its keys take turns within each priority,
+    the key whose last turn is oldest (or never came) first; rows with no key after."""
+    ordered: list[_Row] = []
+    for _, same_priority in itertools.groupby(due, key=lambda row: row.priority):
+        rows = list(same_priority)
+        by_key: dict[str, list[_Row]] = {}
+        for row in rows:
+            if row.fair_key is not None:
+                by_key.setdefault(row.fair_key, []).append(row)
+        keys = sorted(
+            by_key, key=lambda key: ((kind, key) in turns, turns.get((kind, key), 0), key)
+        )
+        for depth in range(max((len(each) for each in by_key.values()), default=0)):
+            ordered += [by_key[key][depth] for key in keys if depth < len(by_key[key])]
+        ordered += [row for row in rows if row.fair_key is None]
+    return ordered

@@ -61,6 +61,7 @@ class _Row:
     key_until: str | None = None
     limit_key: str | None = None
     rate_key: str | None = None
+    fair_key: str | None = None
     version: int = 0
     history: collections.deque[JobEvent] = attrs.Factory(
         lambda: collections.deque(maxlen=EVENTS_KEPT)
@@ -123,6 +124,7 @@ class MemoryState:
         self._locks: set[str] = set()  # runner ids holding their liveness lock
         self._runners: dict[str, _RunnerRow] = {}
         self._starts: list[tuple[str, str | None, datetime.datetime]] = []  # rate-limited
+        self._fair_turns: dict[tuple[str, str], int] = {}  # fair kinds' keys: last turn's number
 
     def _file(self, row: _Row) -> None:
         """Put a queued or scheduled row where claims or promotion find it."""

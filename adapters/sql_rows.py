@@ -45,6 +45,7 @@ def new_job_parameters(job: NewJob, now: Any, *, stamp: Callable[[Any], Any]) ->
         "key_until": None if job.key_until is None else stamp(job.key_until),
         "limit_key": job.limit_key,
         "rate_key": job.rate_key,
+        "fair_key": job.fair_key,
     }
 
 

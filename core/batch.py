@@ -38,6 +38,9 @@ class Batch:
     rates: Mapping[str, RateLimit] = attrs.field(factory=dict)
     """The rate-limited kinds among those served: a claim takes their jobs only while fewer
     than the rate started in its window (per key where keyed), and records each start."""
+    fair: frozenset[str] = frozenset()
+    """The fair kinds among those served: within a priority their keys take turns, round
+    robin, when claimed; never held ahead."""
     durable: bool = True
     """Whether the commit must survive a power loss before this returns. A batch that
     records no outcome may commit without waiting for the disk: should it be lost, its

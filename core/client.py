@@ -126,13 +126,14 @@ class Client(OperatorActions):
             raise InvalidPayloadError(kind, error.problems) from None
         except codec.NotStrictJsonError as error:
             raise InvalidPayloadError(kind, (error.problem,)) from None
-        limit_key, rate_key = spec.keys(structured)
+        limit_key, rate_key, fair_key = spec.keys(structured)
         return EncodedJob(
             spec=spec,
             payload=encoded,
             options=(options or EnqueueOptions()).check(now=self._clock.now()),
             limit_key=limit_key,
             rate_key=rate_key,
+            fair_key=fair_key,
         )
 
     def _store_jobs(
@@ -196,6 +197,7 @@ class Client(OperatorActions):
             key_until=None if while_active else unique.held_until(now),
             limit_key=request.limit_key,
             rate_key=request.rate_key,
+            fair_key=request.fair_key,
         )
 
     # -- reads -------------------------------------------------------------

@@ -127,6 +127,7 @@ class JobExchange:
         self._queues: Collection[str] | None = None
         self._limits: dict[str, RunningLimit] = {}
         self._rates: dict[str, RateLimit] = {}
+        self._fair: frozenset[str] = frozenset()
         self.changed = threading.Condition()
         """Notified on every change here; the flusher (core/flusher.py) waits on it."""
         self._wants: list[Want] = []
@@ -148,6 +149,7 @@ class JobExchange:
         queues: Collection[str] | None,
         limits: Mapping[str, RunningLimit] | None = None,
         rates: Mapping[str, RateLimit] | None = None,
+        fair: frozenset[str] = frozenset(),
     ) -> None:
         """What claims may take, and the limits and rates of the kinds that have them: set
         once registration closes, before any claim."""
@@ -155,6 +157,7 @@ class JobExchange:
         self._queues = queues
         self._limits = dict(limits or {})
         self._rates = dict(rates or {})
+        self._fair = fair
 
     # -- what workers call ----------------------------------------------------
 
@@ -284,7 +287,7 @@ class JobExchange:
             starts.append(want.held.claim)
         # A runner with limited kinds holds nothing ahead: its held jobs would be started
         # before any claim, and a limited kind's jobs wait for claims.
-        holding = wants and not (self._limits or self._rates) and self._may_hold()
+        holding = wants and not (self._limits or self._rates or self._fair) and self._may_hold()
         target = self._policy.target() if holding else 0
         if flushing:
             self._sending, self._unsent = self._unsent, []
@@ -297,6 +300,7 @@ class JobExchange:
             hold=target - len(self._held) if len(self._held) <= target // 2 else 0,
             limits=self._limits,
             rates=self._rates,
+            fair=self._fair,
             durable=bool(self._sending),
         )
         free_lost_holds = self._holds_maybe_lost and not self._held and not starts

@@ -97,6 +97,8 @@ class NewJob:
     """The value its kind's keyed limit counts it under (core/limits.py)."""
     rate_key: str | None = None
     """The value its kind's keyed rate counts its starts under."""
+    fair_key: str | None = None
+    """The value its kind's jobs take turns by (core/limits.py)."""
 
     @property
     def policy(self) -> RetryPolicy:

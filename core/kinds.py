@@ -30,12 +30,15 @@ from jobtable.core.enqueue_options import (
 from jobtable.core.errors import InvalidPayloadError, RegistrationError, RunnerStateError
 from jobtable.core.jobs import DEFAULT_QUEUE, Enqueued
 from jobtable.core.limits import (
+    FairKey,
     Limit,
     Rate,
     RateLimit,
     RunningLimit,
+    check_key,
     check_limit,
     check_rate,
+    key_of,
 )
 from jobtable.core.policies import RetryPolicy
 from jobtable.core.retry import check_policy
@@ -76,10 +79,15 @@ class KindSpec:
     rate: Rate | None = None
     """At most this many of its jobs started in any window, across every runner."""
 
-    def keys(self, payload: Any) -> tuple[str | None, str | None]:
-        """The limit key and the rate key of a job with ``payload`` (InvalidOptionError)."""
+    fair_key: FairKey | None = None
+    """Its jobs take turns by this key within a priority, across every runner."""
+
+    def keys(self, payload: Any) -> tuple[str | None, str | None, str | None]:
+        """The limit, rate and fair keys of a job with ``payload`` (InvalidOptionError)."""
         limit_key = None if self.limit is None else self.limit.key_of(payload)
-        return limit_key, None if self.rate is None else self.rate.key_of(payload)
+        rate_key = None if self.rate is None else self.rate.key_of(payload)
+        fair = self.fair_key
+        return limit_key, rate_key, None if fair is None else key_of(fair, payload, "fair key")
 
 
 @attrs.frozen(kw_only=True)
@@ -93,6 +101,8 @@ class EncodedJob:
     """The key of the kind's keyed limit, computed from the payload."""
     rate_key: str | None = None
     """The key of the kind's keyed rate, computed from the payload."""
+    fair_key: str | None = None
+    """The key its kind's jobs take turns by, computed from the payload."""
 
 
 @attrs.frozen
@@ -170,13 +180,14 @@ class Kind(Generic[P]):
                 timeout=timeout,
                 unique_key=unique_key,
             ).options
-        limit_key, rate_key = self._spec.keys(payload)
+        limit_key, rate_key, fair_key = self._spec.keys(payload)
         job = EncodedJob(
             spec=self._spec,
             payload=self._encode(payload),
             options=options,
             limit_key=limit_key,
             rate_key=rate_key,
+            fair_key=fair_key,
         )
         (enqueued,) = self._enqueuer((job,), connection=connection)
         return enqueued
@@ -213,13 +224,14 @@ class Kind(Generic[P]):
         return self._enqueuer(encoded)
 
     def _encoded(self, request: JobRequest[P]) -> EncodedJob:
-        limit_key, rate_key = self._spec.keys(request.payload)
+        limit_key, rate_key, fair_key = self._spec.keys(request.payload)
         return EncodedJob(
             spec=self._spec,
             payload=self._encode(request.payload),
             options=request.options,
             limit_key=limit_key,
             rate_key=rate_key,
+            fair_key=fair_key,
         )
 
     def _encode(self, payload: P) -> str:
@@ -262,6 +274,7 @@ class KindRegistry:
         unique: Unique | None = None,
         limit: Limit | None = None,
         rate: Rate | None = None,
+        fair_key: FairKey | None = None,
     ) -> Kind[P]:
         """Make ``handler`` run jobs of ``kind`` and return the handle that enqueues them.
 
@@ -279,7 +292,9 @@ class KindRegistry:
         job may override; ``unique`` makes jobs unique by key; ``limit``
         bounds how many of its jobs run at once across every runner
         (``Limit(n)``, or per key: ``Limit(n, key="customer_id")``); ``rate``
-        bounds how many start in any window (``Rate(10, per=60)``, keyed too). Raises
+        bounds how many start in any window (``Rate(10, per=60)``, keyed too);
+        ``fair_key`` (a payload field's dotted path, or a callable) has the keys
+        take turns, round robin, within each priority. Raises
         RegistrationError for a bad registration and RunnerStateError once
         the runner has started.
         """
@@ -307,6 +322,8 @@ class KindRegistry:
                 check_limit(limit, payload)
             if rate is not None:
                 check_rate(rate, payload)
+            if fair_key is not None:
+                check_key(fair_key, payload, "fair key")
         except (ValueError, InvalidOptionError) as error:
             raise RegistrationError(f"register {kind!r}: {error}") from None
         spec = KindSpec(
@@ -322,6 +339,7 @@ class KindRegistry:
             unique=unique,
             limit=limit,
             rate=rate,
+            fair_key=fair_key,
         )
         with self._lock:
             if self._frozen:
@@ -374,7 +392,7 @@ class KindRegistry:
             raise RegistrationError(f"schedule {name!r}: register the kind here first")
         encoded = handle.encode_payload(payload)
         try:
-            limit_key, rate_key = handle.spec.keys(payload)
+            limit_key, rate_key, fair_key = handle.spec.keys(payload)
         except InvalidOptionError as error:
             raise RegistrationError(f"schedule {name!r}: {error}") from None
         schedule = Schedule(
@@ -383,6 +401,7 @@ class KindRegistry:
             payload=encoded,
             limit_key=limit_key,
             rate_key=rate_key,
+            fair_key=fair_key,
             **when,
         )
         with self._lock:
@@ -401,6 +420,10 @@ class KindRegistry:
 
     def names(self) -> list[str]:
         return sorted(self._specs)
+
+    def fair_kinds(self) -> frozenset[str]:
+        """The kinds registered with a fair key: their keys take turns when claimed."""
+        return frozenset(name for name, spec in self._specs.items() if spec.fair_key is not None)
 
     def rates(self) -> dict[str, RateLimit]:
         """The rate of each kind registered with one, as stores honour it when they claim."""

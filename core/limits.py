@@ -41,7 +41,7 @@ class Limit:
         Raises InvalidOptionError naming ``limit key`` when the field holds no
         value or the callable raises or returns no non-empty string.
         """
-        return _key_of(self.key, payload, "limit key")
+        return key_of(self.key, payload, "limit key")
 
 
 @attrs.frozen
@@ -59,10 +59,15 @@ class Rate:
 
     def key_of(self, payload: Any) -> str | None:
         """The rate key stored with a job of this payload, as ``Limit.key_of`` (``rate key``)."""
-        return _key_of(self.key, payload, "rate key")
+        return key_of(self.key, payload, "rate key")
 
 
-def _key_of(key: str | Callable[[Any], str] | None, payload: Any, field: str) -> str | None:
+FairKey = str | Callable[[Any], str]
+"""A key: a payload field's dotted path, or a callable of the payload returning a string."""
+
+
+def key_of(key: FairKey | None, payload: Any, field: str) -> str | None:
+    """The key ``key`` computes from ``payload``; InvalidOptionError naming ``field``."""
     if key is None:
         return None
     value: Any
@@ -123,7 +128,7 @@ def check_limit(limit: object, payload_type: type) -> None:
     if not isinstance(limit, Limit):
         raise ValueError("limit must be a Limit(n) or Limit(n, key=...)")
     _check_n(limit.n, "limit n")
-    _check_key(limit.key, payload_type, "limit key")
+    check_key(limit.key, payload_type, "limit key")
 
 
 PRUNE_MARGIN = 60.0
@@ -143,7 +148,7 @@ def check_rate(rate: object, payload_type: type) -> None:
     per = rate.per
     if isinstance(per, bool) or not isinstance(per, int | float) or not 0 < per <= MAX_RATE_WINDOW:
         raise ValueError(f"rate per must be seconds above 0 and at most {MAX_RATE_WINDOW:.0f}")
-    _check_key(rate.key, payload_type, "rate key")
+    check_key(rate.key, payload_type, "rate key")
 
 
 def _attrs_class(annotation: Any) -> Any:
@@ -161,7 +166,8 @@ def _check_n(n: object, what: str) -> None:
         raise ValueError(f"{what} must be a whole number of 1 or more")
 
 
-def _check_key(key: object, payload_type: type, what: str) -> None:
+def check_key(key: object, payload_type: type, what: str) -> None:
+    """ValueError unless ``key`` is a callable or a dotted path to a field of the payload."""
     if key is None or callable(key):
         return
     if not isinstance(key, str) or not key:

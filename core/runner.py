@@ -325,7 +325,10 @@ class Runner(ClientMethods):
         """No kind may be registered from now on; these are the kinds this runner claims."""
         self.kinds.freeze()
         self._kinds = frozenset(self.kinds.names())
-        self._exchange.serve(self._kinds, self._queues, self.kinds.limits(), self.kinds.rates())
+        kinds = self.kinds
+        self._exchange.serve(
+            self._kinds, self._queues, kinds.limits(), kinds.rates(), kinds.fair_kinds()
+        )
 
     def stop(self) -> None:
         """The first phase of stopping: take no new job; running jobs go on. Returns at once.

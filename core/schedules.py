@@ -41,6 +41,8 @@ class Schedule:
     """The key of the kind's keyed limit for that payload (core/limits.py)."""
     rate_key: str | None = None
     """The key of the kind's keyed rate for that payload."""
+    fair_key: str | None = None
+    """The key its kind's jobs take turns by, for that payload."""
 
     def latest_tick(self, now: datetime.datetime) -> datetime.datetime:
         """The last tick at or before ``now``."""

@@ -121,6 +121,7 @@ class Ticks:
                     options=_NO_OPTIONS,
                     limit_key=schedule.limit_key,
                     rate_key=schedule.rate_key,
+                    fair_key=schedule.fair_key,
                 ),
                 now,
             ),

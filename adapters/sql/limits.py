@@ -12,8 +12,9 @@ start of a rate-limited job is recorded in the same transaction.
 from __future__ import annotations
 
 import datetime
+import itertools
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import attrs
@@ -23,6 +24,9 @@ from jobtable.core.limits import PRUNE_MARGIN, RateLimit, RunningLimit, smallest
 
 PAGE = 200
 """Due jobs of a kind read at a time while looking for keys with a free slot."""
+
+FAIR_DEPTH = 4
+"""A fair key's jobs read at a time as its turns come round."""
 
 _ALL = "*"
 """The one slot of a limit or rate without a key."""
@@ -44,34 +48,41 @@ def claim_limited(
     picking: Mapping[str, Any],
     wanted: int,
     now: datetime.datetime,
+    fair: frozenset[str] = frozenset(),
 ) -> LimitedClaim:
     """Claim up to ``wanted`` due jobs of the limited kinds, within their limits and rates, in
-    this transaction."""
-    kinds = sorted(set(limits) | set(rates))
+    this transaction; a ``fair`` kind's keys take turns (``_fair_order``)."""
+    kinds = sorted(set(limits) | set(rates) | fair)
     for kind in kinds:  # one order for every runner: no two wait for each other
         conn.execute(engine.sql("lock_limited_kind"), {"kind": kind})
     if limits:
         declared = conn.execute(engine.sql("registered_limits"), {}).fetchall()
         limits = smallest(limits, (_parsed(text) for (text,) in declared))
-    chosen: list[tuple[str, str, str | None]] = []  # id, kind, rate key
+    chosen: list[tuple[str, str, str | None, str | None]] = []  # id, kind, rate and fair keys
     openings: list[datetime.datetime] = []
     for kind in kinds:
         if len(chosen) >= wanted:
             break
         slots = _Slots(engine, conn, kind, limits.get(kind), rates.get(kind), now)
-        chosen += _pick(engine, conn, kind, slots, picking, wanted - len(chosen))
+        candidates = _fair_order(engine, conn, kind, picking) if kind in fair else iter(())
+        chosen += _pick(engine, conn, kind, slots, picking, wanted - len(chosen), candidates)
         if slots.opens_at is not None:
             openings.append(slots.opens_at)
     rows: list[Any] = []
     if chosen:
-        ids = engine.names([job_id for job_id, _, _ in chosen])
+        ids = engine.names([job_id for job_id, _, _, _ in chosen])
         rows = conn.execute(engine.sql("claim_jobs_by_id"), {**picking, "ids": ids}).fetchall()
         claimed = {row[0] for row in rows}
-        for job_id, kind, rate_key in chosen:
-            if kind in rates and job_id in claimed:
+        for job_id, kind, rate_key, fair_key in chosen:
+            if job_id not in claimed:
+                continue
+            if kind in rates:
                 start = {"kind": kind, "rate_key": rate_key, "now": picking["now"]}
                 conn.execute(engine.sql("record_start"), start)
-        place = {job_id: n for n, (job_id, _, _) in enumerate(chosen)}
+            if kind in fair and fair_key is not None:
+                turn = {"kind": kind, "fair_key": fair_key}
+                conn.execute(engine.sql("take_fair_turn"), turn)
+        place = {job_id: n for n, (job_id, _, _, _) in enumerate(chosen)}
         rows.sort(key=lambda row: place[row[0]])
     return LimitedClaim(rows=rows, opens_at=min(openings) if openings else None)
 
@@ -117,6 +128,8 @@ class _Slots:
     def take(self, limit_key: str | None, rate_key: str | None) -> bool:
         """Whether a job with these keys fits now; if so, its slots are counted as taken."""
         limit, rate = self.limit, self.rate
+        if limit is None and rate is None:
+            return True  # a fair kind with neither
         running_slot = (limit_key if limit.keyed else _ALL) if limit is not None else None
         rate_slot = (rate_key if rate.keyed else _ALL) if rate is not None else None
         if limit is not None and self.running.get(running_slot, 0) >= limit.n:
@@ -137,6 +150,8 @@ class _Slots:
         limit, rate = self.limit, self.rate
         if (limit is not None and limit.keyed) or (rate is not None and rate.keyed):
             return False
+        if limit is None and rate is None:
+            return False
         full_limit = limit is not None and self.running.get(_ALL, 0) >= limit.n
         full_rate = rate is not None and self.started.get(_ALL, 0) >= rate.n
         return full_limit or full_rate
@@ -151,6 +166,46 @@ def _parsed(text: Any) -> dict[str, int]:
     return value if isinstance(value, dict) else {}
 
 
+def _fair_order(
+    engine: SqlEngine, conn: Connection, kind: str, picking: Mapping[str, Any]
+) -> Iterator[Any]:
+    """A fair kind's due jobs, priority by priority; within one, its keys take turns (the one
+    whose last turn is oldest, or never came, first), each key's oldest job first. Each
+    key's jobs are read as its turns come round, a few at a time."""
+    turns = dict(conn.execute(engine.sql("fair_turns"), {"kind": kind}).fetchall())
+    priority = -1
+    while True:
+        params = {"kind": kind, "queues": picking["queues"]}
+        (found,) = conn.execute(
+            engine.sql("fair_priority"), {**params, "after": priority}
+        ).fetchone()
+        if found is None:
+            return
+        priority = int(found)
+        keys = [
+            key
+            for (key,) in conn.execute(engine.sql("fair_keys"), {**params, "priority": priority})
+        ]
+        keys.sort(key=lambda key: (key in turns, int(turns.get(key, 0)), key))
+        heads: dict[str, list[Any]] = {}
+        for depth in itertools.count():
+            more = False
+            for key in keys:
+                if depth % FAIR_DEPTH == 0 and len(heads.get(key, ())) == depth:
+                    heads.setdefault(key, []).extend(
+                        conn.execute(
+                            engine.sql("fair_heads"),
+                            {**params, "priority": priority, "fair_key": key,
+                             "limit": FAIR_DEPTH, "offset": depth},
+                        ).fetchall()
+                    )  # fmt: skip
+                if depth < len(heads[key]):
+                    more = True
+                    yield heads[key][depth]
+            if not more:
+                break
+
+
 def _pick(
     engine: SqlEngine,
     conn: Connection,
@@ -158,16 +213,30 @@ def _pick(
     slots: _Slots,
     picking: Mapping[str, Any],
     wanted: int,
-) -> list[tuple[str, str, str | None]]:
-    picked: list[tuple[str, str, str | None]] = []
+    first: Iterator[Any],
+) -> list[tuple[str, str, str | None, str | None]]:
+    """Up to ``wanted`` of the kind's due jobs that fit its slots: those ``first`` yields, in
+    its order (a fair kind's turns), then the rest in claim order."""
+    picked: list[tuple[str, str, str | None, str | None]] = []
+    seen: set[str] = set()
+    for job_id, limit_key, rate_key, fair_key in first if not slots.all_full() else ():
+        if len(picked) >= wanted:
+            return picked
+        seen.add(job_id)
+        if slots.take(limit_key, rate_key):
+            picked.append((job_id, kind, rate_key, fair_key))
+        elif slots.all_full():
+            return picked  # a rate's opening is known from this job
     offset = 0
     while len(picked) < wanted:
         # Unkeyed slots all taken: one due job is enough to learn when a rate opens.
         page = 1 if slots.all_full() else PAGE
         rows = _page(engine, conn, kind, picking, limit=page, offset=offset)
-        for job_id, limit_key, rate_key in rows:
+        for job_id, limit_key, rate_key, fair_key in rows:
+            if job_id in seen:
+                continue
             if slots.take(limit_key, rate_key):
-                picked.append((job_id, kind, rate_key))
+                picked.append((job_id, kind, rate_key, fair_key))
                 if len(picked) >= wanted:
                     break
             elif slots.all_full():

@@ -74,8 +74,9 @@ class SqlQueue(SqlPart):
         stamp = engine.stamp(now)
         limited = {kind: limit for kind, limit in batch.limits.items() if kinds and kind in kinds}
         rated = {kind: rate for kind, rate in batch.rates.items() if kinds and kind in kinds}
-        if limited or rated:
-            kinds = [kind for kind in kinds or () if kind not in limited and kind not in rated]
+        fair = frozenset(kind for kind in batch.fair if kinds and kind in kinds)
+        if limited or rated or fair:
+            kinds = [kind for kind in kinds or () if not {kind} & (limited.keys() | rated | fair)]
         every_kind = kinds is None
         claim_sql = engine.sql("claim_any_job" if every_kind else "claim_next_job")
         hold_sql = (
@@ -102,8 +103,8 @@ class SqlQueue(SqlPart):
                     conn.execute(give_back, {"id": claim.job_id, "runner_id": runner_id})
             started = [_start(engine, conn, claim, stamp) for claim in batch.starts]
             claiming = batch.claim
-            if (limited or rated) and claiming:  # limited kinds first, up to their free slots
-                taken = claim_limited(engine, conn, limited, rated, picking, batch.claim, now)
+            if (limited or rated or fair) and claiming:  # limited kinds first, up to free slots
+                taken = claim_limited(engine, conn, limited, rated, picking, batch.claim, now, fair)
                 rows, rate_opens[:] = taken.rows, [taken.opens_at]
                 jobs, unreadable = claim_readable(
                     lambda count: (
@@ -157,7 +158,7 @@ class SqlQueue(SqlPart):
                     into.extend(self._readable(conn, cursor, sql, picking, limit, set_aside))
             return done
 
-        if (limited or rated) and batch.claim:  # counted, then claimed: one transaction
+        if (limited or rated or fair) and batch.claim:  # counted, then claimed: one transaction
             return engine.write(lambda conn: read(conn, send(conn)))
         return engine.send_then_read(send, read, durable=batch.durable)
 

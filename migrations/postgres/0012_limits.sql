@@ -17,3 +17,15 @@ CREATE TABLE jobtable_starts (
     started_at TIMESTAMPTZ NOT NULL
 );
 CREATE INDEX jobtable_starts_by_kind ON jobtable_starts (kind, started_at);
+-- A kind registered with fair_key=... stores each job's key in fair_key; within a priority
+-- the keys take turns, the one whose turn came longest ago (or never) first, as
+-- jobtable_fair_turns numbers them (a count per kind, not a time: clocks may tie). jobs_fair finds each key's oldest due job by an index seek.
+ALTER TABLE jobs ADD COLUMN fair_key TEXT;
+CREATE INDEX jobs_fair ON jobs (kind, priority, fair_key, run_at, id)
+    WHERE status = 'queued' AND fair_key IS NOT NULL;
+CREATE TABLE jobtable_fair_turns (
+    kind     TEXT NOT NULL,
+    fair_key TEXT NOT NULL,
+    turn     BIGINT NOT NULL,
+    PRIMARY KEY (kind, fair_key)
+);

@@ -222,3 +222,48 @@ def test_an_unreadable_limited_row_is_failed_and_another_claimed_in_its_place(st
     )
     assert [job.id for job in done.claimed] == [good]
     assert (store.get(bad).status, store.get(bad).error) == (Status.FAILED, "internal_error")
+
+
+def add_fair(store, key: str | None, *, priority: int = 0) -> str:
+    job_id = _ids.next_id(next(_ms))
+    store.create(
+        NewJob(id=job_id, kind="tenant", payload="{}", fair_key=key, priority=priority), now=T0
+    )
+    return job_id
+
+
+def claim_fair(store, runner_id: str = "runner-a", *, n: int):
+    """Every claim at one time: turns are counted, not timed, so a tie never repeats a key."""
+    batch = Batch(claim=n, fair=frozenset({"tenant"}))
+    done = store.run_batch(batch, runner_id=runner_id, now=LATER, kinds=("tenant",))
+    return [job.id for job in done.claimed]
+
+
+def test_fair_keys_take_turns_however_deep_one_keys_backlog(store):
+    big = [add_fair(store, "big") for _ in range(20)]
+    small = [add_fair(store, "small") for _ in range(3)]
+    # Which jobs a batch takes is the turns'; it hands them out in claim order.
+    assert claim_fair(store, n=4) == [big[0], big[1], small[0], small[1]]
+    assert claim_fair(store, "runner-b", n=1) == [big[2]]  # both had a turn: big's is older
+    assert claim_fair(store, "runner-b", n=1) == [small[2]]
+    assert claim_fair(store, n=3) == big[3:6]  # small has none left: no worker idles
+
+
+def test_fairness_keeps_priority_order_and_claims_jobs_with_no_key(store):
+    late = add_fair(store, "small", priority=5)
+    urgent = [add_fair(store, "big", priority=0) for _ in range(2)]
+    unkeyed = add_fair(store, None, priority=0)
+    assert claim_fair(store, n=4) == [*urgent, unkeyed, late]  # priority 0's, then 5's
+
+
+def test_a_small_tenants_five_jobs_behind_ten_thousand_of_a_large_one_start_within_fifty(store):
+    big = [
+        NewJob(id=_ids.next_id(next(_ms)), kind="tenant", payload="{}", fair_key="big")
+        for _ in range(10_000)
+    ]
+    store.create_many(big, now=T0)
+    small = {add_fair(store, "small") for _ in range(5)}
+    started: list[str] = []
+    while len(started) < 50:
+        started += claim_fair(store, f"runner-{len(started) % 3}", n=2)  # two workers' claims
+    assert small <= set(started[:50])

@@ -255,3 +255,53 @@ def test_a_slot_freed_by_settling_a_dead_runners_job_wakes_a_held_back_job(make_
     while system.runner.get(held).status is Status.RUNNING:
         sweep(system)  # judged dead, then settled: failed, its slot free
     assert system.wait_for(waiting).status is Status.SUCCEEDED  # woken, not left to wait
+
+
+@attrs.frozen
+class TenantPayload:
+    tenant: str
+
+
+def test_a_fair_kinds_tenants_take_turns_in_the_runner(make_system):
+    system = make_system(workers=1)
+    order: list[str] = []
+
+    def record(ctx: JobContext, payload: TenantPayload) -> CountResult:
+        order.append(payload.tenant)
+        return CountResult(done=1)
+
+    kind = system.kinds.register("sync", record, payload=TenantPayload, fair_key="tenant")
+    ids = [kind.enqueue(TenantPayload("big")) for _ in range(6)]
+    ids += [kind.enqueue(TenantPayload("small")) for _ in range(2)]
+    assert system.store.inner.row(ids[-1])["fair_key"] == "small"
+    system.start()
+    for job_id in ids:
+        assert system.wait_for(job_id).status is Status.SUCCEEDED
+    assert order[:4] in (["big", "small", "big", "small"], ["small", "big", "small", "big"])
+
+
+def test_a_fair_key_the_payload_lacks_is_refused_and_one_that_cannot_be_computed_too(make_system):
+    system = make_system()
+    with pytest.raises(RegistrationError) as raised:
+        system.kinds.register(
+            "sync",
+            lambda ctx, p: CountResult(done=1),
+            result=CountResult,
+            payload=TenantPayload,
+            fair_key="customer",
+        )
+    assert str(raised.value) == "register 'sync': fair key field not in the payload: customer"
+
+    def broken(payload: TenantPayload) -> str:
+        raise KeyError(payload.tenant)
+
+    kind = system.kinds.register(
+        "sync",
+        lambda ctx, p: CountResult(done=1),
+        result=CountResult,
+        payload=TenantPayload,
+        fair_key=broken,
+    )
+    with pytest.raises(InvalidOptionError) as refused:
+        kind.enqueue(TenantPayload("t-secret"))
+    assert refused.value.field == "fair key" and "t-secret" not in str(refused.value)
