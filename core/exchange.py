@@ -197,6 +197,8 @@ class JobExchange:
     def _next_due(self) -> float | None:
         if self._expired or len(self._unsent) >= FLUSH_AT:
             return 0.0
+        if self._holds_maybe_lost and not self._held:
+            return 0.0  # a batch that held jobs lost its reply: free them, idle or not
         due = [self._unsent[0].since + FLUSH_AFTER] if self._unsent else []
         if self._held:
             due.append(self._held[0][1] + AHEAD_LIMIT)
@@ -213,7 +215,7 @@ class JobExchange:
                 while self._leading:
                     self.changed.wait()
                 self._expire(time.monotonic())
-                if not (self._unsent or self._expired):
+                if not (self._unsent or self._expired or self._holds_maybe_lost):
                     return
                 error = self._lead(flushing=True)  # the waiting workers' takes go in it too
             finally:

@@ -121,7 +121,9 @@ class OutcomeRecorder:
         """The exchange wrote a buffered outcome (``recorded`` False: its claim was stale)."""
         if not recorded:
             self._stale(unsent.claimed)
-        elif isinstance(unsent.outcome, RunAgain):
+        if isinstance(unsent.outcome, RunAgain):
+            # Even when not recorded: a first try whose reply was lost may have written it,
+            # and then nothing else tells the scheduler of the job now due later.
             self._queued_again()
 
     def _stale(self, claimed: ClaimedJob) -> None:

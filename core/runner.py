@@ -13,6 +13,7 @@ from collections.abc import Callable, Collection
 from jobtable.core import codec
 from jobtable.core.ahead import AheadPolicy
 from jobtable.core.attempts import Attempts
+from jobtable.core.batch import Batch
 from jobtable.core.changes import JobChanges
 from jobtable.core.client import Client
 from jobtable.core.client_methods import ClientMethods
@@ -433,4 +434,7 @@ class Runner(ClientMethods):
             runner_id=self.id,
             kinds=self._kinds,
             queues=self._queues,
+            limits=Batch(
+                limits=self.kinds.limits(), rates=self.kinds.rates(), fair=self.kinds.fair_kinds()
+            ),
         )

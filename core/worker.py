@@ -9,8 +9,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Collection
 
+import attrs
+
 from jobtable.core.attempts import Attempts
 from jobtable.core.backoff import CLAIM_RETRY_MAXIMUM, next_claim_retry_delay
+from jobtable.core.batch import Batch
 from jobtable.core.clock import Clock
 from jobtable.core.exchange import JobExchange
 from jobtable.core.executor import ABANDONED, Executor
@@ -20,6 +23,8 @@ from jobtable.core.ports import JobStore
 from jobtable.core.recording import OutcomeRecorder, loggable_category
 from jobtable.core.registration import Registration
 from jobtable.core.wakes import SchedulerWakes, WorkerWakes
+
+_UNLIMITED = Batch()
 
 
 class WorkerLoop:
@@ -137,14 +142,20 @@ def drain(
     runner_id: str,
     kinds: Collection[str],
     queues: Collection[str] | None,
+    limits: Batch = _UNLIMITED,
 ) -> list[Job]:
     """Run every due job to completion in the calling thread, as one worker with no liveness
-    to keep would, the jobs the handlers enqueue too once due; return them as finished."""
+    to keep would, the jobs the handlers enqueue too once due; return them as finished.
+
+    ``limits`` carries the kinds' limits, rates and fair keys: a job a rate holds back is
+    left queued until the clock moves on (a test advances it, then drains again)."""
 
     def claim() -> ClaimedJob | None:
         now = clock.now()
         store.promote_due(now=now)
-        return store.claim_next(runner_id=runner_id, now=now, kinds=kinds, queues=queues)
+        batch = attrs.evolve(limits, claim=1)
+        done = store.run_batch(batch, runner_id=runner_id, now=now, kinds=kinds, queues=queues)
+        return done.claimed[0] if done.claimed else None
 
     finished: list[Job] = []
     claimed = claim()

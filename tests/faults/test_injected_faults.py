@@ -75,7 +75,7 @@ def wait_until_finished(store, job_ids: list[str], *, within: float) -> list:
         pending = [job_id for job_id in pending if not store.get(job_id).status.finished]
         if pending:
             threading.Event().wait(0.05)
-    assert not pending, f"{len(pending)} jobs still unfinished, e.g. {store.get(pending[0])}"
+    assert not pending, f"{len(pending)} jobs still unfinished, e.g. {store.row(pending[0])}"
     return [store.get(job_id) for job_id in job_ids]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -250,3 +251,57 @@ def test_a_job_taken_is_in_hand_until_its_worker_begins_it_and_its_outcome_until
     assert exchange.in_hand().claims == {job.claim}
     exchange.flush()
     assert exchange.in_hand().claims == set()
+
+
+class LosesReply(RecordingStore):
+    """Commits a batch, then raises as a reply lost on the way back would."""
+
+    lose_next = False
+
+    def run_batch(self, batch: Batch, **arguments: Any) -> Any:
+        done = super().run_batch(batch, **arguments)
+        if self.lose_next:
+            self.lose_next = False
+            raise StoreUnavailableError("database unavailable")
+        return done
+
+
+def test_jobs_held_by_a_batch_whose_reply_was_lost_are_freed_by_the_flusher_while_idle():
+    store = LosesReply(MemoryStore())
+    policy = AheadPolicy(2)
+    policy.ran(0.001)
+    exchange = JobExchange(store, FakeClock(), runner_id=RUNNER, policy=policy)
+    ids = queue(exchange, 4)
+    store.lose_next = True
+    with pytest.raises(StoreUnavailableError):
+        exchange.take()  # it claimed one and held three; the answer never came
+    held = [job_id for job_id in ids if store.inner.row(job_id)["held_by"] == RUNNER]
+    assert held  # queued, held in this runner's name, claimable by no one
+    assert exchange.next_due() is not None and exchange.next_due() <= time.monotonic()
+    exchange.flush()  # the flusher's batch, with no worker asking
+    assert all(store.inner.row(job_id)["held_by"] is None for job_id in held)
+    other = store.inner.run_batch(Batch(claim=5), runner_id="another", now=FakeClock().now())
+    assert {job.id for job in other.claimed} == set(held)
+
+
+def test_a_retry_whose_write_was_refused_as_stale_still_has_the_scheduler_look_again():
+    """A flush whose reply was lost may have written a retry; its next try is refused as
+    stale. The scheduler must still hear of the job due later, or it waits forever."""
+    import logging
+
+    from jobtable.core.exchange import Unsent
+    from jobtable.core.outcome import RunAgain
+    from jobtable.core.recording import OutcomeRecorder
+
+    exchange, store, _ = make()
+    looked: list[bool] = []
+    recorder = OutcomeRecorder(
+        store, FakeClock(), logging.getLogger("test"), exchange,
+        queued_again=lambda: looked.append(True),
+    )  # fmt: skip
+    queue(exchange, 1)
+    job = exchange.take()
+    retry = RunAgain(run_at=FakeClock().now(), code="flaky")
+    recorder.written(Unsent(job, retry, 0.0), False)
+    recorder.written(Unsent(job, Succeed(result="{}"), 0.0), False)
+    assert looked == [True]

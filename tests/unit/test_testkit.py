@@ -6,7 +6,7 @@ import attrs
 import pytest
 
 from jobtable.adapters.testkit import JobTestKit
-from jobtable.core import JobContext, NoopPayload, RunnerStateError, Status, demo
+from jobtable.core import JobContext, Limit, NoopPayload, Rate, RunnerStateError, Status, demo
 from tests.support.settling import interrupt
 from tests.unit.kinds_for_tests import CountPayload, CountResult
 
@@ -116,3 +116,30 @@ def test_the_demo_countdown_resumes_from_its_checkpoint():
     (job,) = kit.drain()
     assert (job.id, job.to_public()["result"]) == (job_id, {"remaining": 0, "counted": 5})
     assert kit.clock.monotonic() - started == 2.0  # counted the last two seconds only
+
+
+@attrs.frozen
+class Ping:
+    n: int
+
+
+@attrs.frozen
+class Pong:
+    def public(self) -> dict:
+        return {}
+
+
+def ping(ctx: JobContext, payload: Ping) -> Pong:
+    return Pong()
+
+
+def test_the_kit_honours_a_rate_on_its_fake_clock_and_a_limit_in_its_drain():
+    kit = JobTestKit()
+    kind = kit.kinds.register("ping", ping, payload=Ping, rate=Rate(2, per=60), limit=Limit(1))
+    ids = [kind.enqueue(Ping(n)) for n in range(5)]
+    assert [job.id for job in kit.drain()] == ids[:2]  # the rest held back by the rate
+    assert kit.get(ids[2]).status is Status.QUEUED
+    kit.advance(60)
+    assert [job.id for job in kit.drain()] == ids[2:4]
+    kit.advance(60)
+    assert [job.id for job in kit.drain()] == ids[4:]
