@@ -27,7 +27,8 @@ from jobtable.core.following import LOOK_AGAIN, job_versions
 from jobtable.core.idempotency import KeepAnswer
 from jobtable.core.ids import JobIdGenerator, could_exist, unix_ms
 from jobtable.core.jobs import Enqueued, Job, JobDetail, JobEvents, NewJob, Retention
-from jobtable.core.kinds import EncodedJob, KindRegistry
+from jobtable.core.kind_spec import EncodedJob
+from jobtable.core.kinds import KindRegistry
 from jobtable.core.ports import JobStore
 from jobtable.core.retention import Pruner
 from jobtable.core.waiting import why_waiting

@@ -20,7 +20,7 @@ from jobtable.core.jobs import (
     Retention,
     RetryOutcome,
 )
-from jobtable.core.kinds import EncodedJob
+from jobtable.core.kind_spec import EncodedJob
 from jobtable.core.liveness import RunnerRecord
 
 

@@ -13,7 +13,7 @@ from jobtable.core import codec
 from jobtable.core.codes import INTERNAL_ERROR, stored_code
 from jobtable.core.context import JobContext
 from jobtable.core.errors import Failure, Snooze
-from jobtable.core.kinds import KindSpec
+from jobtable.core.kind_spec import KindSpec
 from jobtable.core.outcome import AttemptEnd, Raised, Snoozed, Stopped, Succeeded
 
 

@@ -15,7 +15,8 @@ import attrs
 from jobtable.core.clock import Clock
 from jobtable.core.enqueue_options import EnqueueOptions
 from jobtable.core.jobs import NewJob
-from jobtable.core.kinds import EncodedJob, KindRegistry
+from jobtable.core.kind_spec import EncodedJob
+from jobtable.core.kinds import KindRegistry
 from jobtable.core.ports import JobQueue
 from jobtable.core.recording import loggable_category
 from jobtable.core.schedules import Schedule

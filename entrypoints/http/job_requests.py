@@ -16,7 +16,7 @@ import attrs
 
 from jobtable.core import InvalidPayloadError, Runner, UnknownKindError
 from jobtable.core.enqueue_options import EnqueueOptions, InvalidOptionError
-from jobtable.core.kinds import EncodedJob
+from jobtable.core.kind_spec import EncodedJob
 from jobtable.entrypoints.http.body import parse_json_object
 from jobtable.entrypoints.http.errors import api_error
 from jobtable.entrypoints.job_options import OPTION_FIELDS, options_from_json
