@@ -44,10 +44,13 @@ def limited_due(
         if row.status is Status.RUNNING and limit is not None:
             slot = (row.kind, row.limit_key if limit.keyed else None)
             running[slot] = running.get(slot, 0) + 1
+    stamp: dict[str, datetime.datetime] = {}  # never before a kind's latest start
+    for kind, _, at in starts:
+        stamp[kind] = max(stamp.get(kind, now), at)
     started: dict[tuple[str, str | None], list[datetime.datetime]] = {}
     for kind, key, at in starts:
         rate = rates.get(kind)
-        if rate is not None and at > now - datetime.timedelta(seconds=rate.per):
+        if rate is not None and at > stamp[kind] - datetime.timedelta(seconds=rate.per):
             started.setdefault((kind, key if rate.keyed else None), []).append(at)
     picked: list[_Row] = []
     opens: list[datetime.datetime] = []
@@ -80,8 +83,8 @@ def limited_due(
                 if len(times) >= rate.n:
                     opens.append(min(times) + datetime.timedelta(seconds=rate.per))
                     continue
-                times.append(now)
-                starts.append((kind, row.rate_key, now))
+                times.append(stamp.get(kind, now))
+                starts.append((kind, row.rate_key, stamp.get(kind, now)))
             running[limit_slot] = running.get(limit_slot, 0) + 1
             picked.append(row)
             if kind in fair and row.fair_key is not None:

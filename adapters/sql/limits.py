@@ -60,10 +60,12 @@ def claim_limited(
         limits = smallest(limits, (_parsed(text) for (text,) in declared))
     chosen: list[tuple[str, str, str | None, str | None]] = []  # id, kind, rate and fair keys
     openings: list[datetime.datetime] = []
+    stamped: dict[str, Any] = {}  # when each rate-limited kind's starts are stamped
     for kind in kinds:
         if len(chosen) >= wanted:
             break
         slots = _Slots(engine, conn, kind, limits.get(kind), rates.get(kind), now)
+        stamped[kind] = engine.stamp(slots.at)
         candidates = _fair_order(engine, conn, kind, picking) if kind in fair else iter(())
         chosen += _pick(engine, conn, kind, slots, picking, wanted - len(chosen), candidates)
         if slots.opens_at is not None:
@@ -77,7 +79,7 @@ def claim_limited(
             if job_id not in claimed:
                 continue
             if kind in rates:
-                start = {"kind": kind, "rate_key": rate_key, "now": picking["now"]}
+                start = {"kind": kind, "rate_key": rate_key, "now": stamped[kind]}
                 conn.execute(engine.sql("record_start"), start)
             if kind in fair and fair_key is not None:
                 turn = {"kind": kind, "fair_key": fair_key}
@@ -106,19 +108,23 @@ class _Slots:
         self.started: dict[str | None, int] = {}
         self.oldest: dict[str | None, datetime.datetime] = {}
         self.opens_at: datetime.datetime | None = None
-        self.now = now
         if limit is not None:
             counts = conn.execute(engine.sql("running_by_limit_key"), {"kind": kind}).fetchall()
             for key, count in counts:
                 slot = key if limit.keyed else _ALL
                 self.running[slot] = self.running.get(slot, 0) + int(count)
+        self.at = now
+        """When this claim's starts of the kind are stamped: never before the latest one."""
         if rate is not None:
             window = datetime.timedelta(seconds=rate.per)
             kept = datetime.timedelta(seconds=rate.per + PRUNE_MARGIN)
             conn.execute(
                 engine.sql("prune_starts"), {"kind": kind, "since": engine.stamp(now - kept)}
             )
-            since = {"kind": kind, "since": engine.stamp(now - window)}
+            (latest,) = conn.execute(engine.sql("latest_start"), {"kind": kind}).fetchone()
+            if latest is not None:
+                self.at = max(now, engine.parse_time(latest))
+            since = {"kind": kind, "since": engine.stamp(self.at - window)}
             for key, count, first in conn.execute(engine.sql("starts_by_rate_key"), since):
                 slot = key if rate.keyed else _ALL
                 self.started[slot] = self.started.get(slot, 0) + int(count)
@@ -142,7 +148,7 @@ class _Slots:
             self.running[running_slot] = self.running.get(running_slot, 0) + 1
         if rate is not None:
             self.started[rate_slot] = self.started.get(rate_slot, 0) + 1
-            self.oldest.setdefault(rate_slot, self.now)  # this start, if none before it
+            self.oldest.setdefault(rate_slot, self.at)  # this start, if none before it
         return True
 
     def all_full(self) -> bool:
@@ -170,8 +176,8 @@ def _fair_order(
     engine: SqlEngine, conn: Connection, kind: str, picking: Mapping[str, Any]
 ) -> Iterator[Any]:
     """A fair kind's due jobs, priority by priority; within one, its keys take turns (the one
-    whose last turn is oldest, or never came, first), each key's oldest job first. Each
-    key's jobs are read as its turns come round, a few at a time."""
+    whose last turn is oldest, or never came, first), each key's oldest job first, then its
+    jobs with no key. Each key's jobs are read as its turns come round, a few at a time."""
     turns = dict(conn.execute(engine.sql("fair_turns"), {"kind": kind}).fetchall())
     priority = -1
     while True:
@@ -203,6 +209,14 @@ def _fair_order(
                     more = True
                     yield heads[key][depth]
             if not more:
+                break
+        for offset in itertools.count(0, PAGE):  # then this priority's jobs with no key
+            unkeyed = conn.execute(
+                engine.sql("fair_unkeyed"),
+                {**params, "priority": priority, "limit": PAGE, "offset": offset},
+            ).fetchall()
+            yield from unkeyed
+            if len(unkeyed) < PAGE:
                 break
 
 

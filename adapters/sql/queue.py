@@ -109,7 +109,7 @@ class SqlQueue(SqlPart):
                 jobs, unreadable = claim_readable(
                     lambda count: (
                         claim_limited(  # another in its place (it is failed now)
-                            engine, conn, limited, rated, picking, count, now
+                            engine, conn, limited, rated, picking, count, now, fair
                         ).rows
                     ),
                     lambda claim: send_outcomes(engine, conn, [(claim, _UNREADABLE)], now),

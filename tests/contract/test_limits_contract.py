@@ -267,3 +267,24 @@ def test_a_small_tenants_five_jobs_behind_ten_thousand_of_a_large_one_start_with
     while len(started) < 50:
         started += claim_fair(store, f"runner-{len(started) % 3}", n=2)  # two workers' claims
     assert small <= set(started[:50])
+
+
+def test_a_fair_kinds_jobs_with_no_key_come_before_a_later_prioritys_keyed_ones(store):
+    keyed = add_fair(store, "big", priority=0)
+    unkeyed = add_fair(store, None, priority=0)
+    add_fair(store, "small", priority=5)
+    assert claim_fair(store, n=2) == [keyed, unkeyed]
+
+
+def test_a_claim_whose_clock_read_came_before_its_wait_never_stamps_a_start_out_of_order(store):
+    """Runner A read its clock, then waited for the lock while B started one at a later time:
+    A's start is stamped no earlier than B's, so no later window misses it."""
+    first = [add_rated(store, "sync") for _ in range(3)]
+    b_time = LATER + datetime.timedelta(seconds=1)
+    assert [job.id for job in claim_rated(store, "runner-b", now=b_time, n=1).claimed] == first[:1]
+    assert [job.id for job in claim_rated(store, "runner-a", now=LATER, n=1).claimed] == first[1:2]
+    of_kind, _ = store.starts_alike(first[2], since=LATER - datetime.timedelta(seconds=60))
+    assert of_kind == [b_time, b_time]
+    # 60 s after A's clock read but within 60 s of both starts: the window is still full.
+    late = claim_rated(store, "runner-c", now=LATER + datetime.timedelta(seconds=60.5), n=1)
+    assert late.claimed == []
