@@ -1,7 +1,8 @@
 """The kind ``limits_drain.py`` drains: a no-op, limited as ``JOBTABLE_BENCH_LIMITS`` says.
 
 off: no limit; limit: Limit(64); keyed: Limit(4, key="tenant") over 100 tenants;
-rate: Rate(1_000_000, per=60); all: the keyed limit and the rate together. Every limit is
+rate: Rate(1_000_000, per=60); all: the keyed limit and the rate together; fair:
+fair_key="tenant". Every limit is
 at least the total number of workers, so it holds nothing back: what is timed is its cost.
 """
 
@@ -36,6 +37,7 @@ OPTIONS: dict[str, dict[str, Any]] = {
     "keyed": {"limit": Limit(4, key="tenant")},
     "rate": {"rate": Rate(1_000_000, per=60)},
     "all": {"limit": Limit(4, key="tenant"), "rate": Rate(1_000_000, per=60)},
+    "fair": {"fair_key": "tenant"},
 }
 
 

@@ -30,7 +30,7 @@ from peers import (
     stop,
 )
 
-MODES = ("off", "limit", "keyed", "rate", "all")
+MODES = ("off", "limit", "keyed", "rate", "all", "fair")
 CHECKOUT = os.pathsep.join([str(HERE), str(HERE.parent)])
 """The worker imports jobtable from this checkout (and the kinds from beside this file)."""
 UNFINISHED = "SELECT count(*) FROM jobs WHERE status IN ('queued', 'running')"
@@ -74,11 +74,13 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--postgres", default=POSTGRES, help="'' to skip PostgreSQL")
+    parser.add_argument("--modes", default=",".join(MODES), help="comma-separated; off first")
     args = parser.parse_args()
+    modes = args.modes.split(",")
     rates: dict[tuple[str, str], list[float]] = {}
     with tempfile.TemporaryDirectory() as folder:
         for round_number in range(args.rounds):
-            for mode in MODES:
+            for mode in modes:
                 path = os.path.join(folder, f"{uuid.uuid4().hex[:8]}.db")
                 rate = drain(path, args.jobs, mode, args.workers, sqlite_count(path, UNFINISHED))
                 rates.setdefault(("SQLite", mode), []).append(rate)
