@@ -28,6 +28,9 @@ PAGE = 200
 FAIR_DEPTH = 4
 """A fair key's jobs read at a time as its turns come round."""
 
+FAIR_CHUNK = 8
+"""Fair keys whose jobs one statement reads (a claim rarely needs more than the first few)."""
+
 _ALL = "*"
 """The one slot of a limit or rate without a key."""
 
@@ -193,21 +196,24 @@ def _fair_order(
             for (key,) in conn.execute(engine.sql("fair_keys"), {**params, "priority": priority})
         ]
         keys.sort(key=lambda key: (key in turns, int(turns.get(key, 0)), key))
-        heads: dict[str, list[Any]] = {}
+        heads: dict[str, list[Any]] = {key: [] for key in keys}
         for depth in itertools.count():
             more = False
-            for key in keys:
-                if depth % FAIR_DEPTH == 0 and len(heads.get(key, ())) == depth:
-                    heads.setdefault(key, []).extend(
-                        conn.execute(
-                            engine.sql("fair_heads"),
-                            {**params, "priority": priority, "fair_key": key,
-                             "limit": FAIR_DEPTH, "offset": depth},
-                        ).fetchall()
-                    )  # fmt: skip
-                if depth < len(heads[key]):
-                    more = True
-                    yield heads[key][depth]
+            for start in range(0, len(keys), FAIR_CHUNK):
+                chunk = keys[start : start + FAIR_CHUNK]
+                due = [key for key in chunk if depth % FAIR_DEPTH == 0 and len(heads[key]) == depth]
+                if due:  # their turns reached the end of what was read: read a few more each
+                    rows = conn.execute(
+                        engine.sql("fair_heads"),
+                        {**params, "priority": priority, "fair_keys": engine.names(due),
+                         "limit": FAIR_DEPTH, "offset": depth},
+                    ).fetchall()  # fmt: skip
+                    for row in rows:
+                        heads[row[3]].append(row)
+                for key in chunk:
+                    if depth < len(heads[key]):
+                        more = True
+                        yield heads[key][depth]
             if not more:
                 break
         for offset in itertools.count(0, PAGE):  # then this priority's jobs with no key
