@@ -8,19 +8,18 @@ survives the process, which is the point.
 from __future__ import annotations
 
 import datetime
-import heapq
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import attrs
 
+from jobtable.adapters.memory_claims import MemoryClaims
 from jobtable.adapters.memory_limits import limited_due
 from jobtable.adapters.memory_operations import MemoryOperations
 from jobtable.adapters.memory_reads import MemoryReads
 from jobtable.adapters.memory_registry import MemoryRegistry
 from jobtable.adapters.memory_state import (
     SCHEDULED,
-    _parse,
     _Row,
     _stamp,
 )
@@ -41,7 +40,7 @@ from jobtable.core.outcome import Fail, Outcome, RunAgain, Succeed
 from jobtable.core.status import Status
 
 
-class MemoryStore(MemoryOperations, MemoryReads, MemoryRegistry):
+class MemoryStore(MemoryClaims, MemoryOperations, MemoryReads, MemoryRegistry):
     # -- enqueue -----------------------------------------------------------
 
     def create(
@@ -103,109 +102,6 @@ class MemoryStore(MemoryOperations, MemoryReads, MemoryRegistry):
         self._rows[job.id] = row
         self._file(row)
         return Enqueued(job.id)
-
-    # -- claims ------------------------------------------------------------
-
-    def claim_next(
-        self,
-        *,
-        runner_id: str,
-        now: datetime.datetime,
-        kinds: Collection[str] | None = None,
-        queues: Collection[str] | None = None,
-    ) -> ClaimedJob | None:
-        with self._lock:
-            row = self._first_due(kinds, queues)
-            return None if row is None else self._start(row, runner_id, _stamp(now))
-
-    def _start(self, row: _Row, runner_id: str, stamp: str) -> ClaimedJob:
-        """Mark ``row`` running under ``runner_id``, its attempt counted."""
-        row.status = Status.RUNNING
-        row.started_at = row.updated_at = stamp
-        row.claimed_by = runner_id
-        row.held_by = None
-        row.attempt += 1
-        self._note(row)
-        return self._claimed(row, runner_id, row.attempt)
-
-    @staticmethod
-    def _claimed(row: _Row, runner_id: str, attempt: int) -> ClaimedJob:
-        return ClaimedJob(
-            claim=Claim(job_id=row.id, runner_id=runner_id, attempt=attempt),
-            kind=row.kind,
-            payload=row.payload,
-            policy=row.policy,
-            timeout=row.timeout,
-            checkpoint=row.result,
-            due_at=_parse(row.run_at),
-        )
-
-    def _first_due(
-        self, kinds: Collection[str] | None, queues: Collection[str] | None
-    ) -> _Row | None:
-        """The first due row in claim order among ``kinds``.
-
-        Its heap entry stays: entries are checked against their row when read, so
-        one whose row was claimed since is dropped then (lazy deletion).
-        """
-        best: tuple[tuple[int, str, str], str] | None = None
-        for kind in list(self._ready) if kinds is None else kinds:
-            order = self._peek(kind, queues)
-            if order is not None and (best is None or order < best[0]):
-                best = (order, kind)
-        if best is None:
-            return None
-        return self._rows[best[0][2]]
-
-    def _peek(self, kind: str, queues: Collection[str] | None) -> tuple[int, str, str] | None:
-        """The first claimable entry of ``kind``'s heap, dropping stale ones on the way."""
-        heap = self._ready.get(kind)
-        passed: list[tuple[int, str, str]] = []
-        found = None
-        while heap:
-            order = heap[0]
-            row = self._rows.get(order[2])
-            if (
-                row is None
-                or row.status is not Status.QUEUED
-                or row.order != order
-                or row.held_by is not None
-            ):
-                heapq.heappop(heap)  # stale: claimed, held, finished or moved since
-                continue
-            if row.queue in self._paused or (queues is not None and row.queue not in queues):
-                passed.append(heapq.heappop(heap))
-                continue
-            found = order
-            break
-        for order in passed:
-            heapq.heappush(heap, order)  # type: ignore[arg-type]
-        return found
-
-    def promote_due(self, *, now: datetime.datetime) -> int:
-        stamp = _stamp(now)
-        moved = 0
-        with self._lock:
-            while self._scheduled and self._scheduled[0][0] <= stamp:
-                run_at, job_id = heapq.heappop(self._scheduled)
-                row = self._rows.get(job_id)
-                if row is None or row.status != SCHEDULED or row.run_at != run_at:
-                    continue
-                row.status = Status.QUEUED
-                row.updated_at = stamp
-                self._file(row)
-                moved += 1
-        return moved
-
-    def next_due(self) -> datetime.datetime | None:
-        with self._lock:
-            while self._scheduled:
-                run_at, job_id = self._scheduled[0]
-                row = self._rows.get(job_id)
-                if row is not None and row.status == SCHEDULED and row.run_at == run_at:
-                    return datetime.datetime.fromisoformat(run_at)
-                heapq.heappop(self._scheduled)
-            return None
 
     # -- outcomes ----------------------------------------------------------
 

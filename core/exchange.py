@@ -12,7 +12,7 @@ import datetime
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection
 
 import attrs
 
@@ -69,6 +69,9 @@ class Unsent:
 
 def _nobody_to_wake(count: int) -> None:
     return None
+
+
+_NO_RULES = Batch()
 
 
 def _no_rate_wait(at: datetime.datetime) -> None:
@@ -147,17 +150,15 @@ class JobExchange:
         self,
         kinds: Collection[str] | None,
         queues: Collection[str] | None,
-        limits: Mapping[str, RunningLimit] | None = None,
-        rates: Mapping[str, RateLimit] | None = None,
-        fair: frozenset[str] = frozenset(),
+        rules: Batch = _NO_RULES,
     ) -> None:
-        """What claims may take, and the limits and rates of the kinds that have them: set
-        once registration closes, before any claim."""
+        """What claims may take, and the limits, rates and fair keys every claim carries
+        (``KindRegistry.claim_rules``): set once registration closes, before any claim."""
         self._kinds = kinds
         self._queues = queues
-        self._limits = dict(limits or {})
-        self._rates = dict(rates or {})
-        self._fair = fair
+        self._limits = dict(rules.limits)
+        self._rates = dict(rules.rates)
+        self._fair = rules.fair
 
     # -- what workers call ----------------------------------------------------
 

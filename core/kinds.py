@@ -16,6 +16,7 @@ import attrs
 import cattrs
 
 from jobtable.core import codec
+from jobtable.core.batch import Batch
 from jobtable.core.codes import InvalidFailureCodeError, validate_declared_codes
 from jobtable.core.context import JobContext
 from jobtable.core.enqueue_options import (
@@ -360,17 +361,19 @@ class KindRegistry:
     def names(self) -> list[str]:
         return sorted(self._specs)
 
-    def fair_kinds(self) -> frozenset[str]:
-        """The kinds registered with a fair key: their keys take turns when claimed."""
-        return frozenset(name for name, spec in self._specs.items() if spec.fair_key is not None)
-
-    def rates(self) -> dict[str, RateLimit]:
-        """The rate of each kind registered with one, as stores honour it when they claim."""
-        return {
-            name: RateLimit(n=spec.rate.n, per=float(spec.rate.per), keyed=spec.rate.keyed)
-            for name, spec in self._specs.items()
-            if spec.rate is not None
-        }
+    def claim_rules(self) -> Batch:
+        """The limits, rates and fair keys of the kinds registered with them, as every claim
+        of this runner carries them (an empty batch)."""
+        specs = self._specs.items()
+        return Batch(
+            limits=self.limits(),
+            rates={
+                name: RateLimit(n=spec.rate.n, per=float(spec.rate.per), keyed=spec.rate.keyed)
+                for name, spec in specs
+                if spec.rate is not None
+            },
+            fair=frozenset(name for name, spec in specs if spec.fair_key is not None),
+        )
 
     def limits(self) -> dict[str, RunningLimit]:
         """The limit of each kind registered with one, as stores honour it when they claim."""

@@ -11,8 +11,8 @@ import threading
 from collections.abc import Callable, Collection
 
 from jobtable.core import codec
-from jobtable.core.ahead import AheadPolicy
 from jobtable.core.attempts import Attempts
+from jobtable.core.background import BackgroundLoops
 from jobtable.core.batch import Batch
 from jobtable.core.changes import JobChanges
 from jobtable.core.client import Client
@@ -22,9 +22,8 @@ from jobtable.core.clock import Clock
 from jobtable.core.deadlines import Deadlines
 from jobtable.core.enqueue_options import check_queue
 from jobtable.core.errors import RunnerStateError
-from jobtable.core.exchange import JobExchange
 from jobtable.core.executor import Executor
-from jobtable.core.flusher import Flusher
+from jobtable.core.hot_path import HotPath
 from jobtable.core.ids import JobIdGenerator, unix_ms
 from jobtable.core.jobs import Job, Retention
 from jobtable.core.left_behind import LeftBehind
@@ -33,14 +32,9 @@ from jobtable.core.observer import GuardedObserver, NoObserver, RunnerObserver
 from jobtable.core.pool import WorkerPool
 from jobtable.core.ports import JobStore
 from jobtable.core.preemption import Preemption
-from jobtable.core.recording import OutcomeRecorder
 from jobtable.core.registration import Registration
-from jobtable.core.retention import PruneLoop
-from jobtable.core.scheduler import Scheduler
 from jobtable.core.sweeper import Sweeper
-from jobtable.core.ticks import Ticks
 from jobtable.core.wakes import SchedulerWakes, WorkerWakes
-from jobtable.core.watching import StoreWatch
 from jobtable.core.worker import WorkerLoop, drain
 
 STOP_NOW_WAIT = 5.0
@@ -111,6 +105,7 @@ class Runner(ClientMethods):
         self._lifecycle = threading.Lock()  # guards _started
         self._started = False
         self._kinds: frozenset[str] = frozenset()  # what this runner claims: set at start
+        self._rules = Batch()  # the limits, rates and fair keys its claims carry: set at start
 
         # What wakes the workers and the scheduler; the jobs the workers hold, and when
         # their handlers must stop. Whatever follows tells them.
@@ -146,32 +141,21 @@ class Runner(ClientMethods):
         self.kinds = self.client.kinds
         self.builtins = self.client.builtins
 
-        # Claims, starts and outcomes: many per commit (core/exchange.py), written with retries.
-        ahead = AheadPolicy(workers)
-        self._exchange = exchange = JobExchange(
-            store,
-            clock,
-            runner_id=self.id,
-            policy=ahead,
-            may_hold=lambda: not wakes.stopping and registration.may_claim(),
-            held_ready=wakes.claimed_ahead_ready,
-            slots_freed=wakes.wake_for,
-            rate_opens=lambda at: scheduler_wakes.wake_workers_at(
-                clock.monotonic() + max(0.0, (at - clock.now()).total_seconds())
-            ),
-            written=lambda unsent, recorded: recorder.written(unsent, recorded),
-        )
-        self._recorder = recorder = OutcomeRecorder(
+        # Claims, starts and outcomes: many per commit (core/hot_path.py), written with retries.
+        hot = HotPath(
             store,
             clock,
             log,
-            exchange,
-            is_stopping=attempts.all_told_to_stop,
-            queued_again=self._queued_again,
+            runner_id=self.id,
+            workers=workers,
+            wakes=wakes,
+            scheduler=scheduler_wakes,
+            attempts=attempts,
+            may_claim=lambda: registration.may_claim(),
         )
-        self._flusher = Flusher(
-            exchange, recorder, clock, log, is_stopping=attempts.all_told_to_stop
-        )
+        self._exchange = exchange = hot.exchange
+        self._recorder = recorder = hot.recorder
+        self._flusher = hot.flusher
 
         # This runner's registration, kept alive by its check and sweep threads.
         sweeper = Sweeper(
@@ -209,7 +193,7 @@ class Runner(ClientMethods):
             kinds=self.kinds,
             converter=converter,
             attempts=attempts,
-            ahead=ahead,
+            ahead=hot.ahead,
             began=exchange.began,
             recorder=recorder,
             preemption=preemption,
@@ -246,33 +230,24 @@ class Runner(ClientMethods):
             executor=executor,
             pool=pool,
             wakes=wakes,
-            limited=lambda kind: (
-                (spec := self.kinds.get(kind)) is not None and spec.limit is not None
-            ),
+            limited=lambda kind: kind in self._rules.limits,
         )
 
-        # The background loops, each on a thread of its own once started.
-        self._ticks = ticks = Ticks(
+        self._loops = BackgroundLoops(
             store,
             clock,
             log,
             kinds=self.kinds,
             new_job=self.client.new_job,
-            enqueued=wakes.wake_one,
-        )
-        self._scheduler = Scheduler(
-            store,
-            clock,
-            log,
+            workers=wakes,
             wakes=scheduler_wakes,
-            ticks=ticks,
             deadlines=deadlines,
             act_on_deadlines=left_behind.act_on_deadlines,
-            workers=wakes,
             workers_gone=pool.none_left,
+            pruner=self.client.pruner,
+            notice=self.notice_jobs_from_elsewhere,
+            watch=watch,
         )
-        self._pruning = PruneLoop(self.client.pruner, clock, log)
-        self._watching = StoreWatch(store, self.notice_jobs_from_elsewhere, enabled=watch)
         if workers:  # another runner of the process that makes work for it wakes it
             self.changes.listen_for_work(self, self._queues, self.notice_jobs_from_elsewhere)
 
@@ -304,13 +279,10 @@ class Runner(ClientMethods):
             limits=tuple(sorted((kind, limit.n) for kind, limit in self.kinds.limits().items())),
         )
         try:
-            self._ticks.record_schedules()  # first: a failure here leaves nothing registered
-            # Before the workers' first claims: a job committed between one of them and
-            # the watcher's first look cannot go unnoticed.
-            self._watching.start()
+            self._loops.prepare()  # schedules recorded, the watch started
             self._registration.register(info)
         except BaseException:
-            self._watching.stop()
+            self._loops.stop_watching()
             with self._lifecycle:
                 self._started = False  # nothing ran: the caller may try again
             raise
@@ -318,25 +290,21 @@ class Runner(ClientMethods):
         self._flusher.start()
         self._pool.start()
         self._registration.start()
-        self._scheduler.start()
-        if self._prunes:
-            self._pruning.start()
+        self._loops.start(prunes=self._prunes)
 
     def _freeze_kinds(self) -> None:
         """No kind may be registered from now on; these are the kinds this runner claims."""
         self.kinds.freeze()
         self._kinds = frozenset(self.kinds.names())
-        kinds = self.kinds
-        self._exchange.serve(
-            self._kinds, self._queues, kinds.limits(), kinds.rates(), kinds.fair_kinds()
-        )
+        self._rules = self.kinds.claim_rules()
+        self._exchange.serve(self._kinds, self._queues, self._rules)
 
     def stop(self) -> None:
         """The first phase of stopping: take no new job; running jobs go on. Returns at once.
 
         ``join`` waits for them; ``stop_now`` tells their handlers to stop.
         """
-        self._pruning.stop()
+        self._loops.stop_pruning()
         self._wakes.stop()
         self._scheduler_wakes.stop()
         self._pool.stop()
@@ -365,11 +333,10 @@ class Runner(ClientMethods):
             # Every call waits (what is left of its timeout) for the same deletion, so a
             # caller that joins in short slices does not give it up after the first.
             spent = self._clock.monotonic() - started
-            self._watching.stop()
+            self._loops.stop_watching()
             self._flusher.finish(None if timeout is None else max(0.0, timeout - spent))
             self._registration.finish(None if timeout is None else max(0.0, timeout - spent))
-            # A batch under way ends before the store closes.
-            self._pruning.join(None if timeout is None else max(0.0, timeout - spent))
+            self._loops.join_pruning(None if timeout is None else max(0.0, timeout - spent))
         return finished
 
     def shutdown(self, grace: float, *, then_wait: float = STOP_NOW_WAIT) -> bool:
@@ -407,11 +374,6 @@ class Runner(ClientMethods):
         self._scheduler_wakes.noticed_elsewhere()
         self._wakes.wake_one()
 
-    def _queued_again(self) -> None:
-        """A job of this runner was put back in line: due now (a worker looks) or later."""
-        self._scheduler_wakes.look_again()
-        self._wakes.wake_one()
-
     # -- running jobs in the calling thread (tests) -------------------------
 
     def drain(self) -> list[Job]:
@@ -434,7 +396,5 @@ class Runner(ClientMethods):
             runner_id=self.id,
             kinds=self._kinds,
             queues=self._queues,
-            limits=Batch(
-                limits=self.kinds.limits(), rates=self.kinds.rates(), fair=self.kinds.fair_kinds()
-            ),
+            rules=self._rules,
         )

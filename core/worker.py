@@ -142,18 +142,18 @@ def drain(
     runner_id: str,
     kinds: Collection[str],
     queues: Collection[str] | None,
-    limits: Batch = _UNLIMITED,
+    rules: Batch = _UNLIMITED,
 ) -> list[Job]:
     """Run every due job to completion in the calling thread, as one worker with no liveness
     to keep would, the jobs the handlers enqueue too once due; return them as finished.
 
-    ``limits`` carries the kinds' limits, rates and fair keys: a job a rate holds back is
+    ``rules`` carries the kinds' limits, rates and fair keys: a job a rate holds back is
     left queued until the clock moves on (a test advances it, then drains again)."""
 
     def claim() -> ClaimedJob | None:
         now = clock.now()
         store.promote_due(now=now)
-        batch = attrs.evolve(limits, claim=1)
+        batch = attrs.evolve(rules, claim=1)
         done = store.run_batch(batch, runner_id=runner_id, now=now, kinds=kinds, queues=queues)
         return done.claimed[0] if done.claimed else None
 
