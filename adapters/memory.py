@@ -198,30 +198,28 @@ class MemoryStore(MemoryClaims, MemoryOperations, MemoryReads, MemoryRegistry):
                 if start and row is not None:
                     self._start(row, claim.runner_id, stamp)
                 done.started.append(start)
-            limited = {k: v for k, v in batch.limits.items() if kinds and k in kinds}
-            rated = {k: v for k, v in batch.rates.items() if kinds and k in kinds}
-            fair = frozenset(k for k in batch.fair if kinds and k in kinds)
-            if (limited or rated or fair) and batch.claim:
+            rules = batch.served_rules(kinds)
+            if rules is not None and batch.claim:
                 declared = (dict(row.info.limits) for row in self._runners.values())
                 rows, opens_at = limited_due(
                     self._rows.values(),
-                    limits=smallest(limited, declared),
-                    rates=rated,
+                    limits=smallest(rules.limits, declared),
+                    rates=rules.rates,
                     starts=self._starts,
                     paused=self._paused,
                     queues=queues,
                     wanted=batch.claim,
                     now=now,
-                    fair=fair,
+                    fair=rules.fair,
                     turns=self._fair_turns,
                 )
                 for row in sorted(rows, key=lambda row: row.order):  # as the SQL stores hand out
                     done.claimed.append(self._start(row, runner_id, stamp))
                 if opens_at is not None:
                     done = attrs.evolve(done, rate_opens_at=opens_at)
-            if limited or rated or fair:
-                taken_apart = limited.keys() | rated.keys() | fair
-                kinds = [kind for kind in kinds or () if kind not in taken_apart]
+            if rules is not None:  # limited kinds are claimed apart, and never held ahead
+                apart = rules.limits.keys() | rules.rates.keys() | rules.fair
+                kinds = [kind for kind in kinds or () if kind not in apart]
             for count, into, holding in (
                 (batch.claim, done.claimed, False),
                 (batch.hold, done.held, True),

@@ -8,7 +8,7 @@ one transaction (``JobQueue.run_batch``) and answers with a ``BatchDone``.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import attrs
 
@@ -46,6 +46,18 @@ class Batch:
     records no outcome may commit without waiting for the disk: should it be lost, its
     starts and holds are lost with it and nothing ran twice (a job only ever runs once
     its start committed, and crash recovery settles it as it would any)."""
+
+    def served_rules(self, kinds: Collection[str] | None) -> Batch | None:
+        """Its limits, rates and fair keys of the ``kinds`` served (an empty batch carrying
+        them); None when none apply, as for every runner without them."""
+        if not (kinds and (self.limits or self.rates or self.fair)):
+            return None
+        rules = Batch(
+            limits={kind: limit for kind, limit in self.limits.items() if kind in kinds},
+            rates={kind: rate for kind, rate in self.rates.items() if kind in kinds},
+            fair=frozenset(kind for kind in self.fair if kind in kinds),
+        )
+        return rules if rules.limits or rules.rates or rules.fair else None
 
     @property
     def empty(self) -> bool:

@@ -10,18 +10,30 @@ import datetime
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
+import attrs
+
 from jobtable.adapters.readable_rows import Unreadable, claim_readable, held_job, log_set_aside
 from jobtable.adapters.sql.engine import Connection, Cursor, SqlEngine, SqlPart
-from jobtable.adapters.sql.limits import claim_limited
+from jobtable.adapters.sql.limits import LimitedClaim, claim_limited
 from jobtable.adapters.sql.outcomes import fence, landed, requeue_parameters, send_outcomes
 from jobtable.core.batch import Batch, BatchDone
 from jobtable.core.codes import INTERNAL_ERROR
 from jobtable.core.jobs import Claim, ClaimedJob, HeldJob
 from jobtable.core.outcome import Fail, Outcome
 
-_UNREADABLE = Fail(code=INTERNAL_ERROR)
 
-_Sent = tuple[list[Cursor], list[Cursor], Cursor | None, Cursor | None]
+@attrs.frozen
+class _Limited:
+    """What a batch's claim of limited kinds came to."""
+
+    claimed: list[ClaimedJob]
+    unreadable: list[Unreadable]
+    opens_at: datetime.datetime | None
+
+
+_NOTHING_LIMITED = _Limited(claimed=[], unreadable=[], opens_at=None)
+
+_Sent = tuple[list[Cursor], list[Cursor], Cursor | None, Cursor | None, _Limited]
 
 
 class SqlQueue(SqlPart):
@@ -72,11 +84,10 @@ class SqlQueue(SqlPart):
     ) -> BatchDone:
         engine = self._engine
         stamp = engine.stamp(now)
-        limited = {kind: limit for kind, limit in batch.limits.items() if kinds and kind in kinds}
-        rated = {kind: rate for kind, rate in batch.rates.items() if kinds and kind in kinds}
-        fair = frozenset(kind for kind in batch.fair if kinds and kind in kinds)
-        if limited or rated or fair:
-            kinds = [kind for kind in kinds or () if not {kind} & (limited.keys() | rated | fair)]
+        rules = batch.served_rules(kinds)
+        if rules is not None:  # limited kinds are claimed apart, and never held ahead
+            apart = rules.limits.keys() | rules.rates.keys() | rules.fair
+            kinds = [kind for kind in kinds or () if kind not in apart]
         every_kind = kinds is None
         claim_sql = engine.sql("claim_any_job" if every_kind else "claim_next_job")
         hold_sql = (
@@ -90,10 +101,6 @@ class SqlQueue(SqlPart):
         }
 
         def send(conn: Connection) -> _Sent:
-            # A group commit may run this again after a rollback: nothing of a first run stays.
-            limited_claimed.clear()
-            unreadable_limited.clear()
-            rate_opens[:] = [None]
             recorded = send_outcomes(engine, conn, batch.outcomes, now)
             if (batch.limits or batch.rates) and batch.outcomes:
                 engine.announce(conn)  # a limited kind's slot may be free: others look again
@@ -102,45 +109,26 @@ class SqlQueue(SqlPart):
                 for claim in batch.give_backs:
                     conn.execute(give_back, {"id": claim.job_id, "runner_id": runner_id})
             started = [_start(engine, conn, claim, stamp) for claim in batch.starts]
-            claiming = batch.claim
-            if (limited or rated or fair) and claiming:  # limited kinds first, up to free slots
-                taken = claim_limited(engine, conn, limited, rated, picking, batch.claim, now, fair)
-                rows, rate_opens[:] = taken.rows, [taken.opens_at]
-                jobs, unreadable = claim_readable(
-                    lambda count: (
-                        claim_limited(  # another in its place (it is failed now)
-                            engine, conn, limited, rated, picking, count, now, fair
-                        ).rows
-                    ),
-                    lambda claim: send_outcomes(engine, conn, [(claim, _UNREADABLE)], now),
-                    limit=len(rows),
-                    runner_id=runner_id,
-                    parse_time=engine.parse_time,
-                    claimed=rows,
-                )
-                limited_claimed.extend(jobs)
-                unreadable_limited.extend(unreadable)
-                claiming = batch.claim - len(rows)
-            if kinds == []:
-                claiming = 0  # every kind served is limited
+            limited = _NOTHING_LIMITED
+            if rules is not None and batch.claim:  # limited kinds first, up to their free slots
+                limited = self._claim_limited(conn, rules, picking, batch.claim, now)
+            claiming = batch.claim - len(limited.claimed) if kinds != [] else 0
             claimed = (
                 conn.execute(claim_sql, {**picking, "limit": claiming}) if claiming > 0 else None
             )
             holding = batch.hold if kinds != [] else 0
             held = conn.execute(hold_sql, {**picking, "limit": holding}) if holding else None
-            return recorded, started, claimed, held
-
-        limited_claimed: list[ClaimedJob] = []
-        rate_opens: list[datetime.datetime | None] = [None]
-        unreadable_limited: list[Unreadable] = []
+            return recorded, started, claimed, held, limited
 
         def read(conn: Connection, sent: _Sent) -> BatchDone:
-            recorded, started, claimed, held = sent
+            recorded, started, claimed, held, limited = sent
             done = BatchDone(
-                recorded=landed(recorded), started=landed(started), rate_opens_at=rate_opens[0]
+                recorded=landed(recorded),
+                started=landed(started),
+                claimed=list(limited.claimed),
+                rate_opens_at=limited.opens_at,
             )
-            done.claimed.extend(limited_claimed)
-            log_set_aside(unreadable_limited)
+            log_set_aside(limited.unreadable)
 
             def failed(claim: Claim) -> None:
                 send_outcomes(engine, conn, [(claim, Fail(code=INTERNAL_ERROR))], now)
@@ -158,9 +146,37 @@ class SqlQueue(SqlPart):
                     into.extend(self._readable(conn, cursor, sql, picking, limit, set_aside))
             return done
 
-        if (limited or rated or fair) and batch.claim:  # counted, then claimed: one transaction
+        if rules is not None and batch.claim:  # counted, then claimed: one transaction
             return engine.write(lambda conn: read(conn, send(conn)))
         return engine.send_then_read(send, read, durable=batch.durable)
+
+    def _claim_limited(
+        self,
+        conn: Connection,
+        rules: Batch,
+        picking: dict[str, Any],
+        wanted: int,
+        now: datetime.datetime,
+    ) -> _Limited:
+        """Up to ``wanted`` readable jobs of the limited kinds (adapters/sql/limits.py); an
+        unreadable row is failed and another claimed in its place."""
+        engine = self._engine
+
+        def claim(count: int) -> LimitedClaim:
+            return claim_limited(
+                engine, conn, rules.limits, rules.rates, picking, count, now, rules.fair
+            )
+
+        taken = claim(wanted)
+        jobs, unreadable = claim_readable(
+            lambda count: claim(count).rows,
+            lambda claim: send_outcomes(engine, conn, [(claim, Fail(code=INTERNAL_ERROR))], now),
+            limit=len(taken.rows),
+            runner_id=picking["runner_id"],
+            parse_time=engine.parse_time,
+            claimed=taken.rows,
+        )
+        return _Limited(claimed=jobs, unreadable=unreadable, opens_at=taken.opens_at)
 
     def _readable(
         self,
