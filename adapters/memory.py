@@ -209,7 +209,7 @@ class MemoryStore(MemoryClaims, MemoryOperations, MemoryReads, MemoryRegistry):
                     paused=self._paused,
                     queues=queues,
                     wanted=batch.claim,
-                    now=now,
+                    now=now if rules.clock is None else max(now, rules.clock()),
                     fair=rules.fair,
                     turns=self._fair_turns,
                 )

@@ -8,7 +8,7 @@ one transaction (``JobQueue.run_batch``) and answers with a ``BatchDone``.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 import attrs
 
@@ -41,6 +41,10 @@ class Batch:
     fair: frozenset[str] = frozenset()
     """The fair kinds among those served: within a priority their keys take turns, round
     robin, when claimed; never held ahead."""
+    clock: Callable[[], datetime.datetime] | None = attrs.field(default=None, eq=False)
+    """Reads the caller's clock once the claim's locks are held: what a rate's starts are
+    stamped and counted by (a reading taken before a wait for the lock would be stale).
+    None: ``now`` as given."""
     durable: bool = True
     """Whether the commit must survive a power loss before this returns. A batch that
     records no outcome may commit without waiting for the disk: should it be lost, its
@@ -56,6 +60,7 @@ class Batch:
             limits={kind: limit for kind, limit in self.limits.items() if kind in kinds},
             rates={kind: rate for kind, rate in self.rates.items() if kind in kinds},
             fair=frozenset(kind for kind in self.fair if kind in kinds),
+            clock=self.clock,
         )
         return rules if rules.limits or rules.rates or rules.fair else None
 

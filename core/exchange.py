@@ -304,6 +304,7 @@ class JobExchange:
             limits=self._limits,
             rates=self._rates,
             fair=self._fair,
+            clock=self._clock.now if self._rates else None,
             durable=bool(self._sending),
         )
         free_lost_holds = self._holds_maybe_lost and not self._held and not starts

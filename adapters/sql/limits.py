@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime
 import itertools
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import attrs
@@ -52,12 +52,15 @@ def claim_limited(
     wanted: int,
     now: datetime.datetime,
     fair: frozenset[str] = frozenset(),
+    clock: Callable[[], datetime.datetime] | None = None,
 ) -> LimitedClaim:
     """Claim up to ``wanted`` due jobs of the limited kinds, within their limits and rates, in
     this transaction; a ``fair`` kind's keys take turns (``_fair_order``)."""
     kinds = sorted(set(limits) | set(rates) | fair)
     for kind in kinds:  # one order for every runner: no two wait for each other
         conn.execute(engine.sql("lock_limited_kind"), {"kind": kind})
+    if clock is not None:  # read now that the locks are held: a rate's stamps are fresh
+        now = max(now, clock())
     if limits:
         declared = conn.execute(engine.sql("registered_limits"), {}).fetchall()
         limits = smallest(limits, (_parsed(text) for (text,) in declared))

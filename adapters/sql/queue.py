@@ -164,7 +164,15 @@ class SqlQueue(SqlPart):
 
         def claim(count: int) -> LimitedClaim:
             return claim_limited(
-                engine, conn, rules.limits, rules.rates, picking, count, now, rules.fair
+                engine,
+                conn,
+                rules.limits,
+                rules.rates,
+                picking,
+                count,
+                now,
+                rules.fair,
+                rules.clock,
             )
 
         taken = claim(wanted)

@@ -288,3 +288,14 @@ def test_a_claim_whose_clock_read_came_before_its_wait_never_stamps_a_start_out_
     # 60 s after A's clock read but within 60 s of both starts: the window is still full.
     late = claim_rated(store, "runner-c", now=LATER + datetime.timedelta(seconds=60.5), n=1)
     assert late.claimed == []
+
+
+def test_a_rates_starts_are_stamped_by_the_clock_read_once_the_claims_locks_are_held(store):
+    """The batch's ``now`` was read before any wait for the lock; its ``clock`` is read after:
+    the start is counted at the later reading, so a slow lock cannot stamp it in the past."""
+    syncs = [add_rated(store, "sync") for _ in range(2)]
+    after_the_wait = LATER + datetime.timedelta(seconds=5)
+    batch = Batch(claim=1, rates=RATES, clock=lambda: after_the_wait)
+    store.run_batch(batch, runner_id="runner-a", now=LATER, kinds=("sync", "call"))
+    of_kind, _ = store.starts_alike(syncs[1], since=LATER - datetime.timedelta(seconds=60))
+    assert of_kind == [after_the_wait]

@@ -147,10 +147,13 @@ def test_a_rate_holds_across_processes_and_a_held_back_jobs_detail_says_when(dat
                 worker.wait(30)
     finally:
         store.close()
+    # Each start as the claims stamped it, once they held the kind's lock (a job's own
+    # started_at is its claim's clock reading, taken before any wait for that lock).
     started = sorted(
-        runner_time
-        for (runner_time,) in query(database, "SELECT started_at FROM jobs WHERE kind = 'sync'")
+        at
+        for (at,) in query(database, "SELECT started_at FROM jobtable_starts WHERE kind = 'sync'")
     )
+    assert len(started) == len(ids)
     times = [
         at if isinstance(at, datetime.datetime) else datetime.datetime.fromisoformat(at)
         for at in started
