@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 
 from jobtable.adapters.memory_claims import MemoryClaims
+from jobtable.adapters.memory_held_back import MemoryHeldBack
 from jobtable.adapters.memory_limits import limited_due
 from jobtable.adapters.memory_operations import MemoryOperations
 from jobtable.adapters.memory_reads import MemoryReads
@@ -40,7 +41,7 @@ from jobtable.core.outcome import Fail, Outcome, RunAgain, Succeed
 from jobtable.core.status import Status
 
 
-class MemoryStore(MemoryClaims, MemoryOperations, MemoryReads, MemoryRegistry):
+class MemoryStore(MemoryClaims, MemoryOperations, MemoryReads, MemoryHeldBack, MemoryRegistry):
     # -- enqueue -----------------------------------------------------------
 
     def create(
@@ -198,7 +199,12 @@ class MemoryStore(MemoryClaims, MemoryOperations, MemoryReads, MemoryRegistry):
                 if start and row is not None:
                     self._start(row, claim.runner_id, stamp)
                 done.started.append(start)
-            rules = batch.served_rules(kinds)
+            limited = {
+                name: limit
+                for name, limit in self._queue_limits.items()
+                if queues is None or name in queues
+            }
+            rules = batch.served_rules(kinds, queues)
             if rules is not None and batch.claim:
                 declared = (dict(row.info.limits) for row in self._runners.values())
                 rows, opens_at = limited_due(
@@ -212,14 +218,17 @@ class MemoryStore(MemoryClaims, MemoryOperations, MemoryReads, MemoryRegistry):
                     now=now if rules.clock is None else max(now, rules.clock()),
                     fair=rules.fair,
                     turns=self._fair_turns,
+                    queue_limits=limited,
+                    queue_starts=self._queue_starts,
+                    kinds=kinds,
                 )
                 for row in sorted(rows, key=lambda row: row.order):  # as the SQL stores hand out
                     done.claimed.append(self._start(row, runner_id, stamp))
                 if opens_at is not None:
                     done = attrs.evolve(done, rate_opens_at=opens_at)
-            if rules is not None:  # limited kinds are claimed apart, and never held ahead
-                apart = rules.limits.keys() | rules.rates.keys() | rules.fair
-                kinds = [kind for kind in kinds or () if kind not in apart]
+            done = attrs.evolve(done, limited_queues=frozenset(self._queue_limits))
+            if rules is not None and kinds is not None:  # claimed apart, never held ahead
+                kinds = [kind for kind in kinds if kind not in rules.kinds_apart]
             for count, into, holding in (
                 (batch.claim, done.claimed, False),
                 (batch.hold, done.held, True),

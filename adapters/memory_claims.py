@@ -80,7 +80,8 @@ class MemoryClaims(MemoryState):
             ):
                 heapq.heappop(heap)  # stale: claimed, held, finished or moved since
                 continue
-            if row.queue in self._paused or (queues is not None and row.queue not in queues):
+            passed_over = row.queue in self._paused or row.queue in self._queue_limits
+            if passed_over or (queues is not None and row.queue not in queues):
                 passed.append(heapq.heappop(heap))
                 continue
             found = order

@@ -21,6 +21,7 @@ from jobtable.core.jobs import (
     Pruned,
     RetryOutcome,
 )
+from jobtable.core.limits import QueueLimit
 from jobtable.core.status import Status
 
 
@@ -56,6 +57,13 @@ class MemoryOperations(MemoryState):
                 self._paused.add(name)
             else:
                 self._paused.discard(name)
+
+    def set_queue_limit(self, name: str, limit: QueueLimit, *, now: datetime.datetime) -> None:
+        with self._lock:
+            if limit.empty:
+                self._queue_limits.pop(name, None)
+            else:
+                self._queue_limits[name] = limit
 
     def begin_idempotent(
         self, key: str, request_hash: str, *, now: datetime.datetime

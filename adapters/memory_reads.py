@@ -27,6 +27,7 @@ from jobtable.core.jobs import (
     events_after,
     every_attempt,
 )
+from jobtable.core.limits import QueueLimit
 from jobtable.core.status import Status
 
 
@@ -165,12 +166,18 @@ class MemoryReads(MemoryState):
     def queues(self) -> list[QueueState]:
         with self._lock:
             counts: dict[str, dict[str, int]] = {}  # queues that hold a job or a pause
-            for name in self._paused | {row.queue for row in self._rows.values()}:
+            named = self._paused | self._queue_limits.keys()
+            for name in named | {row.queue for row in self._rows.values()}:
                 counts[name] = {status.value: 0 for status in Status}
             for row in self._rows.values():
                 counts[row.queue][row.shown_status().value] += 1
             return [
-                QueueState(name=name, paused=name in self._paused, counts=counts[name])
+                QueueState(
+                    name=name,
+                    paused=name in self._paused,
+                    counts=counts[name],
+                    limit=self._queue_limits.get(name, QueueLimit()),
+                )
                 for name in sorted(counts)
             ]
 

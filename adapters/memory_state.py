@@ -19,6 +19,7 @@ from jobtable.core.jobs import (
     JobEvent,
     stored_result,
 )
+from jobtable.core.limits import QueueLimit
 from jobtable.core.liveness import (
     LivenessTerms,
     RunnerInfo,
@@ -118,6 +119,8 @@ class MemoryState:
         self._scheduled: list[tuple[str, str]] = []  # a heap of (run_at, id) not yet due
         self._unique: dict[tuple[str, str], str] = {}  # (kind, key) -> the id holding it
         self._paused: set[str] = set()
+        self._queue_limits: dict[str, QueueLimit] = {}  # queues an operator limits
+        self._queue_starts: list[tuple[str, datetime.datetime]] = []  # rate-limited queues'
         self._schedules: dict[str, datetime.datetime] = {}
         self._idempotency: dict[str, KeptAnswer] = {}
         self._leases: dict[str, tuple[str, datetime.datetime]] = {}

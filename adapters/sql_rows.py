@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime
 import json
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from jobtable.core.idempotency import KeptAnswer, stale_before
@@ -21,6 +21,7 @@ from jobtable.core.jobs import (
     every_attempt,
     stored_result,
 )
+from jobtable.core.limits import QueueLimit, RateLimit
 from jobtable.core.liveness import RunnerInfo, RunnerRecord
 from jobtable.core.status import Status
 
@@ -183,21 +184,44 @@ def list_statement(
     return " UNION ALL ".join(branches) + tail, params
 
 
-def queue_states(counted: Any, paused: Collection[str]) -> list[QueueState]:
-    """Every queue that holds jobs or is paused, by name, with its jobs by public status.
+def queue_limits(rows: Any) -> dict[str, QueueLimit]:
+    """``limited_queues`` rows (name, running limit, rate n, rate per) as QueueLimits."""
+    return {
+        name: QueueLimit(
+            running=None if running is None else int(running),
+            rate=None
+            if rate_n is None or rate_per is None
+            else RateLimit(n=int(rate_n), per=float(rate_per), keyed=False),
+        )
+        for name, running, rate_n, rate_per in rows
+    }
 
-    ``counted``: ``queue, stored status, count`` rows; ``paused``: the paused queues' names.
+
+def queue_states(
+    counted: Any, paused: Collection[str], limits: Mapping[str, QueueLimit] | None = None
+) -> list[QueueState]:
+    """Every queue that holds jobs or is paused or limited, by name, with its jobs by public
+    status.
+
+    ``counted``: ``queue, stored status, count`` rows; ``paused``: the paused queues' names;
+    ``limits``: the limited queues' limits.
     """
     pauses = frozenset(paused)
+    limits = limits or {}
     states: dict[str, QueueState] = {}
 
     def state(name: str) -> QueueState:
         if name not in states:
             counts = {status.value: 0 for status in Status}
-            states[name] = QueueState(name=name, paused=name in pauses, counts=counts)
+            states[name] = QueueState(
+                name=name,
+                paused=name in pauses,
+                counts=counts,
+                limit=limits.get(name, QueueLimit()),
+            )
         return states[name]
 
-    for name in pauses:
+    for name in pauses | limits.keys():
         state(name)
     for name, stored, count in counted:
         shown = Status.QUEUED.value if stored == "scheduled" else stored

@@ -106,6 +106,10 @@ def _paused_or_resumed(tell: Tell, call: Call, result: Any) -> None:
         tell.work(call.argument(0, "name"))
 
 
+def _limited(tell: Tell, call: Call, result: Any) -> None:
+    tell.work(call.argument(0, "name"))  # runners learn of it, and a lifted one lets jobs run
+
+
 def _cancelled(tell: Tell, call: Call, result: Any) -> None:
     tell.job(call.argument(0, "job_id"))
 
@@ -135,6 +139,7 @@ ANNOUNCES: Mapping[str, Announce] = {
     "create_in": _created_in,
     "promote_due": _promoted,
     "set_queue_paused": _paused_or_resumed,
+    "set_queue_limit": _limited,
     "cancel": _cancelled,
     "retry": _retried,
     "prune": _pruned,

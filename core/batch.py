@@ -41,6 +41,10 @@ class Batch:
     fair: frozenset[str] = frozenset()
     """The fair kinds among those served: within a priority their keys take turns, round
     robin, when claimed; never held ahead."""
+    limited_queues: frozenset[str] = frozenset()
+    """Queues the runner last saw an operator limit (``set_queue_limit``): claimed apart,
+    under their limits as the store reads them then. A queue limited since is passed over
+    until the runner learns of it from ``BatchDone.limited_queues``."""
     clock: Callable[[], datetime.datetime] | None = attrs.field(default=None, eq=False)
     """Reads the caller's clock once the claim's locks are held: what a rate's starts are
     stamped and counted by (a reading taken before a wait for the lock would be stale).
@@ -51,18 +55,33 @@ class Batch:
     starts and holds are lost with it and nothing ran twice (a job only ever runs once
     its start committed, and crash recovery settles it as it would any)."""
 
-    def served_rules(self, kinds: Collection[str] | None) -> Batch | None:
-        """Its limits, rates and fair keys of the ``kinds`` served (an empty batch carrying
-        them); None when none apply, as for every runner without them."""
-        if not (kinds and (self.limits or self.rates or self.fair)):
+    def served_rules(
+        self, kinds: Collection[str] | None, queues: Collection[str] | None = None
+    ) -> Batch | None:
+        """Its limits, rates and fair keys of the ``kinds`` served, and its limited queues
+        among ``queues`` (an empty batch carrying them); None when none apply, as for every
+        runner without them."""
+        limited_queues = frozenset(
+            name for name in self.limited_queues if queues is None or name in queues
+        )
+        if not (kinds and (self.limits or self.rates or self.fair)) and not limited_queues:
             return None
+        kinds = kinds or ()
         rules = Batch(
             limits={kind: limit for kind, limit in self.limits.items() if kind in kinds},
             rates={kind: rate for kind, rate in self.rates.items() if kind in kinds},
             fair=frozenset(kind for kind in self.fair if kind in kinds),
+            limited_queues=limited_queues,
             clock=self.clock,
         )
-        return rules if rules.limits or rules.rates or rules.fair else None
+        if rules.limits or rules.rates or rules.fair or rules.limited_queues:
+            return rules
+        return None
+
+    @property
+    def kinds_apart(self) -> frozenset[str]:
+        """The kinds whose claims count slots or take turns: never in a plain claim."""
+        return frozenset(self.limits.keys() | self.rates.keys() | self.fair)
 
     @property
     def empty(self) -> bool:
@@ -83,3 +102,6 @@ class BatchDone:
     """Jobs held ahead, in claim order; each claim has the attempt its start will make."""
     rate_opens_at: datetime.datetime | None = None
     """When a due job a rate held back may start: the runner looks again then."""
+    limited_queues: frozenset[str] | None = None
+    """The queues an operator limits, as the claim read them (None: it claimed nothing):
+    the runner claims them apart from its next batch on."""

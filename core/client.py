@@ -214,9 +214,10 @@ class Client(OperatorActions):
         if detail is None:
             return None
         spec = self.kinds.get(detail.job.kind)
+        now = self._clock.now()
         waiting = why_waiting(
             detail,
-            now=self._clock.now(),
+            now=now,
             paused=self.store.paused_queues(),
             runners=self.store.runners(),
             ahead=lambda: self.store.jobs_ahead(detail),
@@ -224,6 +225,7 @@ class Client(OperatorActions):
             running=lambda: self.store.running_alike(job_id),
             rate=None if spec is None else spec.rate,
             starts=lambda since: self.store.starts_alike(job_id, since=since),
+            queue_use=lambda: self.store.queue_use(detail.queue, now=now),
         )
         return attrs.evolve(detail, waiting=tuple(waiting))
 

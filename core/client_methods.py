@@ -7,6 +7,7 @@ from typing import Any
 
 from jobtable.core.client import Client
 from jobtable.core.enqueue_options import EnqueueOptions
+from jobtable.core.held_back import HeldBack
 from jobtable.core.idempotency import KeepAnswer, Repeat
 from jobtable.core.jobs import (
     CancelOutcome,
@@ -21,6 +22,7 @@ from jobtable.core.jobs import (
     RetryOutcome,
 )
 from jobtable.core.kind_spec import EncodedJob
+from jobtable.core.limits import QueueLimit
 from jobtable.core.liveness import RunnerRecord
 
 
@@ -81,8 +83,8 @@ class ClientMethods:
     def retry(self, job_id: str) -> tuple[RetryOutcome, Job] | None:
         return self.client.retry(job_id)
 
-    def queues(self) -> list[QueueState]:
-        return self.client.queues()
+    def queues(self, held_back: list[HeldBack] | None = None) -> list[QueueState]:
+        return self.client.queues(held_back)
 
     def pause_queue(self, name: str) -> None:
         self.client.pause_queue(name)
@@ -90,8 +92,14 @@ class ClientMethods:
     def resume_queue(self, name: str) -> None:
         self.client.resume_queue(name)
 
+    def set_queue_limit(self, name: str, limit: QueueLimit) -> None:
+        self.client.set_queue_limit(name, limit)
+
     def runners(self) -> list[RunnerRecord]:
         return self.client.runners()
+
+    def held_back(self) -> list[HeldBack]:
+        return self.client.held_back()
 
     def job_counts(self) -> list[JobCount]:
         return self.client.job_counts()

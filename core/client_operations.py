@@ -9,6 +9,7 @@ import attrs
 
 from jobtable.core.clock import Clock
 from jobtable.core.enqueue_options import InvalidOptionError, check_queue, check_text
+from jobtable.core.held_back import HeldBack, total_by_queue
 from jobtable.core.idempotency import Repeat, check_key, judge_repeat
 from jobtable.core.ids import could_exist
 from jobtable.core.jobs import (
@@ -22,6 +23,8 @@ from jobtable.core.jobs import (
     Retention,
     RetryOutcome,
 )
+from jobtable.core.kinds import KindRegistry
+from jobtable.core.limits import QueueLimit
 from jobtable.core.liveness import RunnerRecord
 from jobtable.core.ports import JobStore
 from jobtable.core.retention import Pruner
@@ -55,6 +58,7 @@ class OperatorActions:
 
     store: JobStore
     pruner: Pruner
+    kinds: KindRegistry
     _clock: Clock
     _workers: LocalWorkers
 
@@ -101,9 +105,19 @@ class OperatorActions:
 
     # -- queues and runners ------------------------------------------------
 
-    def queues(self) -> list[QueueState]:
-        """Every queue that holds jobs or is paused, with its jobs by public status."""
-        return self.store.queues()
+    def queues(self, held_back: list[HeldBack] | None = None) -> list[QueueState]:
+        """Every queue that holds jobs or is paused or limited, with its jobs by public status,
+        its limits, and how many of its due jobs a limit holds back now (its own, or of the
+        kinds registered here; ``held_back`` when just read)."""
+        states = self.store.queues()
+        held = total_by_queue(self.held_back() if held_back is None else held_back)
+        return [attrs.evolve(state, held_back=held.get(state.name, 0)) for state in states]
+
+    def held_back(self) -> list[HeldBack]:
+        """Due jobs that limits hold back now, by kind, queue and limit type (the limited
+        queues', and those of the kinds registered here)."""
+        rules = self.kinds.claim_rules()
+        return self.store.held_back(rules.limits, rules.rates, now=self._clock.now())
 
     def pause_queue(self, name: str) -> None:
         """Stop every runner claiming from ``name`` (its running jobs go on); persisted."""
@@ -112,6 +126,12 @@ class OperatorActions:
     def resume_queue(self, name: str) -> None:
         self.store.set_queue_paused(check_queue(name), paused=False, now=self._clock.now())
         self._workers.queue_resumed()
+
+    def set_queue_limit(self, name: str, limit: QueueLimit) -> None:
+        """At most ``limit.running`` of ``name``'s jobs running at once and ``limit.rate`` started
+        in any window, across every runner (``QueueLimit()``: none); persisted."""
+        self.store.set_queue_limit(check_queue(name), limit, now=self._clock.now())
+        self._workers.queue_resumed()  # a lifted limit lets its jobs run: look again
 
     def runners(self) -> list[RunnerRecord]:
         """Every live runner on the database, oldest first."""

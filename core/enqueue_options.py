@@ -16,6 +16,7 @@ from typing import Any
 
 import attrs
 
+from jobtable.core.errors import InvalidOptionError as InvalidOptionError  # re-exported
 from jobtable.core.jobs import PRIORITIES
 from jobtable.core.text import MAX_TEXT, PLAIN_TEXT, plain
 
@@ -25,15 +26,6 @@ MAX_SECONDS = 100 * 365 * 86400
 """A century: the longest delay, timeout, snooze or backoff anyone means (longer ones
 would overflow a datetime)."""
 LATEST_RUN_AT = datetime.datetime(9000, 1, 1, tzinfo=datetime.UTC)
-
-
-class InvalidOptionError(ValueError):
-    """An enqueue option that cannot be used; ``field`` names it, the message says why."""
-
-    def __init__(self, field: str, problem: str) -> None:
-        super().__init__(f"{field}: {problem}")
-        self.field = field
-        self.problem = problem
 
 
 @attrs.frozen(kw_only=True)

@@ -125,3 +125,12 @@ class LivenessLockLostError(StoreUnavailableError):
 
     def __init__(self) -> None:
         super().__init__("database unavailable")
+
+
+class InvalidOptionError(ValueError):
+    """An option (of an enqueue, a kind or a queue) that cannot be used; ``field`` names it, the message says why."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(f"{field}: {problem}")
+        self.field = field
+        self.problem = problem

@@ -131,6 +131,7 @@ class JobExchange:
         self._limits: dict[str, RunningLimit] = {}
         self._rates: dict[str, RateLimit] = {}
         self._fair: frozenset[str] = frozenset()
+        self._limited_queues: frozenset[str] = frozenset()  # as the last claim read them
         self.changed = threading.Condition()
         """Notified on every change here; the flusher (core/flusher.py) waits on it."""
         self._wants: list[Want] = []
@@ -304,7 +305,8 @@ class JobExchange:
             limits=self._limits,
             rates=self._rates,
             fair=self._fair,
-            clock=self._clock.now if self._rates else None,
+            limited_queues=self._limited_queues,
+            clock=self._clock.now if self._rates or self._limited_queues else None,
             durable=bool(self._sending),
         )
         free_lost_holds = self._holds_maybe_lost and not self._held and not starts
@@ -361,7 +363,14 @@ class JobExchange:
             self._written(each, recorded)
         if done.rate_opens_at is not None:
             self._rate_opens(done.rate_opens_at)  # a job a rate holds back may start then
-        freed = sum(each.claimed.kind in self._limits for each in sending)
+        freed = sum(
+            each.claimed.kind in self._limits or bool(self._limited_queues) for each in sending
+        )
+        if done.limited_queues is not None and done.limited_queues != self._limited_queues:
+            newly = done.limited_queues - self._limited_queues
+            self._limited_queues = done.limited_queues
+            if newly:  # their jobs were passed over: claim them, apart, now
+                freed += max(1, len(wants))
         if freed:
             self._slots_freed(freed)  # slots of limited kinds came back: idle workers look
         claimed = iter(done.claimed)

@@ -9,6 +9,7 @@ from typing import Any
 
 import attrs
 
+from jobtable.core.limits import QueueLimit
 from jobtable.core.policies import RetryPolicy
 from jobtable.core.status import Status
 
@@ -233,6 +234,10 @@ class QueueState:
     paused: bool
     counts: dict[str, int]
     """Jobs by public status (queued counts scheduled ones too)."""
+    limit: QueueLimit = attrs.field(factory=QueueLimit)
+    """Limits an operator set on it at run time (none: ``QueueLimit()``)."""
+    held_back: int = 0
+    """Its due jobs a limit or a rate holds back now (its own, or their kinds')."""
 
 
 @attrs.frozen(kw_only=True)

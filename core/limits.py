@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from jobtable.core.enqueue_options import InvalidOptionError
+from jobtable.core.errors import InvalidOptionError
 
 KEY_LENGTH = 255
 """Characters a computed key may have at most."""
@@ -107,6 +107,41 @@ class RateLimit:
     n: int
     per: float
     keyed: bool
+
+
+@attrs.frozen
+class QueueLimit:
+    """Limits an operator set on a queue at run time, across every runner: at most
+    ``running`` of its jobs running at once, at most ``rate`` started in any window."""
+
+    running: int | None = None
+    rate: RateLimit | None = None
+
+    @property
+    def empty(self) -> bool:
+        return self.running is None and self.rate is None
+
+
+def check_queue_limit(running: object, rate_n: object, rate_per: object) -> QueueLimit:
+    """The QueueLimit these ask for; InvalidOptionError naming ``limit`` or ``rate``."""
+    if running is not None and (
+        isinstance(running, bool) or not isinstance(running, int) or running < 1
+    ):
+        raise InvalidOptionError("limit", "must be a whole number of 1 or more, or null")
+    rate = None
+    if rate_n is not None or rate_per is not None:
+        if isinstance(rate_n, bool) or not isinstance(rate_n, int) or rate_n < 1:
+            raise InvalidOptionError("rate", "n must be a whole number of 1 or more")
+        if (
+            isinstance(rate_per, bool)
+            or not isinstance(rate_per, int | float)
+            or not 0 < rate_per <= MAX_RATE_WINDOW
+        ):
+            raise InvalidOptionError(
+                "rate", f"per must be seconds above 0 and at most {MAX_RATE_WINDOW:.0f}"
+            )
+        rate = RateLimit(n=rate_n, per=float(rate_per), keyed=False)
+    return QueueLimit(running=running, rate=rate)
 
 
 def smallest(

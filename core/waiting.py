@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime
 from collections.abc import Callable, Collection
 
+from jobtable.core.held_back import QUEUE_LIMIT, QueueUse
 from jobtable.core.jobs import JobDetail
 from jobtable.core.limits import Limit, Rate
 from jobtable.core.liveness import RunnerRecord
@@ -27,6 +28,10 @@ def _no_starts(since: datetime.datetime) -> StartTimes:
     return [], []
 
 
+def _no_queue_limit() -> QueueUse | None:
+    return None
+
+
 def why_waiting(
     detail: JobDetail,
     *,
@@ -38,6 +43,7 @@ def why_waiting(
     running: Callable[[], tuple[int, int]] = _none_running,
     rate: Rate | None = None,
     starts: Callable[[datetime.datetime], StartTimes] = _no_starts,
+    queue_use: Callable[[], QueueUse | None] = _no_queue_limit,
 ) -> list[str]:
     """Every reason the job is not running now; empty for a running or finished job.
 
@@ -46,7 +52,8 @@ def why_waiting(
     concurrency limit, if any, and ``running`` counts the jobs running of its
     kind and of its kind and key (called only when a limit could hold it back);
     ``rate`` is its kind's rate, if any, and ``starts`` the start times of its kind and of
-    its kind and rate key since the time it is given, oldest first.
+    its kind and rate key since the time it is given, oldest first; ``queue_use`` reads its
+    queue's limits and their use (None: it has none; called only when they could hold it).
     """
     if detail.job.status is not Status.QUEUED:
         return []
@@ -71,7 +78,12 @@ def why_waiting(
             reasons.append(f"no live runner serves kind {kind}")
         else:
             reasons.append(f"no live runner of kind {kind} serves queue {queue}")
-    if detail.run_at <= now and detail.queue not in paused and serving and limit is not None:
+    claimable = detail.run_at <= now and detail.queue not in paused and bool(serving)
+    use = queue_use() if claimable else None
+    if use is not None and use.full is not None:
+        reasons.append(_held_by_queue(use))
+        return reasons
+    if claimable and limit is not None:
         of_kind, of_key = running()
         if of_kind >= limit.n and not limit.keyed:
             reasons.append(f"held back by its kind's limit: {of_kind} of {limit.n} running")
@@ -79,7 +91,7 @@ def why_waiting(
         if limit.keyed and of_key >= limit.n:
             reasons.append(f"held back by its key's limit: {of_key} of {limit.n} running")
             return reasons
-    if detail.run_at <= now and detail.queue not in paused and serving and rate is not None:
+    if claimable and rate is not None:
         per = datetime.timedelta(seconds=rate.per)
         started_of_kind, started_of_key = starts(now - per)
         times = started_of_key if rate.keyed else started_of_kind
@@ -91,7 +103,7 @@ def why_waiting(
                 f"{rate.per:g} s; may start at {opens}"
             )
             return reasons
-    if detail.run_at <= now and detail.queue not in paused and serving:
+    if claimable:
         count = ahead()
         if count:
             reasons.append(f"{count} jobs ahead of it")
@@ -101,3 +113,16 @@ def why_waiting(
                 "every worker that serves it is busy" if busy else "next in line: about to run"
             )
     return reasons
+
+
+def _held_by_queue(use: QueueUse) -> str:
+    """Why a queue's own limit or rate holds its due jobs back now."""
+    if use.full == QUEUE_LIMIT:
+        return f"held back by its queue's limit: {use.running} of {use.limit.running} running"
+    rate, opens = use.limit.rate, use.opens_at
+    if rate is None or opens is None:  # not QUEUE_RATE after all: nothing to add
+        return f"held back by its queue's limits: {use.running} running"
+    return (
+        f"held back by its queue's rate: {len(use.starts)} of {rate.n} starts in {rate.per:g} s; "
+        f"may start at {opens.astimezone(datetime.UTC).isoformat()}"
+    )

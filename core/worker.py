@@ -150,12 +150,21 @@ def drain(
     ``rules`` carries the kinds' limits, rates and fair keys: a job a rate holds back is
     left queued until the clock moves on (a test advances it, then drains again)."""
 
+    limited_queues = rules.limited_queues
+
     def claim() -> ClaimedJob | None:
+        nonlocal limited_queues
         now = clock.now()
         store.promote_due(now=now)
-        batch = attrs.evolve(rules, claim=1)
-        done = store.run_batch(batch, runner_id=runner_id, now=now, kinds=kinds, queues=queues)
-        return done.claimed[0] if done.claimed else None
+        while True:  # again once it learns of a queue limited since it last looked
+            batch = attrs.evolve(rules, claim=1, limited_queues=limited_queues, clock=clock.now)
+            done = store.run_batch(batch, runner_id=runner_id, now=now, kinds=kinds, queues=queues)
+            learnt = done.limited_queues
+            if done.claimed or learnt is None or learnt <= limited_queues:
+                if learnt is not None:
+                    limited_queues = learnt
+                return done.claimed[0] if done.claimed else None
+            limited_queues = learnt
 
     finished: list[Job] = []
     claimed = claim()

@@ -169,6 +169,24 @@ def build_parser() -> argparse.ArgumentParser:
         _add(action, *ONE_OFF)
         action.set_defaults(run=run)
 
+    queue_limit = sub.add_parser(
+        "queue-limit",
+        help="limit a queue's running jobs and starts across every process",
+        description="Set a queue's limits for every process at run time; a flag left out "
+        "keeps its value, 'none' removes it.",
+    )
+    queue_limit.add_argument("queue", metavar="QUEUE", help="a queue name, e.g. mail")
+    queue_limit.add_argument(
+        "--running", metavar="N", help="at most N of its jobs running at once (none: no limit)"
+    )
+    queue_limit.add_argument(
+        "--rate",
+        metavar="N/SECONDS",
+        help="at most N of its jobs started in any SECONDS, e.g. 10/60 (none: no rate)",
+    )
+    _add(queue_limit, *ONE_OFF)
+    queue_limit.set_defaults(run=queue_commands.run_queue_limit)
+
     runners = sub.add_parser("runners", help="list the live runners and what they serve")
     _add(runners, *ONE_OFF)
     runners.set_defaults(run=queue_commands.run_runners)

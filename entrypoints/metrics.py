@@ -36,9 +36,10 @@ from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
 
 from jobtable.core import Runner, StoreError
+from jobtable.core.held_back import HeldBack
 from jobtable.core.jobs import JobCount, Recovered
 from jobtable.core.liveness import RunnerRecord
-from jobtable.core.metric_labels import LABEL_VALUES, OTHER, choose_labels
+from jobtable.core.metric_labels import LABEL_VALUES, OTHER, Labels, choose_labels
 from jobtable.entrypoints.metrics_counts import CountsReader
 
 MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
@@ -165,6 +166,7 @@ class StoreCollector(Collector):
     def __init__(self, runner: Runner) -> None:
         self._runner = runner
         self._counts = CountsReader(lambda: runner.job_counts())
+        self._held_back = CountsReader(lambda: runner.held_back())
 
     def describe(self) -> Iterable[Metric]:
         return ()  # read at scrape; nothing to check for duplicates at registration
@@ -175,6 +177,7 @@ class StoreCollector(Collector):
         )
         try:
             counts, age = self._counts.counts()
+            held_back, _ = self._held_back.counts()
             runners = self._runner.runners()
         except StoreError:
             up.add_metric([], 0)
@@ -182,7 +185,9 @@ class StoreCollector(Collector):
             return
         up.add_metric([], 1)
         yield up
-        yield self._jobs(counts, runners)
+        labels = self._labels(counts, runners)
+        yield self._jobs(counts, labels)
+        yield _held_back(held_back, labels)
         yield GaugeMetricFamily(
             "jobtable_jobs_age_seconds",
             "Seconds since jobtable_jobs was counted: 0 when this scrape counted it; more while "
@@ -193,18 +198,20 @@ class StoreCollector(Collector):
             "jobtable_runners", "Runners registered and alive on the database.", len(runners)
         )
 
-    def _jobs(self, counts: list[JobCount], runners: Iterable[RunnerRecord]) -> GaugeMetricFamily:
-        # Every status of every queue and kind seen (and every kind registered here, in
-        # its queue) is written, zeros too: a drained queue reads 0, not a gap. Queue names
-        # are the clients': a bounded few of them (and of kinds) label a series, the rest are
-        # summed under "other" (core/metric_labels.py).
-        registered = self._registered()
-        queues = {queue for queue, _ in registered}
-        kinds = {kind for _, kind in registered}
+    def _labels(self, counts: list[JobCount], runners: Iterable[RunnerRecord]) -> Labels:
+        # Queue names are the clients': a bounded few of them (and of kinds) label a series,
+        # the rest are summed under "other" (core/metric_labels.py).
+        queues = {queue for queue, _ in self._registered()}
+        kinds = {kind for _, kind in self._registered()}
         for record in runners:  # what the operators run: kept before any client's name
             queues.update(record.info.queues or ())
             kinds.update(record.info.kinds)
-        labels = choose_labels(counts, queues=queues, kinds=kinds)
+        return choose_labels(counts, queues=queues, kinds=kinds)
+
+    def _jobs(self, counts: list[JobCount], labels: Labels) -> GaugeMetricFamily:
+        # Every status of every queue and kind seen (and every kind registered here, in
+        # its queue) is written, zeros too: a drained queue reads 0, not a gap.
+        registered = self._registered()
         found = labels.counts(counts)
         pairs = {(queue, kind) for queue, kind, _ in found}
         pairs.update((labels.queue(queue), labels.kind(kind)) for queue, kind in registered)
@@ -228,6 +235,23 @@ class StoreCollector(Collector):
             if spec is not None:
                 registered.append((spec.queue, name))
         return registered
+
+
+def _held_back(counts: list[HeldBack], labels: Labels) -> GaugeMetricFamily:
+    """Due jobs limits hold back, by queue, kind and limit type (never by key value)."""
+    family = GaugeMetricFamily(
+        "jobtable_jobs_held_back",
+        "Due jobs a limit or a rate holds back now, by queue, kind and limit (queue_limit, "
+        "queue_rate, limit, rate: the first that holds each job); only where some are.",
+        labels=["queue", "kind", "limit"],
+    )
+    summed: dict[tuple[str, str, str], int] = {}
+    for each in counts:
+        key = (labels.queue(each.queue), labels.kind(each.kind), each.limit)
+        summed[key] = summed.get(key, 0) + each.count
+    for key, count in sorted(summed.items()):
+        family.add_metric(list(key), count)
+    return family
 
 
 def metrics_registry(runner: Runner) -> CollectorRegistry:

@@ -14,18 +14,21 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from typing import Generic, TypeVar
 
-from jobtable.core.jobs import JobCount
+Counts = TypeVar("Counts")
 
 SLOW_READ = 0.025
 """Seconds: a read that took longer is refreshed in the background from then on (half the
 50 ms a scrape is meant to take at most)."""
 
 
-class CountsReader:
+class CountsReader(Generic[Counts]):
+    """Reads counts for scrapes (``read``: jobs by status, held back, ...) as the module says."""
+
     def __init__(
         self,
-        read: Callable[[], list[JobCount]],
+        read: Callable[[], Counts],
         *,
         slow: float = SLOW_READ,
         clock: Callable[[], float] = time.monotonic,
@@ -34,11 +37,11 @@ class CountsReader:
         self._slow = slow
         self._clock = clock
         self._lock = threading.Lock()
-        self._latest: tuple[list[JobCount], float] | None = None  # counts, when their read began
+        self._latest: tuple[Counts, float] | None = None  # counts, when their read began
         self._last_took = 0.0
         self._refreshing = False
 
-    def counts(self) -> tuple[list[JobCount], float]:
+    def counts(self) -> tuple[Counts, float]:
         """The counts and their age in seconds (0: read for this call).
 
         Raises what the read raises when this call reads for itself; a
@@ -57,7 +60,7 @@ class CountsReader:
             return counts, max(0.0, self._clock() - read_at)
         return self._read_now(), 0.0
 
-    def _read_now(self) -> list[JobCount]:
+    def _read_now(self) -> Counts:
         started = self._clock()
         counts = self._read()
         with self._lock:

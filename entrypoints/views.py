@@ -46,7 +46,27 @@ def _attempt(record: AttemptRecord) -> dict[str, Any]:
 
 
 def queue(state: QueueState) -> dict[str, Any]:
-    return {"name": state.name, "paused": state.paused, "counts": dict(state.counts)}
+    """A queue as the API shows it: its counts, its limits as PATCH takes them, and their use."""
+    rate = state.limit.rate
+    return {
+        "name": state.name,
+        "paused": state.paused,
+        "counts": dict(state.counts),
+        "limit": state.limit.running,
+        "rate": None if rate is None else {"n": rate.n, "per": rate.per},
+        "running": state.counts.get(Status.RUNNING.value, 0),
+        "held_back": state.held_back,
+    }
+
+
+def queue_limit_text(state: QueueState) -> str:
+    """A queue's limits in a few words ("" when it has none): ``2 running, 10/60s``."""
+    parts = []
+    if state.limit.running is not None:
+        parts.append(f"{state.limit.running} running")
+    if state.limit.rate is not None:
+        parts.append(f"{state.limit.rate.n}/{state.limit.rate.per:g}s")
+    return ", ".join(parts)
 
 
 def queue_named(states: list[QueueState], name: str, *, paused: bool) -> QueueState:

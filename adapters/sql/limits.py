@@ -5,34 +5,31 @@ Each limited kind (a concurrency limit, a rate, or both) is locked for the claim
 transaction (PostgreSQL: an advisory lock; SQLite's one writer takes turns already); its
 running jobs are counted per limit key, its starts in the rate's window per rate key
 (older ones pruned), and its due jobs read in claim order a page at a time, taking each
-whose slots are free, until the batch is full or the kind has no more due jobs. Each
-start of a rate-limited job is recorded in the same transaction.
+whose slots are free, until the batch is full or the kind has no more due jobs. Then each
+queue an operator limited, under its own lock, likewise (adapters/sql/queue_limits.py).
+Each start of a rate-limited job is recorded in the same transaction.
 """
 
 from __future__ import annotations
 
 import datetime
 import itertools
-import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
 import attrs
 
 from jobtable.adapters.sql.engine import Connection, SqlEngine
-from jobtable.core.limits import PRUNE_MARGIN, RateLimit, RunningLimit, smallest
-
-PAGE = 200
-"""Due jobs of a kind read at a time while looking for keys with a free slot."""
+from jobtable.adapters.sql.queue_limits import PAGE, Chosen, pick_in_queue
+from jobtable.adapters.sql.slots import KindSlots, QueueSlots, declared_limits
+from jobtable.adapters.sql_rows import queue_limits
+from jobtable.core.batch import Batch
 
 FAIR_DEPTH = 4
 """A fair key's jobs read at a time as its turns come round."""
 
 FAIR_CHUNK = 8
 """Fair keys whose jobs one statement reads (a claim rarely needs more than the first few)."""
-
-_ALL = "*"
-"""The one slot of a limit or rate without a key."""
 
 
 @attrs.frozen
@@ -41,141 +38,88 @@ class LimitedClaim:
     """The claimed rows (as ``claim_next_job`` returns them), in claim order."""
     opens_at: datetime.datetime | None
     """When a due job a rate held back may start (its window's oldest start leaves it)."""
+    limited_queues: frozenset[str] = frozenset()
+    """Every queue an operator limits, as read in this claim."""
 
 
 def claim_limited(
     engine: SqlEngine,
     conn: Connection,
-    limits: Mapping[str, RunningLimit],
-    rates: Mapping[str, RateLimit],
+    rules: Batch,
     picking: Mapping[str, Any],
     wanted: int,
     now: datetime.datetime,
-    fair: frozenset[str] = frozenset(),
-    clock: Callable[[], datetime.datetime] | None = None,
+    *,
+    kinds: Collection[str] | None,
+    queues: Collection[str] | None,
 ) -> LimitedClaim:
-    """Claim up to ``wanted`` due jobs of the limited kinds, within their limits and rates, in
-    this transaction; a ``fair`` kind's keys take turns (``_fair_order``)."""
-    kinds = sorted(set(limits) | set(rates) | fair)
-    for kind in kinds:  # one order for every runner: no two wait for each other
-        conn.execute(engine.sql("lock_limited_kind"), {"kind": kind})
-    if clock is not None:  # read now that the locks are held: a rate's stamps are fresh
-        now = max(now, clock())
-    if limits:
-        declared = conn.execute(engine.sql("registered_limits"), {}).fetchall()
-        limits = smallest(limits, (_parsed(text) for (text,) in declared))
-    chosen: list[tuple[str, str, str | None, str | None]] = []  # id, kind, rate and fair keys
+    """Claim up to ``wanted`` due jobs of the limited kinds (``rules``) and of the limited
+    queues among ``queues``, within their limits and rates, in this transaction; a fair
+    kind's keys take turns (``_fair_order``). ``kinds``: every kind served (None: any)."""
+    rates, fair = rules.rates, rules.fair
+    read = queue_limits(conn.execute(engine.sql("limited_queues"), {}).fetchall())
+    limited = {name: limit for name, limit in read.items() if queues is None or name in queues}
+    apart = sorted(rules.kinds_apart)
+    for kind in apart:  # one order for every runner (kinds, then queues): no two wait for
+        conn.execute(engine.sql("lock_limited_kind"), {"kind": kind})  # each other
+    for name in sorted(limited):
+        conn.execute(engine.sql("lock_limited_queue"), {"queue": name})
+    if rules.clock is not None:  # read now that the locks are held: a rate's stamps are fresh
+        now = max(now, rules.clock())
+    limits = declared_limits(engine, conn, rules.limits)
+    kind_slots: dict[str, KindSlots] = {}
+
+    def slots_of(kind: str) -> KindSlots:
+        if kind not in kind_slots:
+            kind_slots[kind] = KindSlots(engine, conn, kind, limits.get(kind), rates.get(kind), now)
+        return kind_slots[kind]
+
+    chosen: list[Chosen] = []
     openings: list[datetime.datetime] = []
-    stamped: dict[str, Any] = {}  # when each rate-limited kind's starts are stamped
-    for kind in kinds:
+    for kind in apart:
         if len(chosen) >= wanted:
             break
-        slots = _Slots(engine, conn, kind, limits.get(kind), rates.get(kind), now)
-        stamped[kind] = engine.stamp(slots.at)
+        slots = slots_of(kind)
         candidates = _fair_order(engine, conn, kind, picking) if kind in fair else iter(())
         chosen += _pick(engine, conn, kind, slots, picking, wanted - len(chosen), candidates)
-        if slots.opens_at is not None:
-            openings.append(slots.opens_at)
+    queue_stamps: dict[str, Any] = {}
+    ruled = {kind for kind in apart if kind in limits or kind in rates}
+    for name in sorted(limited):
+        if len(chosen) >= wanted:
+            break
+        queue = QueueSlots(engine, conn, name, limited[name], now)
+        queue_stamps[name] = engine.stamp(queue.at)
+        chosen += pick_in_queue(
+            engine, conn, queue, kinds, wanted - len(chosen), lambda kind: (
+                slots_of(kind) if kind in ruled else None
+            )
+        )  # fmt: skip
+        if queue.opens_at is not None:
+            openings.append(queue.opens_at)
+    openings += [slots.opens_at for slots in kind_slots.values() if slots.opens_at is not None]
     rows: list[Any] = []
     if chosen:
-        ids = engine.names([job_id for job_id, _, _, _ in chosen])
+        ids = engine.names([job_id for job_id, *_ in chosen])
         rows = conn.execute(engine.sql("claim_jobs_by_id"), {**picking, "ids": ids}).fetchall()
         claimed = {row[0] for row in rows}
-        for job_id, kind, rate_key, fair_key in chosen:
+        for job_id, kind, rate_key, fair_key, rated_queue in chosen:
             if job_id not in claimed:
                 continue
             if kind in rates:
-                start = {"kind": kind, "rate_key": rate_key, "now": stamped[kind]}
+                stamp = engine.stamp(slots_of(kind).at)
+                start = {"kind": kind, "rate_key": rate_key, "now": stamp}
                 conn.execute(engine.sql("record_start"), start)
+            if rated_queue is not None:
+                start = {"queue": rated_queue, "now": queue_stamps[rated_queue]}
+                conn.execute(engine.sql("record_queue_start"), start)
             if kind in fair and fair_key is not None:
                 turn = {"kind": kind, "fair_key": fair_key}
                 conn.execute(engine.sql("take_fair_turn"), turn)
-        place = {job_id: n for n, (job_id, _, _, _) in enumerate(chosen)}
+        place = {job_id: n for n, (job_id, *_) in enumerate(chosen)}
         rows.sort(key=lambda row: place[row[0]])
-    return LimitedClaim(rows=rows, opens_at=min(openings) if openings else None)
-
-
-class _Slots:
-    """One kind's free slots, as counted at the claim: running per limit key, started per
-    rate key in the window."""
-
-    def __init__(
-        self,
-        engine: SqlEngine,
-        conn: Connection,
-        kind: str,
-        limit: RunningLimit | None,
-        rate: RateLimit | None,
-        now: datetime.datetime,
-    ) -> None:
-        self.limit = limit
-        self.rate = rate
-        self.running: dict[str | None, int] = {}
-        self.started: dict[str | None, int] = {}
-        self.oldest: dict[str | None, datetime.datetime] = {}
-        self.opens_at: datetime.datetime | None = None
-        if limit is not None:
-            counts = conn.execute(engine.sql("running_by_limit_key"), {"kind": kind}).fetchall()
-            for key, count in counts:
-                slot = key if limit.keyed else _ALL
-                self.running[slot] = self.running.get(slot, 0) + int(count)
-        self.at = now
-        """When this claim's starts of the kind are stamped: never before the latest one."""
-        if rate is not None:
-            window = datetime.timedelta(seconds=rate.per)
-            kept = datetime.timedelta(seconds=rate.per + PRUNE_MARGIN)
-            conn.execute(
-                engine.sql("prune_starts"), {"kind": kind, "since": engine.stamp(now - kept)}
-            )
-            (latest,) = conn.execute(engine.sql("latest_start"), {"kind": kind}).fetchone()
-            if latest is not None:
-                self.at = max(now, engine.parse_time(latest))
-            since = {"kind": kind, "since": engine.stamp(self.at - window)}
-            for key, count, first in conn.execute(engine.sql("starts_by_rate_key"), since):
-                slot = key if rate.keyed else _ALL
-                self.started[slot] = self.started.get(slot, 0) + int(count)
-                first_at = engine.parse_time(first)
-                self.oldest[slot] = min(self.oldest.get(slot, first_at), first_at)
-
-    def take(self, limit_key: str | None, rate_key: str | None) -> bool:
-        """Whether a job with these keys fits now; if so, its slots are counted as taken."""
-        limit, rate = self.limit, self.rate
-        if limit is None and rate is None:
-            return True  # a fair kind with neither
-        running_slot = (limit_key if limit.keyed else _ALL) if limit is not None else None
-        rate_slot = (rate_key if rate.keyed else _ALL) if rate is not None else None
-        if limit is not None and self.running.get(running_slot, 0) >= limit.n:
-            return False
-        if rate is not None and self.started.get(rate_slot, 0) >= rate.n:
-            opens = self.oldest[rate_slot] + datetime.timedelta(seconds=rate.per)
-            self.opens_at = opens if self.opens_at is None else min(self.opens_at, opens)
-            return False
-        if limit is not None:
-            self.running[running_slot] = self.running.get(running_slot, 0) + 1
-        if rate is not None:
-            self.started[rate_slot] = self.started.get(rate_slot, 0) + 1
-            self.oldest.setdefault(rate_slot, self.at)  # this start, if none before it
-        return True
-
-    def all_full(self) -> bool:
-        """No job of the kind can start now (every slot is unkeyed and taken)."""
-        limit, rate = self.limit, self.rate
-        if (limit is not None and limit.keyed) or (rate is not None and rate.keyed):
-            return False
-        if limit is None and rate is None:
-            return False
-        full_limit = limit is not None and self.running.get(_ALL, 0) >= limit.n
-        full_rate = rate is not None and self.started.get(_ALL, 0) >= rate.n
-        return full_limit or full_rate
-
-
-def _parsed(text: Any) -> dict[str, int]:
-    """A runner's declared limits; none from text no runner of ours wrote."""
-    try:
-        value = json.loads(text)
-    except (TypeError, ValueError):
-        return {}
-    return value if isinstance(value, dict) else {}
+    return LimitedClaim(
+        rows=rows, opens_at=min(openings) if openings else None, limited_queues=frozenset(read)
+    )
 
 
 def _fair_order(
@@ -233,21 +177,21 @@ def _pick(
     engine: SqlEngine,
     conn: Connection,
     kind: str,
-    slots: _Slots,
+    slots: KindSlots,
     picking: Mapping[str, Any],
     wanted: int,
     first: Iterator[Any],
-) -> list[tuple[str, str, str | None, str | None]]:
+) -> list[Chosen]:
     """Up to ``wanted`` of the kind's due jobs that fit its slots: those ``first`` yields, in
     its order (a fair kind's turns), then the rest in claim order."""
-    picked: list[tuple[str, str, str | None, str | None]] = []
+    picked: list[Chosen] = []
     seen: set[str] = set()
     for job_id, limit_key, rate_key, fair_key in first if not slots.all_full() else ():
         if len(picked) >= wanted:
             return picked
         seen.add(job_id)
         if slots.take(limit_key, rate_key):
-            picked.append((job_id, kind, rate_key, fair_key))
+            picked.append((job_id, kind, rate_key, fair_key, None))
         elif slots.all_full():
             return picked  # a rate's opening is known from this job
     offset = 0
@@ -259,7 +203,7 @@ def _pick(
             if job_id in seen:
                 continue
             if slots.take(limit_key, rate_key):
-                picked.append((job_id, kind, rate_key, fair_key))
+                picked.append((job_id, kind, rate_key, fair_key, None))
                 if len(picked) >= wanted:
                     break
             elif slots.all_full():

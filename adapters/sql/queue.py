@@ -29,11 +29,12 @@ class _Limited:
     claimed: list[ClaimedJob]
     unreadable: list[Unreadable]
     opens_at: datetime.datetime | None
+    limited_queues: frozenset[str] | None
 
 
-_NOTHING_LIMITED = _Limited(claimed=[], unreadable=[], opens_at=None)
+_NOTHING_LIMITED = _Limited(claimed=[], unreadable=[], opens_at=None, limited_queues=None)
 
-_Sent = tuple[list[Cursor], list[Cursor], Cursor | None, Cursor | None, _Limited]
+_Sent = tuple[list[Cursor], list[Cursor], Cursor | None, Cursor | None, _Limited, Cursor | None]
 
 
 class SqlQueue(SqlPart):
@@ -84,10 +85,11 @@ class SqlQueue(SqlPart):
     ) -> BatchDone:
         engine = self._engine
         stamp = engine.stamp(now)
-        rules = batch.served_rules(kinds)
-        if rules is not None:  # limited kinds are claimed apart, and never held ahead
-            apart = rules.limits.keys() | rules.rates.keys() | rules.fair
-            kinds = [kind for kind in kinds or () if kind not in apart]
+        rules = batch.served_rules(kinds, queues)
+        served = kinds
+        if rules is not None and kinds is not None:  # claimed apart, and never held ahead
+            apart = rules.kinds_apart
+            kinds = [kind for kind in kinds if kind not in apart]
         every_kind = kinds is None
         claim_sql = engine.sql("claim_any_job" if every_kind else "claim_next_job")
         hold_sql = (
@@ -102,7 +104,7 @@ class SqlQueue(SqlPart):
 
         def send(conn: Connection) -> _Sent:
             recorded = send_outcomes(engine, conn, batch.outcomes, now)
-            if (batch.limits or batch.rates) and batch.outcomes:
+            if (batch.limits or batch.rates or batch.limited_queues) and batch.outcomes:
                 engine.announce(conn)  # a limited kind's slot may be free: others look again
             if batch.give_backs:
                 give_back = engine.sql("give_back_held_job")
@@ -110,23 +112,32 @@ class SqlQueue(SqlPart):
                     conn.execute(give_back, {"id": claim.job_id, "runner_id": runner_id})
             started = [_start(engine, conn, claim, stamp) for claim in batch.starts]
             limited = _NOTHING_LIMITED
+            limited = _NOTHING_LIMITED
             if rules is not None and batch.claim:  # limited kinds first, up to their free slots
-                limited = self._claim_limited(conn, rules, picking, batch.claim, now)
+                limited = self._claim_limited(
+                    conn, rules, picking, batch.claim, now, kinds=served, queues=queues
+                )
             claiming = batch.claim - len(limited.claimed) if kinds != [] else 0
             claimed = (
                 conn.execute(claim_sql, {**picking, "limit": claiming}) if claiming > 0 else None
             )
             holding = batch.hold if kinds != [] else 0
             held = conn.execute(hold_sql, {**picking, "limit": holding}) if holding else None
-            return recorded, started, claimed, held, limited
+            # A queue limited since the runner last looked is passed over above; this tells it.
+            looking = batch.claim and limited.limited_queues is None
+            seen = conn.execute(engine.sql("limited_queues"), {}) if looking else None
+            return recorded, started, claimed, held, limited, seen
 
         def read(conn: Connection, sent: _Sent) -> BatchDone:
-            recorded, started, claimed, held, limited = sent
+            recorded, started, claimed, held, limited, seen = sent
             done = BatchDone(
                 recorded=landed(recorded),
                 started=landed(started),
                 claimed=list(limited.claimed),
                 rate_opens_at=limited.opens_at,
+                limited_queues=limited.limited_queues
+                if seen is None
+                else frozenset(name for name, *_ in seen.fetchall()),
             )
             log_set_aside(limited.unreadable)
 
@@ -157,22 +168,18 @@ class SqlQueue(SqlPart):
         picking: dict[str, Any],
         wanted: int,
         now: datetime.datetime,
+        *,
+        kinds: Collection[str] | None,
+        queues: Collection[str] | None,
     ) -> _Limited:
-        """Up to ``wanted`` readable jobs of the limited kinds (adapters/sql/limits.py); an
-        unreadable row is failed and another claimed in its place."""
+        """Up to ``wanted`` readable jobs of the limited kinds and queues
+        (adapters/sql/limits.py); an unreadable row is failed and another claimed in its
+        place."""
         engine = self._engine
 
         def claim(count: int) -> LimitedClaim:
             return claim_limited(
-                engine,
-                conn,
-                rules.limits,
-                rules.rates,
-                picking,
-                count,
-                now,
-                rules.fair,
-                rules.clock,
+                engine, conn, rules, picking, count, now, kinds=kinds, queues=queues
             )
 
         taken = claim(wanted)
@@ -184,7 +191,12 @@ class SqlQueue(SqlPart):
             parse_time=engine.parse_time,
             claimed=taken.rows,
         )
-        return _Limited(claimed=jobs, unreadable=unreadable, opens_at=taken.opens_at)
+        return _Limited(
+            claimed=jobs,
+            unreadable=unreadable,
+            opens_at=taken.opens_at,
+            limited_queues=taken.limited_queues,
+        )
 
     def _readable(
         self,

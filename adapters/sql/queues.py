@@ -5,8 +5,9 @@ from __future__ import annotations
 import datetime
 
 from jobtable.adapters.sql.engine import Connection, SqlPart
-from jobtable.adapters.sql_rows import queue_states
+from jobtable.adapters.sql_rows import queue_limits, queue_states
 from jobtable.core.jobs import Claim, QueueState
+from jobtable.core.limits import QueueLimit
 
 
 class SqlQueues(SqlPart):
@@ -18,8 +19,28 @@ class SqlQueues(SqlPart):
             if paused:
                 conn.execute(self._engine.sql("set_queue_paused"), params)
             else:
-                conn.execute(self._engine.sql("resume_queue"), params)  # it keeps no row
+                conn.execute(self._engine.sql("resume_queue"), params)
+                conn.execute(self._engine.sql("forget_plain_queue"), params)
                 self._engine.announce(conn)  # its jobs may run now
+
+        self._engine.write(change)
+
+    def set_queue_limit(self, name: str, limit: QueueLimit, *, now: datetime.datetime) -> None:
+        """Limit a queue's running jobs and starts across every runner (``QueueLimit()``: no
+        limits); its pause stays as it was."""
+        rate = limit.rate
+        params = {
+            "name": name,
+            "now": self._engine.stamp(now),
+            "running_limit": limit.running,
+            "rate_n": None if rate is None else rate.n,
+            "rate_per": None if rate is None else rate.per,
+        }
+
+        def change(conn: Connection) -> None:
+            conn.execute(self._engine.sql("set_queue_limit"), params)
+            conn.execute(self._engine.sql("forget_plain_queue"), params)
+            self._engine.announce(conn)  # runners learn of it as they claim next
 
         self._engine.write(change)
 
@@ -29,7 +50,8 @@ class SqlQueues(SqlPart):
         def read(conn: Connection) -> list[QueueState]:
             counted = conn.execute(self._engine.sql("queues")).fetchall()
             paused = conn.execute(self._engine.sql("paused_queues")).fetchall()
-            return queue_states(counted, [name for (name,) in paused])
+            limited = conn.execute(self._engine.sql("limited_queues")).fetchall()
+            return queue_states(counted, [name for (name,) in paused], queue_limits(limited))
 
         return self._engine.read(read)
 

@@ -10,6 +10,7 @@ import abc
 
 from jobtable.adapters.sql.engine import SqlEngine
 from jobtable.adapters.sql.enqueue import SqlEnqueue
+from jobtable.adapters.sql.held_back import SqlHeldBack
 from jobtable.adapters.sql.idempotency import SqlIdempotency
 from jobtable.adapters.sql.operations import SqlOperations
 from jobtable.adapters.sql.queue import SqlQueue
@@ -31,6 +32,7 @@ class SqlStore(
     SqlQueues,
     SqlIdempotency,
     SqlReads,
+    SqlHeldBack,
     SqlRetention,
 ):
     def __init__(self, engine: SqlEngine) -> None:

@@ -16,6 +16,7 @@ from jobtable.core.jobs import (
     Pruned,
     RetryOutcome,
 )
+from jobtable.core.limits import QueueLimit
 
 
 class JobOperations(Protocol):
@@ -38,6 +39,12 @@ class JobOperations(Protocol):
 
     def set_queue_paused(self, name: str, *, paused: bool, now: datetime.datetime) -> None:
         """Pause (claims pass its jobs by) or resume a queue, for every process."""
+        ...
+
+    def set_queue_limit(self, name: str, limit: QueueLimit, *, now: datetime.datetime) -> None:
+        """Limit a queue's running jobs and starts across every runner (``QueueLimit()``
+        removes them); its pause stays as it was. Runners claim its jobs apart from their
+        next claim on."""
         ...
 
     def begin_idempotent(

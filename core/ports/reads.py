@@ -7,8 +7,10 @@ caller's clock; every method may raise ``StoreError``, nothing else.
 from __future__ import annotations
 
 import datetime
+from collections.abc import Mapping
 from typing import Protocol
 
+from jobtable.core.held_back import HeldBack, QueueUse
 from jobtable.core.jobs import (
     Job,
     JobCount,
@@ -17,6 +19,7 @@ from jobtable.core.jobs import (
     JobFilter,
     QueueState,
 )
+from jobtable.core.limits import RateLimit, RunningLimit
 
 
 class JobReads(Protocol):
@@ -41,6 +44,23 @@ class JobReads(Protocol):
     ) -> tuple[list[datetime.datetime], list[datetime.datetime]]:
         """Starts after ``since`` of this job's kind, and of its kind with its rate key, oldest
         first (a rate-limited kind's, as its claims recorded them)."""
+        ...
+
+    def queue_use(self, name: str, *, now: datetime.datetime) -> QueueUse | None:
+        """The queue's limits and their use now (running jobs, starts in its rate's window);
+        None when an operator set none."""
+        ...
+
+    def held_back(
+        self,
+        limits: Mapping[str, RunningLimit],
+        rates: Mapping[str, RateLimit],
+        *,
+        now: datetime.datetime,
+    ) -> list[HeldBack]:
+        """Due jobs that limits hold back now, by kind, queue and limit type, each counted
+        once (core/held_back.py): the limited queues' own, and those of ``limits`` (lowered
+        to the smallest any live runner registered) and ``rates``."""
         ...
 
     def list_jobs(self, which: JobFilter, *, limit: int, after: str | None) -> list[Job]:

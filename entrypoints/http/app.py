@@ -19,6 +19,7 @@ from jobtable.entrypoints.http.operations import (
     CancelResource,
     JobDetailResource,
     QueuePauseResource,
+    QueueResource,
     QueuesResource,
     RetryResource,
     RunnersResource,
@@ -86,6 +87,7 @@ def create_app(
     app.add_route("/api/v1/jobs/{job_id}/cancel", CancelResource(runner))
     app.add_route("/api/v1/jobs/{job_id}/retry", RetryResource(runner))
     app.add_route("/api/v1/queues", QueuesResource(runner))
+    app.add_route("/api/v1/queues/{name}", QueueResource(runner))
     app.add_route("/api/v1/queues/{name}/pause", QueuePauseResource(runner, paused=True))
     app.add_route("/api/v1/queues/{name}/resume", QueuePauseResource(runner, paused=False))
     app.add_route("/api/v1/runners", RunnersResource(runner))

@@ -171,10 +171,27 @@ def _operating_paths() -> dict[str, Any]:
     return {
         "/api/v1/queues": {
             "get": {
-                "summary": "every queue that holds jobs or is paused, with counts",
+                "summary": "every queue that holds jobs or is paused or limited, with counts, "
+                "limits and their use",
                 "responses": {
                     "200": _json("the queues, by name", _listing("queues", "Queue")),
                     "401": _UNAUTHENTICATED,
+                    **_COMMON,
+                },
+            }
+        },
+        "/api/v1/queues/{name}": {
+            "patch": {
+                "summary": "set or remove the queue's limits at run time, for every runner",
+                "parameters": [_QUEUE_NAME],
+                "requestBody": _body("QueueLimits"),
+                "responses": {
+                    "200": _json("the queue now", _ref("Queue")),
+                    "400": _error("invalid_option: a bad limit, rate or queue name"),
+                    "401": _UNAUTHENTICATED,
+                    "404": _error("no such route"),
+                    "413": _error("payload_too_large"),
+                    "415": _error("unsupported_media_type"),
                     **_COMMON,
                 },
             }

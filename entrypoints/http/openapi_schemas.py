@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from jobtable.core.enqueue_options import MAX_UNIQUE_KEY, QUEUE_NAME
+from jobtable.core.limits import MAX_RATE_WINDOW
 from jobtable.entrypoints.http.job_requests import MAX_BATCH
 from jobtable.entrypoints.job_options import MAX_SECONDS
 
@@ -149,6 +150,22 @@ JOB_DETAIL = _object(
     }
 )
 
+QUEUE_RATE = {
+    "type": ["object", "null"],
+    "required": ["n", "per"],
+    "additionalProperties": False,
+    "properties": {
+        "n": {"type": "integer", "minimum": 1},
+        "per": {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_RATE_WINDOW},
+    },
+    "description": "at most n of its jobs started in any per seconds, across every runner",
+}
+QUEUE_RUNNING_LIMIT = {
+    "type": ["integer", "null"],
+    "minimum": 1,
+    "description": "at most this many of its jobs running at once, across every runner",
+}
+
 QUEUE = _object(
     {
         "name": {"type": "string"},
@@ -157,8 +174,24 @@ QUEUE = _object(
             {status: {"type": "integer", "minimum": 0} for status in STATUSES},
             description="jobs by status (queued includes those due later)",
         ),
+        "limit": QUEUE_RUNNING_LIMIT,
+        "rate": QUEUE_RATE,
+        "running": {"type": "integer", "minimum": 0, "description": "its jobs running now"},
+        "held_back": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "its due jobs a limit or a rate holds back now (its own, or their "
+            "kinds')",
+        },
     }
 )
+
+QUEUE_LIMITS = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {"limit": QUEUE_RUNNING_LIMIT, "rate": QUEUE_RATE},
+    "description": "a key left out keeps its value; null removes it",
+}
 
 RUNNER = _object(
     {
@@ -189,5 +222,6 @@ SCHEMAS = {
     "JobDetail": JOB_DETAIL,
     "Attempt": ATTEMPT,
     "Queue": QUEUE,
+    "QueueLimits": QUEUE_LIMITS,
     "Runner": RUNNER,
 }

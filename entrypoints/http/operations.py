@@ -11,7 +11,9 @@ import falcon
 from jobtable.core import Runner
 from jobtable.core.enqueue_options import InvalidOptionError
 from jobtable.core.jobs import CancelOutcome, RetryOutcome
+from jobtable.core.limits import check_queue_limit
 from jobtable.entrypoints import views
+from jobtable.entrypoints.http.body import parse_json_object, read_body
 from jobtable.entrypoints.http.errors import api_error
 
 JOB_NOT_FOUND = ("not_found", "job not found")
@@ -84,6 +86,39 @@ class QueuePauseResource:
     def on_post(self, req: falcon.Request, resp: falcon.Response, name: str) -> None:
         set_paused(self._runner, name, paused=self._paused)
         state = views.queue_named(self._runner.queues(), name, paused=self._paused)
+        resp.media = views.queue(state)
+
+
+class QueueResource:
+    """PATCH /api/v1/queues/{name}: ``{"limit": n | null, "rate": {"n": n, "per": seconds} |
+    null}``; a key left out keeps its value, null removes it. Answers the queue's state."""
+
+    def __init__(self, runner: Runner) -> None:
+        self._runner = runner
+
+    def on_patch(self, req: falcon.Request, resp: falcon.Response, name: str) -> None:
+        body = parse_json_object(read_body(req), shape="a JSON object with limit and/or rate")
+        unknown = sorted(set(body) - {"limit", "rate"})
+        if unknown:
+            raise api_error(400, "invalid_option", f"{unknown[0]}: not a queue setting")
+        current = views.queue_named(self._runner.queues(), name, paused=False).limit
+        running = body.get("limit", current.running)
+        if "rate" not in body:
+            rate_n, rate_per = (
+                (None, None) if current.rate is None else (current.rate.n, current.rate.per)
+            )
+        elif body["rate"] is None:
+            rate_n, rate_per = None, None
+        elif isinstance(body["rate"], dict) and set(body["rate"]) <= {"n", "per"}:
+            rate_n, rate_per = body["rate"].get("n"), body["rate"].get("per")
+        else:
+            raise api_error(400, "invalid_option", 'rate: must be {"n": n, "per": seconds} or null')
+        try:
+            limit = check_queue_limit(running, rate_n, rate_per)
+            self._runner.set_queue_limit(name, limit)
+        except InvalidOptionError as error:
+            raise api_error(400, "invalid_option", f"{error.field}: {error.problem}") from None
+        state = views.queue_named(self._runner.queues(), name, paused=False)
         resp.media = views.queue(state)
 
 

@@ -19,6 +19,7 @@ from jobtable.core import Runner, RunnerRecord
 from jobtable.core.jobs import QueueState
 from jobtable.entrypoints import views
 from jobtable.entrypoints.ui.layout import action_form, page
+from jobtable.entrypoints.ui.limits_panel import limit_rows, limits_panel
 from jobtable.entrypoints.ui.markup import Markup, el, fragment
 from jobtable.entrypoints.ui.shown import STATUSES, queue_href, when
 
@@ -35,13 +36,17 @@ class OverviewRead:
     runners: list[RunnerRecord]
     at: float
     """Unix seconds when it was read: the page's throughput divides by the time between."""
+    limits: list[dict[str, Any]] = attrs.Factory(list)
+    """The limited queues and kinds, with their use (limits_panel.py)."""
 
     def data(self) -> Any:
-        """What the page's script reads: the API's shapes of queues and runners, and when."""
+        """What the page's script reads: the API's shapes of queues and runners, the limits
+        panel's rows, and when."""
         return {
             "at": self.at,
             "queues": [views.queue(state) for state in self.queues],
             "runners": [views.runner(record) for record in self.runners],
+            "limits": self.limits,
         }
 
 
@@ -81,8 +86,20 @@ class OverviewReads:
 
     def _read(self) -> OverviewRead:
         started = self._monotonic()
+        runner = self._runner
+        held_back = runner.held_back()
+        queues = runner.queues(held_back)
+        kinds = runner.kinds
+        limited_kinds = any(
+            spec is not None and (spec.limit is not None or spec.rate is not None)
+            for spec in map(kinds.get, kinds.names())
+        )
+        counts = runner.job_counts() if limited_kinds else []  # their running jobs
         read = OverviewRead(
-            queues=self._runner.queues(), runners=self._runner.runners(), at=self._wall()
+            queues=queues,
+            runners=runner.runners(),
+            at=self._wall(),
+            limits=limit_rows(queues, kinds, held_back, counts),
         )
         ended = self._monotonic()
         self._kept = read
@@ -116,15 +133,36 @@ def _queue_row(state: QueueState, csrf: str) -> Markup:
         el("th", state.name, scope="row"),
         el("td", el("span", "paused" if state.paused else "active", class_=f"state-{toggle}")),
         [el("td", state.counts.get(status, 0), data_count=status) for status in STATUSES],
+        el("td", views.queue_limit_text(state) or "—"),
+        el("td", state.held_back, data_held="*"),
         el("td", "…", data_rate=state.name),
         el("td", action_form(queue_href(state.name, toggle), toggle.capitalize(), csrf=csrf)),
         data_queue=state.name,
         data_paused="true" if state.paused else "false",
+        **_limit_data(state),
     )
 
 
+def _limit_data(state: QueueState) -> dict[str, str]:
+    """The queue's limits as its row's data: the page's script redraws it when they change."""
+    rate = state.limit.rate
+    return {
+        "data_limit": "" if state.limit.running is None else str(state.limit.running),
+        "data_rate_n": "" if rate is None else str(rate.n),
+        "data_rate_per": "" if rate is None else repr(rate.per),
+    }
+
+
 def _queues(queues: list[QueueState], csrf: str) -> Markup:
-    heads = ["Queue", "State", *(s.capitalize() for s in STATUSES), "Finished / min", ""]
+    heads = [
+        "Queue",
+        "State",
+        *(s.capitalize() for s in STATUSES),
+        "Limits",
+        "Held back",
+        "Finished / min",
+        "",
+    ]
     rows = [_queue_row(state, csrf) for state in queues]
     if not rows:
         rows = [el("tr", el("td", "No queue holds a job yet.", colspan=len(heads)))]
@@ -171,7 +209,12 @@ def _runners(runners: list[RunnerRecord]) -> Markup:
 
 
 def render_overview(read: OverviewRead, *, csrf: str) -> str:
-    content = fragment(_totals(read.queues), _queues(read.queues, csrf), _runners(read.runners))
+    content = fragment(
+        _totals(read.queues),
+        _queues(read.queues, csrf),
+        limits_panel(read.limits),
+        _runners(read.runners),
+    )
     return page(
         "Overview",
         content,

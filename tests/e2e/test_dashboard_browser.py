@@ -26,6 +26,7 @@ from selenium.webdriver.support.ui import Select
 from jobtable import Runner, SqliteStore, SystemClock
 from jobtable.core import Job
 from jobtable.core.enqueue_options import EnqueueOptions
+from jobtable.core.limits import QueueLimit
 from jobtable.entrypoints.http.app import create_app
 from jobtable.entrypoints.http_server import HttpServer
 from tests.e2e import dashboard_kinds
@@ -329,4 +330,27 @@ def test_the_overview_follows_counts_throughput_and_queues_paused_elsewhere(
     assert text_of(browser, 'tr[data-queue="reports"] button') == "Resume"
     assert runner.id in text_of(browser, "#runners tbody")
     screenshots(browser, "overview")
+    assert page_errors(browser) == []
+
+
+def test_the_overview_shows_a_queue_limit_set_elsewhere_fill_and_drain(
+    dashboard, browser, screenshots
+):
+    runner = dashboard.runner
+    log_in(browser, dashboard)
+    runner.set_queue_limit("slow", QueueLimit(running=1))  # as the CLI or the API would
+    wait_for(browser, lambda d: text_of(d, '#limits tr[data-limited="queue:slow"]'), "the panel")
+    jobs = [
+        runner.enqueue("progress", {"total": 1}, EnqueueOptions(queue="slow")) for _ in range(3)
+    ]
+    dashboard.wait_for_job(jobs[0], lambda job: job.status.value == "running", "running")
+    held = '#limits tr[data-limited="queue:slow"] td[data-limit-held]'
+    wait_for(browser, lambda d: text_of(d, held) == "2", "two held back")
+    assert text_of(browser, 'tr[data-queue="slow"] td[data-held]') == "2"
+    screenshots(browser, "overview-limits")
+    for job_id in jobs:
+        dashboard.wait_for_job(job_id, lambda job: job.status.value == "running", "running")
+        dashboard.gate.allow(job_id)
+        dashboard.wait_for_job(job_id, lambda job: job.status.value == "succeeded", "succeeded")
+    wait_for(browser, lambda d: text_of(d, held) == "0", "none held back")
     assert page_errors(browser) == []

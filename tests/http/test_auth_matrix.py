@@ -29,12 +29,15 @@ UI_SESSION = {
 }  # fmt: skip
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 JOB_BODY = b'{"kind": "noop", "payload": {}}'
-BODIES = {"/api/v1/jobs/batch": b'{"jobs": [{"kind": "noop", "payload": {}}]}'}
+BODIES = {
+    "/api/v1/jobs/batch": b'{"jobs": [{"kind": "noop", "payload": {}}]}',
+    "/api/v1/queues/{name}": b'{"limit": 2}',
+}
 PRIVATE = {
     "/api/v1/jobs", "/api/v1/jobs/batch", "/api/v1/jobs/{job_id}", "/api/v1/jobs/{job_id}/detail",
     "/api/v1/jobs/{job_id}/cancel", "/api/v1/jobs/{job_id}/retry", "/api/v1/jobs/{job_id}/events",
-    "/api/v1/queues", "/api/v1/queues/{name}/pause", "/api/v1/queues/{name}/resume",
-    "/api/v1/runners", "/metrics",
+    "/api/v1/queues", "/api/v1/queues/{name}", "/api/v1/queues/{name}/pause",
+    "/api/v1/queues/{name}/resume", "/api/v1/runners", "/metrics",
 }  # fmt: skip
 
 REFUSED_AUTHORIZATIONS = {
@@ -129,6 +132,7 @@ def test_the_correct_token_opens_every_route(system, client, case):
         ("POST", "/api/v1/jobs/{job_id}/cancel"): 200,
         ("POST", "/api/v1/jobs/{job_id}/retry"): 200,
         ("GET", "/api/v1/queues"): 200,
+        ("PATCH", "/api/v1/queues/{name}"): 200,
         ("POST", "/api/v1/queues/{name}/pause"): 200,
         ("POST", "/api/v1/queues/{name}/resume"): 200,
         ("GET", "/api/v1/runners"): 200,

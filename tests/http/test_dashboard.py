@@ -12,11 +12,14 @@ import re
 import falcon.testing
 import pytest
 
-from jobtable.core import NoopPayload
+from jobtable.core import Limit, NoopPayload, Rate
+from jobtable.core.batch import Batch
+from jobtable.core.limits import QueueLimit
 from jobtable.entrypoints.http.app import create_app
 from jobtable.entrypoints.ui.overview import POLL_SECONDS, SHARE_FACTOR, OverviewReads
 from jobtable.entrypoints.ui.session import SessionKeys
 from tests.http.conftest import FORM, TOKEN, log_in
+from tests.http.test_metrics import export
 from tests.support.markup_kind import MARKUP_KIND, SCRIPT, register_markup_kind
 
 
@@ -250,7 +253,7 @@ def test_pause_and_resume_from_the_overview_are_stored_and_shown(system, client)
     assert (paused.status_code, paused.headers["Location"]) == (303, "/ui/#queues")
     assert [(queue.name, queue.paused) for queue in system.runner.queues()] == [("default", True)]
     page = browser.get(client, "/ui/").text
-    assert '<tr data-queue="default" data-paused="true">' in page
+    assert '<tr data-queue="default" data-paused="true"' in page
     assert 'action="/ui/queues/default/resume"' in page
     browser.post(client, "/ui/queues/default/resume")
     assert system.runner.queues()[0].paused is False
@@ -266,6 +269,10 @@ def test_the_overview_data_counts_queues_and_lists_runners(system, client):
             "name": "default",
             "paused": False,
             "counts": {"queued": 1, "running": 0, "succeeded": 0, "failed": 0},
+            "limit": None,
+            "rate": None,
+            "running": 0,
+            "held_back": 0,
         }
     ]
     assert data["runners"] == []
@@ -412,3 +419,35 @@ def test_drawing_the_page_reads_afresh_and_the_polls_get_that_read(system):
     page = reads.fresh()
     assert queued(page) == 1
     assert reads.shared() is page
+
+
+def test_the_overview_shows_each_limit_its_use_and_what_it_holds_back(system, client):
+    browser = log_in(client)
+    assert 'id="limits"' not in browser.get(client, "/ui/").text  # nothing limited: no panel
+    handle = system.kinds.register(
+        "export", export, payload=NoopPayload, limit=Limit(1), rate=Rate(5, per=60)
+    )
+    for _ in range(3):
+        handle.enqueue(NoopPayload())
+    for _ in range(2):
+        system.runner.builtins.noop.enqueue(NoopPayload(), queue="slow")
+    system.runner.set_queue_limit("slow", QueueLimit(running=1))
+    rules = system.kinds.claim_rules()
+    system.store.run_batch(
+        Batch(claim=5, limits=rules.limits, rates=rules.rates, limited_queues=frozenset({"slow"})),
+        runner_id="elsewhere",
+        now=system.clock.now(),
+        kinds=["export", "noop"],
+    )
+    page = browser.get(client, "/ui/").text
+    rows = re.findall(r'<tr data-limited="([^"]+)"><th scope="row">[^<]*</th>(.*?)</tr>', page)
+    cells = [(name, re.findall(r"<td[^>]*>([^<]*)</td>", row)) for name, row in rows]
+    assert cells == [
+        ("queue:slow", ["1", "—", "1", "1"]),
+        ("kind:export", ["1", "5/60s", "1", "2"]),
+    ]
+    data = browser.get(client, "/ui/data/overview").json["limits"]
+    assert [(row["name"], row["running"], row["held_back"]) for row in data] == [
+        ("slow", 1, 1),
+        ("export", 1, 2),
+    ]

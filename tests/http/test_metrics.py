@@ -14,9 +14,11 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from jobtable.adapters.memory import MemoryStore
-from jobtable.core import JobContext, NewJob
+from jobtable.core import JobContext, Limit, NewJob, NoopPayload, NoopResult
+from jobtable.core.batch import Batch
 from jobtable.core.errors import StoreError, StoreUnavailableError
 from jobtable.core.jobs import Recovered
+from jobtable.core.limits import QueueLimit
 from jobtable.entrypoints.http.app import create_app
 from jobtable.entrypoints.metrics import JobMetrics
 from tests.http.conftest import AUTH, TOKEN
@@ -42,6 +44,7 @@ STATE_SERIES = {
     "jobtable_store_up",
     "jobtable_jobs",
     "jobtable_jobs_age_seconds",
+    "jobtable_jobs_held_back",
     "jobtable_runners",
 }
 
@@ -305,3 +308,34 @@ def test_an_app_whose_runner_has_no_metrics_still_shows_the_store(system):
     samples = scrape(client)
     assert value(samples, "jobtable_jobs", queue="default", kind="count", status="queued") == 1
     assert not any(name.startswith("jobtable_job_completions") for name, _ in samples)
+
+
+def export(ctx: JobContext, payload: NoopPayload) -> NoopResult:
+    return NoopResult()
+
+
+def test_jobs_held_back_are_counted_by_queue_kind_and_limit_type(system, client):
+    export_kind = system.kinds.register("export", export, payload=NoopPayload, limit=Limit(1))
+    noop = system.runner.builtins.noop
+    for _ in range(3):
+        export_kind.enqueue(NoopPayload())
+    for _ in range(2):
+        noop.enqueue(NoopPayload(), queue="slow")
+    system.runner.set_queue_limit("slow", QueueLimit(running=1))
+    rules = system.kinds.claim_rules()
+    claimed = system.store.run_batch(
+        Batch(claim=5, limits=rules.limits, limited_queues=frozenset({"slow"})),
+        runner_id="elsewhere",
+        now=system.clock.now(),
+        kinds=["export", "noop"],
+    ).claimed
+    assert sorted(job.kind for job in claimed) == ["export", "noop"]
+    held = {
+        labels: n
+        for (name, labels), n in scrape(client).items()
+        if name == "jobtable_jobs_held_back"
+    }
+    assert held == {
+        (("kind", "export"), ("limit", "limit"), ("queue", "default")): 2,
+        (("kind", "noop"), ("limit", "queue_limit"), ("queue", "slow")): 1,
+    }

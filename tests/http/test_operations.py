@@ -250,11 +250,11 @@ def test_queues_list_their_jobs_by_status(system, client):
     assert done
     assert queues(client) == [
         {"name": "default", "paused": False,
-         "counts": {"queued": 0, "running": 0, "succeeded": 0, "failed": 1}},
+         "counts": {"queued": 0, "running": 0, "succeeded": 0, "failed": 1}, "limit": None, "rate": None, "running": 0, "held_back": 0},
         {"name": "mail", "paused": False,
-         "counts": {"queued": 1, "running": 0, "succeeded": 1, "failed": 0}},
+         "counts": {"queued": 1, "running": 0, "succeeded": 1, "failed": 0}, "limit": None, "rate": None, "running": 0, "held_back": 0},
         {"name": "reports", "paused": False,
-         "counts": {"queued": 1, "running": 0, "succeeded": 0, "failed": 0}},
+         "counts": {"queued": 1, "running": 0, "succeeded": 0, "failed": 0}, "limit": None, "rate": None, "running": 0, "held_back": 0},
     ]  # fmt: skip
 
 
@@ -265,6 +265,7 @@ def test_a_paused_queue_is_passed_by_until_resumed(system, client):
     assert result.json == {
         "name": "mail", "paused": True,
         "counts": {"queued": 1, "running": 0, "succeeded": 0, "failed": 0},
+        "limit": None, "rate": None, "running": 0, "held_back": 0,
     }  # fmt: skip
     assert system.runner.drain() == []
     assert pause(client, "mail").json["paused"] is True  # pausing twice changes nothing
@@ -280,6 +281,7 @@ def test_a_queue_may_be_paused_before_it_holds_any_job(system, client):
     assert result.json == {
         "name": "billing", "paused": True,
         "counts": {"queued": 0, "running": 0, "succeeded": 0, "failed": 0},
+        "limit": None, "rate": None, "running": 0, "held_back": 0,
     }  # fmt: skip
     assert [queue["name"] for queue in queues(client)] == ["billing"]
     job_id = system.runner.builtins.noop.enqueue(NoopPayload(), queue="billing")

@@ -318,6 +318,7 @@ def test_queues_pause_and_resume(capsys, database):
     assert json.loads(out) == {
         "name": "mail", "paused": True,
         "counts": {"queued": 2, "running": 0, "succeeded": 0, "failed": 0},
+        "limit": None, "rate": None, "running": 0, "held_back": 0,
     }  # fmt: skip
     code, out, _ = cli(capsys, "pause", "billing", "--database", database)  # holds no job yet
     assert json.loads(out)["paused"] is True
@@ -351,6 +352,63 @@ def test_a_paused_queue_holds_its_jobs_in_another_process_until_resumed(
     elsewhere.wait_for(job_id, "running")
 
 
+# -- queue-limit ----------------------------------------------------------------
+
+
+def limit(capsys, database, *flags: str) -> dict:
+    code, out, err = cli(capsys, "queue-limit", "mail", *flags, "--database", database)
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_queue_limit_sets_keeps_what_is_left_out_and_none_removes(capsys, database):
+    both = limit(capsys, database, "--running", "2", "--rate", "10/60")
+    assert (both["limit"], both["rate"]) == (2, {"n": 10, "per": 60.0})
+    only_rate = limit(capsys, database, "--rate", "5/1.5")
+    assert (only_rate["limit"], only_rate["rate"]) == (2, {"n": 5, "per": 1.5})
+    _code, out, _ = cli(capsys, "queues", "--database", database)
+    assert [(q["name"], q["limit"], q["held_back"]) for q in json_lines(out)] == [("mail", 2, 0)]
+    assert limit(capsys, database, "--running", "none")["limit"] is None
+    assert limit(capsys, database, "--rate", "None")["rate"] is None
+    _code, out, _ = cli(capsys, "queues", "--database", database)
+    assert out == ""  # neither limited nor paused, and no job: forgotten
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (["--running", "0"], "--running '0': must be a whole number of 1 or more"),
+        (["--running", "two"], "--running 'two': must be a whole number of 1 or more, or none"),
+        (["--rate", "10"], "--rate '10': must be N/SECONDS (e.g. 10/60"),
+        (["--rate", "0/60"], "--rate '0/60': n must be a whole number of 1 or more"),
+        (["--rate", "5/0"], "--rate '5/0': per must be seconds above 0"),
+        (["--rate", "5/nan"], "--rate '5/nan': per must be seconds above 0"),
+        ([], "queue-limit: give --running N, --rate N/SECONDS, or both"),
+    ],
+)
+def test_a_bad_queue_limit_exits_2_with_one_line_and_changes_nothing(capsys, database, flags, said):
+    limit(capsys, database, "--running", "3")
+    code, out, err = cli(capsys, "queue-limit", "mail", *flags, "--database", database)
+    assert (code, out) == (2, "")
+    (line,) = err.splitlines()
+    assert line.startswith(f"jobtable: {said}"), line
+    _code, out, _ = cli(capsys, "queues", "--database", database)
+    assert [(q["limit"], q["rate"]) for q in json_lines(out)] == [(3, None)]
+
+
+def test_a_queue_limit_holds_jobs_in_a_runner_started_before_it(capsys, database, elsewhere):
+    code, _, err = cli(capsys, "queue-limit", "slow", "--running", "1", "--database", database)
+    assert code == 0, err
+    first, second = enqueue(capsys, database, kind="wait"), enqueue(capsys, database, kind="wait")
+    elsewhere.wait_for(first, "running")
+    assert detail(capsys, database, second)["waiting"] == [
+        "held back by its queue's limit: 1 of 1 running"
+    ]
+    _code, out, _ = cli(capsys, "queues", "--database", database)
+    (slow,) = json_lines(out)
+    assert (slow["running"], slow["held_back"]) == (1, 1)
+
+
 # -- runners --------------------------------------------------------------------
 
 
@@ -364,14 +422,16 @@ def test_runners_lists_the_live_runners_as_json_lines_when_piped(capsys, databas
 def test_lists_are_tables_on_a_terminal():
     out = io.StringIO()
     queues = [{"name": "mail", "paused": True,
-               "counts": {"queued": 12, "running": 1, "succeeded": 340, "failed": 2}},
+               "counts": {"queued": 12, "running": 1, "succeeded": 340, "failed": 2},
+               "limit": 1, "rate": {"n": 10, "per": 60.0}, "running": 1, "held_back": 12},
               {"name": "reports", "paused": False,
-               "counts": {"queued": 0, "running": 0, "succeeded": 5, "failed": 0}}]  # fmt: skip
+               "counts": {"queued": 0, "running": 0, "succeeded": 5, "failed": 0},
+               "limit": None, "rate": None, "running": 0, "held_back": 0}]  # fmt: skip
     listing.write(queues, QUEUE_COLUMNS, out=out, table=True)
     assert out.getvalue().splitlines() == [
-        "QUEUE    PAUSED  QUEUED  RUNNING  SUCCEEDED  FAILED",
-        "mail     yes     12      1        340        2",
-        "reports  no      0       0        5          0",
+        "QUEUE    PAUSED  QUEUED  RUNNING  SUCCEEDED  FAILED  LIMIT  RATE    HELD BACK",
+        "mail     yes     12      1        340        2       1      10/60s  12",
+        "reports  no      0       0        5          0       -      -       0",
     ]
     out = io.StringIO()
     runner = {"id": "r1", "host": "web-1", "pid": 42, "started_at": "2030-01-01T00:00:00+00:00",
@@ -391,7 +451,8 @@ def test_a_list_is_a_table_when_stdout_is_a_terminal():
             return True
 
     terminal, pipe = Terminal(), io.StringIO()
-    items = [{"name": "mail", "paused": False, "counts": {}}]
+    items = [{"name": "mail", "paused": False, "counts": {}, "limit": None, "rate": None,
+              "held_back": 0}]  # fmt: skip
     listing.write(items, QUEUE_COLUMNS, out=terminal)
     listing.write(items, QUEUE_COLUMNS, out=pipe)
     assert terminal.getvalue().startswith("QUEUE")

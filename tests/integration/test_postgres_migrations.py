@@ -108,7 +108,12 @@ def test_a_schema_upgraded_to_0010_keeps_its_lists_counts_and_history():
 
         store = PostgresStore.open(url, now=NOW, schema=schema)
         try:
-            assert store.applied_at_open == ["0010_cheap_rows", "0011_claimed_ahead", "0012_limits"]
+            assert store.applied_at_open == [
+                "0010_cheap_rows",
+                "0011_claimed_ahead",
+                "0012_limits",
+                "0013_queue_limits",
+            ]
             listed = {
                 status: [
                     j.id for j in store.list_jobs(JobFilter(status=status), limit=9, after=None)

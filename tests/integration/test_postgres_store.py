@@ -37,6 +37,7 @@ def test_a_new_schema_gets_every_migration_once_and_reopening_changes_nothing():
             "0010_cheap_rows",
             "0011_claimed_ahead",
             "0012_limits",
+            "0013_queue_limits",
         ]
         store.close()
         again = open_store(url, schema)
@@ -79,6 +80,7 @@ def test_concurrent_openers_apply_each_migration_once():
             "0010_cheap_rows",
             "0011_claimed_ahead",
             "0012_limits",
+            "0013_queue_limits",
         ]
         for store in opened:
             store.close()

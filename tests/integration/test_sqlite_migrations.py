@@ -34,6 +34,7 @@ ALL_VERSIONS = [
     "0010_cheap_rows",
     "0011_claimed_ahead",
     "0012_limits",
+    "0013_queue_limits",
 ]
 
 LEGACY_SCHEMA = """

@@ -13,7 +13,7 @@ WITH picked AS MATERIALIZED (
         SELECT id, priority, run_at FROM jobs
         WHERE status = 'queued' AND kind = served.kind AND held_by IS NULL
           AND (:queues::text[] IS NULL OR queue = ANY(:queues::text[]))
-          AND NOT EXISTS (SELECT 1 FROM jobtable_queues p WHERE p.name = jobs.queue AND p.paused)
+          AND NOT EXISTS (SELECT 1 FROM jobtable_queues p WHERE p.name = jobs.queue AND p.passed_over)
         ORDER BY priority, run_at, id LIMIT :limit FOR UPDATE SKIP LOCKED
     ) AS first
     ORDER BY first.priority, first.run_at, first.id LIMIT :limit

@@ -8,7 +8,7 @@ CROSS JOIN LATERAL (
     WHERE status = 'queued' AND fair_key IS NOT NULL AND kind = :kind
       AND priority = :priority AND fair_key = k.fair_key AND held_by IS NULL
       AND (:queues::text[] IS NULL OR queue = ANY(:queues::text[]))
-      AND NOT EXISTS (SELECT 1 FROM jobtable_queues p WHERE p.name = jobs.queue AND p.paused)
+      AND NOT EXISTS (SELECT 1 FROM jobtable_queues p WHERE p.name = jobs.queue AND p.passed_over)
     ORDER BY run_at, id LIMIT :limit OFFSET :offset
 ) AS h
 ORDER BY h.fair_key, h.run_at, h.id

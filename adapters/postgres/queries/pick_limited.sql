@@ -5,5 +5,5 @@
 SELECT id, limit_key, rate_key, fair_key FROM jobs
 WHERE status = 'queued' AND kind = :kind AND held_by IS NULL
   AND (:queues::text[] IS NULL OR queue = ANY(:queues::text[]))
-  AND NOT EXISTS (SELECT 1 FROM jobtable_queues p WHERE p.name = jobs.queue AND p.paused)
+  AND NOT EXISTS (SELECT 1 FROM jobtable_queues p WHERE p.name = jobs.queue AND p.passed_over)
 ORDER BY priority, run_at, id LIMIT :limit OFFSET :offset

@@ -1,3 +1,2 @@
--- A resumed queue keeps no row: a queue without jobs or a pause is not listed, so names
--- clients chose once do not pile up (a queue without a row runs).
-DELETE FROM jobtable_queues WHERE name = :name
+-- A resumed queue keeps its limits; without them it keeps no row (forget_plain_queue).
+UPDATE jobtable_queues SET paused = FALSE, updated_at = :now WHERE name = :name

@@ -3,5 +3,5 @@
 SELECT id FROM jobs
 WHERE status = 'queued' AND held_by IS NULL
   AND (:queues IS NULL OR queue IN (SELECT value FROM json_each(:queues)))
-  AND NOT EXISTS (SELECT 1 FROM jobtable_queues p WHERE p.name = jobs.queue AND p.paused)
+  AND NOT EXISTS (SELECT 1 FROM jobtable_queues p WHERE p.name = jobs.queue AND p.passed_over)
 ORDER BY priority, run_at, id LIMIT :limit

@@ -8,7 +8,7 @@ JOIN jobs AS j ON j.id IN (
     WHERE status = 'queued' AND fair_key IS NOT NULL AND kind = :kind
       AND priority = :priority AND fair_key = k.value AND held_by IS NULL
       AND (:queues IS NULL OR queue IN (SELECT value FROM json_each(:queues)))
-      AND NOT EXISTS (SELECT 1 FROM jobtable_queues p WHERE p.name = jobs.queue AND p.paused)
+      AND NOT EXISTS (SELECT 1 FROM jobtable_queues p WHERE p.name = jobs.queue AND p.passed_over)
     ORDER BY run_at, id LIMIT :limit OFFSET :offset
 )
 ORDER BY j.fair_key, j.run_at, j.id

@@ -3,4 +3,4 @@
 SELECT MIN(priority) FROM jobs
 WHERE status = 'queued' AND kind = :kind AND held_by IS NULL AND priority > :after
   AND (:queues IS NULL OR queue IN (SELECT value FROM json_each(:queues)))
-  AND NOT EXISTS (SELECT 1 FROM jobtable_queues p WHERE p.name = jobs.queue AND p.paused)
+  AND NOT EXISTS (SELECT 1 FROM jobtable_queues p WHERE p.name = jobs.queue AND p.passed_over)

@@ -56,12 +56,24 @@
     return queues;
   }
 
+  function sameNumber(shown, value) {
+    // A row's data attribute ("" for none) against a value the API gave (null for none).
+    return shown === "" ? value === null || value === undefined : Number(shown) === value;
+  }
+
+  function sameLimits(row, queue) {
+    var rate = queue.rate || { n: null, per: null };
+    return sameNumber(row.dataset.limit, queue.limit) &&
+      sameNumber(row.dataset.rateN, rate.n) && sameNumber(row.dataset.ratePer, rate.per);
+  }
+
   function sameQueues(queues) {
     var rows = document.querySelectorAll("tr[data-queue]");
     if (rows.length !== queues.length) return false;
     return queues.every(function (queue, i) {
       return rows[i].dataset.queue === queue.name &&
-        rows[i].dataset.paused === (queue.paused ? "true" : "false");
+        rows[i].dataset.paused === (queue.paused ? "true" : "false") &&
+        sameLimits(rows[i], queue);
     });
   }
 
@@ -90,6 +102,21 @@
     body.replaceChildren.apply(body, rows);
   }
 
+  function showLimits(rows) {
+    var shown = document.querySelectorAll("tr[data-limited]");
+    if (shown.length !== rows.length) {
+      // A queue was limited or freed elsewhere: the server draws the panel.
+      window.location.reload();
+      return;
+    }
+    rows.forEach(function (row, i) {
+      var tr = shown[i];
+      if (tr.dataset.limited !== row.what + ":" + row.name) return;
+      setText(tr.querySelector("td[data-limit-running]"), row.running);
+      setText(tr.querySelector("td[data-limit-held]"), row.held_back);
+    });
+  }
+
   function showOverview(data, samples) {
     if (!sameQueues(data.queues)) {
       // A queue appeared, went or was paused elsewhere: the server draws its row and button.
@@ -105,7 +132,9 @@
       STATUSES.forEach(function (status) {
         setText(row.querySelector('td[data-count="' + status + '"]'), queue.counts[status] || 0);
       });
+      setText(row.querySelector("td[data-held]"), queue.held_back);
     });
+    showLimits(data.limits || []);
     showRunners(data.runners);
     if (data.at <= samples[samples.length - 1].at) return; // the read the last poll had
     samples.push({ at: data.at, counts: finishedCounts(data.queues) });

@@ -1,0 +1,175 @@
+"""Free slots of limits and rates, as a claim counts them in its transaction: a limited
+kind's (running jobs per limit key, starts per rate key in the window) and a limited
+queue's (running jobs, starts in its rate's window)."""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from jobtable.adapters.sql.engine import Connection, SqlEngine
+from jobtable.core.held_back import QueueUse
+from jobtable.core.limits import PRUNE_MARGIN, QueueLimit, RateLimit, RunningLimit, smallest
+
+_ALL = "*"
+"""The one slot of a limit or rate without a key."""
+
+
+def declared_limits(
+    engine: SqlEngine, conn: Connection, limits: Mapping[str, RunningLimit]
+) -> Mapping[str, RunningLimit]:
+    """``limits``, each lowered to the smallest any live runner registered for its kind."""
+    if not limits:
+        return limits
+    declared = conn.execute(engine.sql("registered_limits"), {}).fetchall()
+    return smallest(limits, (_parsed(text) for (text,) in declared))
+
+
+class KindSlots:
+    """One kind's free slots, as counted at the claim: running per limit key, started per
+    rate key in the window."""
+
+    def __init__(
+        self,
+        engine: SqlEngine,
+        conn: Connection,
+        kind: str,
+        limit: RunningLimit | None,
+        rate: RateLimit | None,
+        now: datetime.datetime,
+    ) -> None:
+        self.limit = limit
+        self.rate = rate
+        self.running: dict[str | None, int] = {}
+        self.started: dict[str | None, int] = {}
+        self.oldest: dict[str | None, datetime.datetime] = {}
+        self.opens_at: datetime.datetime | None = None
+        if limit is not None:
+            counts = conn.execute(engine.sql("running_by_limit_key"), {"kind": kind}).fetchall()
+            for key, count in counts:
+                slot = key if limit.keyed else _ALL
+                self.running[slot] = self.running.get(slot, 0) + int(count)
+        self.at = now
+        """When this claim's starts of the kind are stamped: never before the latest one."""
+        if rate is not None:
+            window = datetime.timedelta(seconds=rate.per)
+            kept = datetime.timedelta(seconds=rate.per + PRUNE_MARGIN)
+            conn.execute(
+                engine.sql("prune_starts"), {"kind": kind, "since": engine.stamp(now - kept)}
+            )
+            (latest,) = conn.execute(engine.sql("latest_start"), {"kind": kind}).fetchone()
+            if latest is not None:
+                self.at = max(now, engine.parse_time(latest))
+            since = {"kind": kind, "since": engine.stamp(self.at - window)}
+            for key, count, first in conn.execute(engine.sql("starts_by_rate_key"), since):
+                slot = key if rate.keyed else _ALL
+                self.started[slot] = self.started.get(slot, 0) + int(count)
+                first_at = engine.parse_time(first)
+                self.oldest[slot] = min(self.oldest.get(slot, first_at), first_at)
+
+    def take(self, limit_key: str | None, rate_key: str | None) -> bool:
+        """Whether a job with these keys fits now; if so, its slots are counted as taken."""
+        if not self.fits(limit_key, rate_key):
+            return False
+        self.count(limit_key, rate_key)
+        return True
+
+    def _slots(self, limit_key: str | None, rate_key: str | None) -> tuple[Any, Any]:
+        limit, rate = self.limit, self.rate
+        running_slot = (limit_key if limit.keyed else _ALL) if limit is not None else None
+        rate_slot = (rate_key if rate.keyed else _ALL) if rate is not None else None
+        return running_slot, rate_slot
+
+    def fits(self, limit_key: str | None, rate_key: str | None) -> bool:
+        """Whether a job with these keys fits now (if a rate holds it back: when it opens)."""
+        limit, rate = self.limit, self.rate
+        running_slot, rate_slot = self._slots(limit_key, rate_key)
+        if limit is not None and self.running.get(running_slot, 0) >= limit.n:
+            return False
+        if rate is not None and self.started.get(rate_slot, 0) >= rate.n:
+            opens = self.oldest[rate_slot] + datetime.timedelta(seconds=rate.per)
+            self.opens_at = opens if self.opens_at is None else min(self.opens_at, opens)
+            return False
+        return True
+
+    def count(self, limit_key: str | None, rate_key: str | None) -> None:
+        """Count a job with these keys as started: its slots are taken."""
+        running_slot, rate_slot = self._slots(limit_key, rate_key)
+        if self.limit is not None:
+            self.running[running_slot] = self.running.get(running_slot, 0) + 1
+        if self.rate is not None:
+            self.started[rate_slot] = self.started.get(rate_slot, 0) + 1
+            self.oldest.setdefault(rate_slot, self.at)  # this start, if none before it
+
+    def all_full(self) -> bool:
+        """No job of the kind can start now (every slot is unkeyed and taken)."""
+        limit, rate = self.limit, self.rate
+        if (limit is not None and limit.keyed) or (rate is not None and rate.keyed):
+            return False
+        if limit is None and rate is None:
+            return False
+        full_limit = limit is not None and self.running.get(_ALL, 0) >= limit.n
+        full_rate = rate is not None and self.started.get(_ALL, 0) >= rate.n
+        return full_limit or full_rate
+
+
+def _parsed(text: Any) -> dict[str, int]:
+    """A runner's declared limits; none from text no runner of ours wrote."""
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+class QueueSlots:
+    """A limited queue's free slots, as counted at the claim: its jobs running, and its
+    starts in its rate's window."""
+
+    def __init__(
+        self,
+        engine: SqlEngine,
+        conn: Connection,
+        name: str,
+        limit: QueueLimit,
+        now: datetime.datetime,
+    ) -> None:
+        self.name = name
+        self.limit = limit
+        self.running = 0
+        self.started: list[datetime.datetime] = []
+        self.opens_at: datetime.datetime | None = None
+        self.at = now
+        """When this claim's starts from the queue are stamped: never before the latest."""
+        if limit.running is not None:
+            (count,) = conn.execute(engine.sql("running_in_queue"), {"queue": name}).fetchone()
+            self.running = int(count)
+        rate = limit.rate
+        if rate is not None:
+            kept = datetime.timedelta(seconds=rate.per + PRUNE_MARGIN)
+            params = {"queue": name, "since": engine.stamp(now - kept)}
+            conn.execute(engine.sql("prune_queue_starts"), params)
+            (latest,) = conn.execute(engine.sql("latest_queue_start"), {"queue": name}).fetchone()
+            if latest is not None:
+                self.at = max(now, engine.parse_time(latest))
+            since = {"queue": name, "since": engine.stamp(self.at - timedelta_of(rate))}
+            rows = conn.execute(engine.sql("queue_starts_since"), since).fetchall()
+            self.started = [engine.parse_time(at) for (at,) in rows]
+
+    def fits(self) -> bool:
+        """Whether one more of its jobs may start now (if its rate is spent: when it opens)."""
+        use = QueueUse(limit=self.limit, running=self.running, starts=self.started)
+        if use.full is None:
+            return True
+        self.opens_at = use.opens_at
+        return False
+
+    def count(self) -> None:
+        self.running += 1
+        self.started.append(self.at)
+
+
+def timedelta_of(rate: RateLimit) -> datetime.timedelta:
+    return datetime.timedelta(seconds=rate.per)

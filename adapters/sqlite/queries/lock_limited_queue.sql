@@ -1,0 +1,2 @@
+-- SQLite has one writer at a time: claims from a limited queue take turns already.
+SELECT :queue
