@@ -23,6 +23,8 @@ _local = threading.local()
 EXPORTS_AT_ONCE = 2
 SYNCS_PER_WINDOW = 5
 SYNC_WINDOW = 2.0
+REPORTS_QUEUE = "reports"
+REPORTS_AT_ONCE = 2
 
 
 def create_limit_ledger(database: str) -> None:
@@ -72,6 +74,14 @@ def charge(ctx: JobContext, payload: Charge) -> Done:
     return Done(pid=os.getpid())
 
 
+def report(ctx: JobContext, payload: Export) -> Done:
+    """A kind with no limit of its own, in a queue an operator limits at run time."""
+    _mark(ctx.job_id, f"queue:{REPORTS_QUEUE}", "start")
+    ctx.wait(0.03)
+    _mark(ctx.job_id, f"queue:{REPORTS_QUEUE}", "end")
+    return Done(pid=os.getpid())
+
+
 def sync(ctx: JobContext, payload: Export) -> Done:
     return Done(pid=os.getpid())
 
@@ -80,3 +90,4 @@ def register(kinds: Any) -> None:
     kinds.register("export", export, payload=Export, limit=Limit(EXPORTS_AT_ONCE), max_attempts=3)
     kinds.register("charge", charge, payload=Charge, limit=Limit(1, key="customer"), max_attempts=3)
     kinds.register("sync", sync, payload=Export, rate=Rate(SYNCS_PER_WINDOW, per=SYNC_WINDOW))
+    kinds.register("report", report, payload=Export, queue=REPORTS_QUEUE)

@@ -19,6 +19,8 @@ from jobtable.entrypoints.wiring import open_store
 from tests.e2e.conftest import JOBTABLE, REPO, wait_until
 from tests.e2e.limit_kinds import (
     EXPORTS_AT_ONCE,
+    REPORTS_AT_ONCE,
+    REPORTS_QUEUE,
     SYNC_WINDOW,
     SYNCS_PER_WINDOW,
     create_limit_ledger,
@@ -161,3 +163,34 @@ def test_a_rate_holds_across_processes_and_a_held_back_jobs_detail_says_when(dat
     window = datetime.timedelta(seconds=SYNC_WINDOW)
     most = max(sum(1 for other in times if at - window < other <= at) for at in times)
     assert most == SYNCS_PER_WINDOW  # reached, never passed, in any window of starts
+
+
+def test_a_queue_limit_set_while_workers_run_holds_across_processes(database, tmp_path):
+    create_limit_ledger(str(database))
+    workers = [start_worker(database, tmp_path, f"w{n}") for n in range(3)]
+    store = open_store(str(database), synchronous="normal", now=SystemClock().now())
+    try:
+        runner = Runner(store, SystemClock())
+        register(runner.kinds)
+        wait_until(lambda: len(runner.runners()) == 3, within=30, what="three live workers")
+        limited = subprocess.run(
+            [JOBTABLE, "queue-limit", REPORTS_QUEUE, "--running", str(REPORTS_AT_ONCE)],
+            env={"PATH": "/usr/bin:/bin", "JOBTABLE_DATABASE": str(database)},
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert limited.returncode == 0, limited.stderr
+        ids = [runner.enqueue("report", {"n": n}) for n in range(EXPORTS)]
+        wait_until(
+            lambda: query(database, "SELECT COUNT(*) FROM jobs WHERE status = 'succeeded'")[0][0]
+            == len(ids),
+            within=120, what="every report succeeding",
+        )  # fmt: skip
+    finally:
+        store.close()
+        for worker in workers:
+            worker.send_signal(signal.SIGTERM)
+            worker.wait(30)
+    most = most_at_once(database, {})
+    assert most[f"queue:{REPORTS_QUEUE}"] == REPORTS_AT_ONCE  # reached, never passed
+    pids = {pid for (pid,) in query(database, "SELECT DISTINCT pid FROM limit_ledger")}
+    assert len(pids) >= 2
