@@ -8,11 +8,12 @@ survives the process, which is the point.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import attrs
 
+from jobtable.adapters.batched_calls import BatchedCalls
 from jobtable.adapters.memory_claims import MemoryClaims
 from jobtable.adapters.memory_held_back import MemoryHeldBack
 from jobtable.adapters.memory_limits import limited_due
@@ -28,7 +29,6 @@ from jobtable.core.batch import Batch, BatchDone
 from jobtable.core.idempotency import KeepAnswer
 from jobtable.core.jobs import (
     Claim,
-    ClaimedJob,
     Enqueued,
     NewJob,
     Recovered,
@@ -41,7 +41,9 @@ from jobtable.core.outcome import Fail, Outcome, RunAgain, Succeed
 from jobtable.core.status import Status
 
 
-class MemoryStore(MemoryClaims, MemoryOperations, MemoryReads, MemoryHeldBack, MemoryRegistry):
+class MemoryStore(
+    BatchedCalls, MemoryClaims, MemoryOperations, MemoryReads, MemoryHeldBack, MemoryRegistry
+):
     # -- enqueue -----------------------------------------------------------
 
     def create(
@@ -150,25 +152,6 @@ class MemoryStore(MemoryClaims, MemoryOperations, MemoryReads, MemoryHeldBack, M
         row.updated_at = stamp
         self._note(row)
         self._file(row)
-
-    def record_and_claim(
-        self,
-        outcomes: Sequence[tuple[Claim, Outcome]],
-        *,
-        limit: int,
-        runner_id: str,
-        now: datetime.datetime,
-        kinds: Collection[str] | None = None,
-        queues: Collection[str] | None = None,
-    ) -> tuple[list[bool], list[ClaimedJob]]:
-        done = self.run_batch(
-            Batch(outcomes=outcomes, claim=limit),
-            runner_id=runner_id,
-            now=now,
-            kinds=kinds,
-            queues=queues,
-        )
-        return done.recorded, done.claimed
 
     def run_batch(
         self,

@@ -13,18 +13,6 @@ from jobtable.core.status import Status
 
 
 class MemoryClaims(MemoryState):
-    def claim_next(
-        self,
-        *,
-        runner_id: str,
-        now: datetime.datetime,
-        kinds: Collection[str] | None = None,
-        queues: Collection[str] | None = None,
-    ) -> ClaimedJob | None:
-        with self._lock:
-            row = self._first_due(kinds, queues)
-            return None if row is None else self._start(row, runner_id, _stamp(now))
-
     def _start(self, row: _Row, runner_id: str, stamp: str) -> ClaimedJob:
         """Mark ``row`` running under ``runner_id``, its attempt counted."""
         row.status = Status.RUNNING

@@ -28,12 +28,12 @@ class MemoryHeldBack(MemoryState):
         with self._lock:
             due = [row for row in self._rows.values() if row.status is Status.QUEUED]
             counts: list[HeldBack] = []
-            full_queues: set[str] = set()
+            passed = set(self._paused)  # a paused queue's jobs wait for its resume, not a limit
             for name, limit in sorted(self._queue_limits.items()):
-                why = self._use(name, limit, now).full
+                why = None if name in passed else self._use(name, limit, now).full
                 if why is None:
                     continue
-                full_queues.add(name)
+                passed.add(name)
                 by_kind: dict[str, int] = {}
                 for row in due:
                     if row.queue == name:
@@ -60,7 +60,7 @@ class MemoryHeldBack(MemoryState):
                 by_rate = full_slots(rate, started)
                 by_queue: dict[str, tuple[int, int]] = {}
                 for row in due:
-                    if row.kind != kind or row.queue in full_queues:
+                    if row.kind != kind or row.queue in passed:
                         continue
                     held_by_limit = by_limit.every or row.limit_key in by_limit.keys
                     held_by_rate = by_rate.every or row.rate_key in by_rate.keys

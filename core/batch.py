@@ -105,3 +105,31 @@ class BatchDone:
     limited_queues: frozenset[str] | None = None
     """The queues an operator limits, as the claim read them (None: it claimed nothing):
     the runner claims them apart from its next batch on."""
+
+
+def learning_limited_queues(run: Callable[[Batch], BatchDone], batch: Batch) -> BatchDone:
+    """Run ``batch`` (``run``: a store's ``run_batch``); when its claim fell short and its reply
+    names limited queues it did not know, claim the rest once more, knowing them (nothing
+    else is done again). For callers that keep no runner's knowledge between batches."""
+    done = run(batch)
+    learnt = done.limited_queues
+    short = batch.claim - len(done.claimed)
+    if short <= 0 or learnt is None or learnt <= batch.limited_queues:
+        return done
+    again = run(
+        Batch(
+            claim=short,
+            limits=batch.limits,
+            rates=batch.rates,
+            fair=batch.fair,
+            limited_queues=learnt,
+            clock=batch.clock,
+        )
+    )
+    openings = [at for at in (done.rate_opens_at, again.rate_opens_at) if at is not None]
+    return attrs.evolve(
+        done,
+        claimed=done.claimed + again.claimed,
+        rate_opens_at=min(openings) if openings else None,
+        limited_queues=learnt,
+    )

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import typing
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 import attrs
 
@@ -122,16 +122,24 @@ class QueueLimit:
         return self.running is None and self.rate is None
 
 
+MAX_QUEUE_LIMIT = 2**31 - 1
+"""A queue's running limit and rate n at most (what a database integer holds)."""
+
+
+def _whole(value: object) -> TypeGuard[int]:
+    return not isinstance(value, bool) and isinstance(value, int) and 1 <= value <= MAX_QUEUE_LIMIT
+
+
 def check_queue_limit(running: object, rate_n: object, rate_per: object) -> QueueLimit:
     """The QueueLimit these ask for; InvalidOptionError naming ``limit`` or ``rate``."""
-    if running is not None and (
-        isinstance(running, bool) or not isinstance(running, int) or running < 1
-    ):
-        raise InvalidOptionError("limit", "must be a whole number of 1 or more, or null")
+    whole = f"a whole number from 1 to {MAX_QUEUE_LIMIT}"
+    if running is not None and not _whole(running):
+        raise InvalidOptionError("limit", f"must be {whole}")
+    limit = None if running is None else running
     rate = None
     if rate_n is not None or rate_per is not None:
-        if isinstance(rate_n, bool) or not isinstance(rate_n, int) or rate_n < 1:
-            raise InvalidOptionError("rate", "n must be a whole number of 1 or more")
+        if not _whole(rate_n):
+            raise InvalidOptionError("rate", f"n must be {whole}")
         if (
             isinstance(rate_per, bool)
             or not isinstance(rate_per, int | float)
@@ -141,7 +149,7 @@ def check_queue_limit(running: object, rate_n: object, rate_per: object) -> Queu
                 "rate", f"per must be seconds above 0 and at most {MAX_RATE_WINDOW:.0f}"
             )
         rate = RateLimit(n=rate_n, per=float(rate_per), keyed=False)
-    return QueueLimit(running=running, rate=rate)
+    return QueueLimit(running=limit, rate=rate)
 
 
 def smallest(

@@ -13,7 +13,7 @@ import attrs
 
 from jobtable.core.attempts import Attempts
 from jobtable.core.backoff import CLAIM_RETRY_MAXIMUM, next_claim_retry_delay
-from jobtable.core.batch import Batch
+from jobtable.core.batch import Batch, BatchDone, learning_limited_queues
 from jobtable.core.clock import Clock
 from jobtable.core.exchange import JobExchange
 from jobtable.core.executor import ABANDONED, Executor
@@ -150,21 +150,20 @@ def drain(
     ``rules`` carries the kinds' limits, rates and fair keys: a job a rate holds back is
     left queued until the clock moves on (a test advances it, then drains again)."""
 
-    limited_queues = rules.limited_queues
+    known = rules.limited_queues  # as a runner keeps them: learnt from each claim's reply
 
     def claim() -> ClaimedJob | None:
-        nonlocal limited_queues
+        nonlocal known
         now = clock.now()
         store.promote_due(now=now)
-        while True:  # again once it learns of a queue limited since it last looked
-            batch = attrs.evolve(rules, claim=1, limited_queues=limited_queues, clock=clock.now)
-            done = store.run_batch(batch, runner_id=runner_id, now=now, kinds=kinds, queues=queues)
-            learnt = done.limited_queues
-            if done.claimed or learnt is None or learnt <= limited_queues:
-                if learnt is not None:
-                    limited_queues = learnt
-                return done.claimed[0] if done.claimed else None
-            limited_queues = learnt
+
+        def run(batch: Batch) -> BatchDone:
+            return store.run_batch(batch, runner_id=runner_id, now=now, kinds=kinds, queues=queues)
+
+        batch = attrs.evolve(rules, claim=1, clock=clock.now, limited_queues=known)
+        done = learning_limited_queues(run, batch)
+        known = known if done.limited_queues is None else done.limited_queues
+        return done.claimed[0] if done.claimed else None
 
     finished: list[Job] = []
     claimed = claim()

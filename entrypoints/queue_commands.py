@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from jobtable.core.enqueue_options import InvalidOptionError
-from jobtable.core.limits import QueueLimit, check_queue_limit
+from jobtable.core.limits import MAX_QUEUE_LIMIT, QueueLimit, check_queue_limit
 from jobtable.entrypoints import listing, views
 from jobtable.entrypoints.commands import one_off, one_off_runner, open_for
 from jobtable.entrypoints.config import ConfigError
@@ -108,7 +108,7 @@ def _running(text: str) -> int | None:
         return int(text)
     except ValueError:
         raise ConfigError(
-            f"--running {text!r}: must be a whole number of 1 or more, or none"
+            f"--running {text!r}: must be a whole number from 1 to {MAX_QUEUE_LIMIT}, or none"
         ) from None
 
 

@@ -26,6 +26,11 @@ QUERIES = Queries("jobtable.adapters.postgres", Placeholders.PYFORMAT)
 
 NOTIFY = "SELECT pg_notify(%(channel)s, '')"
 """Sent as written (no query file): the one statement the engine itself runs."""
+NOTIFY_IF_QUEUES_LIMITED = (
+    "SELECT pg_notify(%(channel)s, '') WHERE EXISTS (SELECT 1 FROM jobtable_queues"
+    " WHERE running_limit IS NOT NULL OR rate_n IS NOT NULL)"
+)
+"""NOTIFY, only while some queue is limited (a row or two read: the queues table is small)."""
 
 
 NOT_DURABLE = "SELECT set_config('synchronous_commit', 'off', true)"
@@ -114,6 +119,9 @@ class PostgresEngine(SqlEngine):
 
     def announce(self, conn: Connection) -> None:
         conn.execute(NOTIFY, {"channel": self.channel})  # delivered at commit
+
+    def announce_if_queues_limited(self, conn: Connection) -> None:
+        conn.execute(NOTIFY_IF_QUEUES_LIMITED, {"channel": self.channel})
 
     def send_announced(self, sql: str, params: Mapping[str, Any]) -> None:
         """One statement, with its NOTIFY inside it, committed on its own in autocommit:

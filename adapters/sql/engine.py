@@ -100,6 +100,11 @@ class SqlEngine(abc.ABC):
         """Tell runners in other processes, at this transaction's commit, that jobs may be
         ready to claim (nothing where they watch the database themselves)."""
 
+    def announce_if_queues_limited(self, conn: Connection) -> None:
+        """``announce``, if any queue is limited now: an outcome may free a limited queue's slot
+        that a runner of other kinds waits for, though the writer never claimed from it."""
+        self.announce(conn)
+
     def send_announced(self, sql: str, params: Mapping[str, Any]) -> None:
         """One statement whose result nobody reads, in a transaction of its own, announced
         (``announce``) at its commit: ``send`` of the two, or the engine's cheaper way."""

@@ -43,13 +43,14 @@ class SqlHeldBack(SqlPart):
 
         def read(conn: Connection) -> list[HeldBack]:
             counts: list[HeldBack] = []
-            full_queues: list[str] = []
+            paused = [name for (name,) in conn.execute(engine.sql("paused_queues"), {})]
+            passed = set(paused)  # a paused queue's jobs wait for its resume, not a limit
             limited = queue_limits(conn.execute(engine.sql("limited_queues"), {}))
             for name, limit in sorted(limited.items()):
-                why = self._use(conn, name, limit, now).full
+                why = None if name in passed else self._use(conn, name, limit, now).full
                 if why is None:
                     continue
-                full_queues.append(name)
+                passed.add(name)
                 for kind, count in conn.execute(
                     engine.sql("due_in_queue_by_kind"), {"queue": name}
                 ):
@@ -67,7 +68,7 @@ class SqlHeldBack(SqlPart):
                     "kind": kind,
                     **_slots_params(engine.names, "limit", by_limit),
                     **_slots_params(engine.names, "rate", by_rate),
-                    "full_queues": engine.names(full_queues),
+                    "passed_queues": engine.names(passed),
                 }
                 rows = conn.execute(engine.sql("held_back_of_kind"), params).fetchall()
                 by_queue = {queue: (int(a or 0), int(b or 0)) for queue, a, b in rows}

@@ -7,11 +7,12 @@ a statement for each outcome, and the claim, sent in one round trip where the en
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import attrs
 
+from jobtable.adapters.batched_calls import BatchedCalls
 from jobtable.adapters.readable_rows import Unreadable, claim_readable, held_job, log_set_aside
 from jobtable.adapters.sql.engine import Connection, Cursor, SqlEngine, SqlPart
 from jobtable.adapters.sql.limits import LimitedClaim, claim_limited
@@ -37,42 +38,10 @@ _NOTHING_LIMITED = _Limited(claimed=[], unreadable=[], opens_at=None, limited_qu
 _Sent = tuple[list[Cursor], list[Cursor], Cursor | None, Cursor | None, _Limited, Cursor | None]
 
 
-class SqlQueue(SqlPart):
-    def claim_next(
-        self,
-        *,
-        runner_id: str,
-        now: datetime.datetime,
-        kinds: Collection[str] | None = None,
-        queues: Collection[str] | None = None,
-    ) -> ClaimedJob | None:
-        _, jobs = self.record_and_claim(
-            [], limit=1, runner_id=runner_id, now=now, kinds=kinds, queues=queues
-        )
-        return jobs[0] if jobs else None
-
+class SqlQueue(BatchedCalls, SqlPart):
     def record(self, claim: Claim, outcome: Outcome, *, now: datetime.datetime) -> bool:
         (held,), _ = self.record_and_claim([(claim, outcome)], limit=0, runner_id="", now=now)
         return held
-
-    def record_and_claim(
-        self,
-        outcomes: Sequence[tuple[Claim, Outcome]],
-        *,
-        limit: int,
-        runner_id: str,
-        now: datetime.datetime,
-        kinds: Collection[str] | None = None,
-        queues: Collection[str] | None = None,
-    ) -> tuple[list[bool], list[ClaimedJob]]:
-        done = self.run_batch(
-            Batch(outcomes=outcomes, claim=limit),
-            runner_id=runner_id,
-            now=now,
-            kinds=kinds,
-            queues=queues,
-        )
-        return done.recorded, done.claimed
 
     def run_batch(
         self,
@@ -104,8 +73,10 @@ class SqlQueue(SqlPart):
 
         def send(conn: Connection) -> _Sent:
             recorded = send_outcomes(engine, conn, batch.outcomes, now)
-            if (batch.limits or batch.rates or batch.limited_queues) and batch.outcomes:
+            if batch.outcomes and (batch.limits or batch.rates or batch.limited_queues):
                 engine.announce(conn)  # a limited kind's slot may be free: others look again
+            elif batch.outcomes:  # or a queue's this runner has not learnt is limited
+                engine.announce_if_queues_limited(conn)
             if batch.give_backs:
                 give_back = engine.sql("give_back_held_job")
                 for claim in batch.give_backs:

@@ -38,6 +38,7 @@ class SqlQueues(SqlPart):
         }
 
         def change(conn: Connection) -> None:
+            conn.execute(self._engine.sql("lock_queue_settings"), {})
             conn.execute(self._engine.sql("set_queue_limit"), params)
             conn.execute(self._engine.sql("forget_plain_queue"), params)
             self._engine.announce(conn)  # runners learn of it as they claim next

@@ -74,6 +74,9 @@ class SqliteEngine(SqlEngine):
     def announce(self, conn: Connection) -> None:
         pass  # other processes watch the database file
 
+    def announce_if_queues_limited(self, conn: Connection) -> None:
+        pass  # other processes watch the database file
+
     def stamp(self, time: datetime.datetime) -> str:
         return time.astimezone(datetime.UTC).isoformat(timespec="microseconds")  # as stamp()
 

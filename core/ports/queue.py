@@ -68,8 +68,10 @@ class JobQueue(Protocol):
 
         Claim order is priority (0 first), then due time, then id. Only a job
         of one of ``kinds`` (None: any kind) in one of ``queues`` (None: every
-        queue), never one in a paused queue: a job of a kind nobody
-        registered waits. The job's attempt number goes up by one and is part
+        queue), never one in a paused queue, nor one in a limited queue past
+        its limits (it learns which queues are limited as ``run_batch`` does,
+        and claims again): a job of a kind nobody registered waits. The job's
+        attempt number goes up by one and is part
         of the returned claim. Returns None when no such job is due. Two
         callers, in any threads or processes, never claim the same job. A row
         it cannot read (written by a tool or an older version) is failed

@@ -109,7 +109,7 @@ class QueueResource:
             )
         elif body["rate"] is None:
             rate_n, rate_per = None, None
-        elif isinstance(body["rate"], dict) and set(body["rate"]) <= {"n", "per"}:
+        elif isinstance(body["rate"], dict) and set(body["rate"]) == {"n", "per"}:
             rate_n, rate_per = body["rate"].get("n"), body["rate"].get("per")
         else:
             raise api_error(400, "invalid_option", 'rate: must be {"n": n, "per": seconds} or null')

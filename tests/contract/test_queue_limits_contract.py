@@ -183,3 +183,28 @@ def test_held_back_counts_each_due_job_once_by_the_first_limit_that_holds_it(sto
     use = store.queue_use("slow", now=LATER)
     assert (use.running, use.full, use.limit) == (2, "queue_limit", TWO_RUNNING)
     assert store.queue_use("default", now=LATER) is None
+
+
+def test_claim_next_learns_of_a_limited_queue_and_claims_within_it(store):
+    store.set_queue_limit("slow", TWO_RUNNING, now=T0)
+    slow = [add(store, "slow") for _ in range(3)]
+    first = store.claim_next(runner_id="runner-a", now=LATER, kinds=KINDS)
+    _, more = store.record_and_claim([], limit=5, runner_id="runner-b", now=LATER, kinds=KINDS)
+    assert [first.id] + [job.id for job in more] == slow[:2]
+
+
+def test_a_paused_queues_jobs_are_not_counted_as_held_back(store):
+    store.set_queue_limit("slow", QueueLimit(running=1), now=T0)
+    for _ in range(3):
+        add(store, "slow")
+    for _ in range(2):
+        add(store, "idle", "export")
+    limits = {"export": RunningLimit(n=1, keyed=False)}
+    batch = Batch(claim=5, limits=limits, limited_queues=frozenset({"slow"}))
+    done = store.run_batch(batch, runner_id="runner-b", now=LATER, kinds=KINDS)
+    assert sorted(job.kind for job in done.claimed) == ["export", "noop"]
+    held = {(h.kind, h.queue, h.limit): h.count for h in store.held_back(limits, {}, now=LATER)}
+    assert held == {("noop", "slow", "queue_limit"): 2, ("export", "idle", "limit"): 1}
+    store.set_queue_paused("slow", paused=True, now=T0)
+    store.set_queue_paused("idle", paused=True, now=T0)
+    assert store.held_back(limits, {}, now=LATER) == []  # they wait for a resume, not a limit

@@ -377,10 +377,12 @@ def test_queue_limit_sets_keeps_what_is_left_out_and_none_removes(capsys, databa
 @pytest.mark.parametrize(
     ("flags", "said"),
     [
-        (["--running", "0"], "--running '0': must be a whole number of 1 or more"),
-        (["--running", "two"], "--running 'two': must be a whole number of 1 or more, or none"),
+        (["--running", "0"], "--running '0': must be a whole number from 1 to 2147483647"),
+        (["--running", "2147483648"], "--running '2147483648': must be a whole number from 1"),
+        (["--running", "two"], "--running 'two': must be a whole number from 1 to 2147483647, or"),
         (["--rate", "10"], "--rate '10': must be N/SECONDS (e.g. 10/60"),
-        (["--rate", "0/60"], "--rate '0/60': n must be a whole number of 1 or more"),
+        (["--rate", "0/60"], "--rate '0/60': n must be a whole number from 1 to 2147483647"),
+        (["--rate", "9223372036854775808/60"], "--rate '9223372036854775808/60': n must be"),
         (["--rate", "5/0"], "--rate '5/0': per must be seconds above 0"),
         (["--rate", "5/nan"], "--rate '5/nan': per must be seconds above 0"),
         ([], "queue-limit: give --running N, --rate N/SECONDS, or both"),

@@ -1,0 +1,126 @@
+"""A limited claim's statements read index ranges on both engines, on a backlog deep enough
+that a planner would rather scan if it could, most of it held back by one key at its limit
+(issue 21: "a limited claim passes over held-back jobs without reading the whole backlog").
+
+The plans shown: the keys with due jobs (a loose index scan of jobs_limit_keys), the first
+jobs of the keys with room (one seek each), a page of the kind in claim order (jobs_ready),
+the running jobs per key (jobs_running_limits), and a limited queue's page and running count.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from jobtable.adapters.fake_clock import FakeClock
+from jobtable.adapters.sqlite import SqliteStore
+from tests.support.postgres import fresh_schema
+
+ROWS = 30_000
+KEYS = [f"customer-{n}" for n in range(50)]
+
+
+def rows() -> Iterator[tuple[Any, ...]]:
+    """Most of a charge backlog is one customer's; the rest spread over fifty; some other
+    kinds and finished jobs around them."""
+    for number in range(ROWS):
+        kind = ("charge", "charge", "charge", "mail")[number % 4]
+        key = ("big" if number % 10 else KEYS[number % 50]) if kind == "charge" else None
+        status = "succeeded" if number % 7 == 0 else "queued"
+        queue = "bulk" if number % 3 == 0 else "default"
+        run_at = f"2026-01-01T00:{number // 600 % 60:02d}:{number % 60:02d}.000000+00:00"
+        yield f"{number:08x}", kind, queue, status, key, number % 3, run_at
+
+
+STATEMENTS: dict[str, dict[str, Any]] = {
+    "limit_keys": {"kind": "charge"},
+    "limit_key_heads": {"kind": "charge", "limit_keys": KEYS[:8], "limit": 3, "queues": None},
+    "pick_limited": {"kind": "charge", "limit": 200, "offset": 0, "queues": None},
+    "running_by_limit_key": {"kind": "charge"},
+    "pick_in_queue": {"kind": "charge", "queue": "bulk", "limit": 200, "offset": 0},
+    "running_in_queue": {"queue": "bulk"},
+}
+INDEXES = {
+    "limit_keys": ("jobs_limit_keys",),
+    "limit_key_heads": ("jobs_limit_keys",),
+    "pick_limited": ("jobs_ready",),
+    "running_by_limit_key": ("jobs_running_limits", "jobs_running"),  # running rows only
+    "pick_in_queue": ("jobs_ready",),
+    "running_in_queue": ("jobs_running",),
+}
+INSERT = (
+    "INSERT INTO jobs (id, kind, queue, status, limit_key, priority, run_at, payload,"
+    " created_at, updated_at) VALUES ({}, '{{}}', 'c', 'u')"
+)
+
+
+def parameters(engine: Any, name: str) -> dict[str, Any]:
+    params = dict(STATEMENTS[name])
+    for names in ("limit_keys", "queues"):
+        if names in params:
+            params[names] = engine.names(params[names])
+    return params
+
+
+@pytest.fixture(scope="module")
+def sqlite_store(tmp_path_factory) -> Iterator[tuple[SqliteStore, sqlite3.Connection]]:
+    path = tmp_path_factory.mktemp("limit-plans") / "jobs.db"
+    store = SqliteStore.open(path, now=FakeClock().now())
+    conn = sqlite3.connect(path)
+    conn.executemany(INSERT.format(", ".join("?" * 7)), rows())
+    conn.commit()
+    conn.execute("ANALYZE")
+    yield store, conn
+    conn.close()
+    store.close()
+
+
+@pytest.mark.parametrize("name", list(STATEMENTS))
+def test_sqlite_reads_index_ranges(sqlite_store, name):
+    store, conn = sqlite_store
+    engine = store._engine
+    sql = engine.sql(name)
+    params = parameters(engine, name)
+    plan = [row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + sql, params)]
+    on_jobs = [step for step in plan if " jobs" in step and step.startswith(("SCAN", "SEARCH"))]
+    assert on_jobs, plan
+    assert not any(step.startswith("SCAN jobs") and "INDEX" not in step for step in on_jobs), plan
+    assert any(index in step for step in on_jobs for index in INDEXES[name]), plan
+    conn.execute(sql, params).fetchall()  # it runs as planned
+
+
+@pytest.fixture(scope="module")
+def postgres_store():
+    import psycopg
+
+    from jobtable.adapters.postgres import PostgresStore
+
+    with fresh_schema() as (url, schema):
+        store = PostgresStore.open(url, now=FakeClock().now(), schema=schema)
+        with psycopg.connect(url, options=f"-c search_path={schema}", autocommit=True) as conn:
+            columns = "id, kind, queue, status, limit_key, priority, run_at, payload, created_at,"
+            with conn.cursor().copy(f"COPY jobs ({columns} updated_at) FROM STDIN") as copy:
+                for row in rows():
+                    copy.write_row((*row, "{}", "2026-01-01Z", "2026-01-01Z"))
+            conn.execute("ANALYZE jobs")
+            try:
+                yield store
+            finally:
+                store.close()
+
+
+@pytest.mark.parametrize("name", list(STATEMENTS))
+def test_postgres_reads_index_ranges(postgres_store, name):
+    engine = postgres_store._engine
+    sql = engine.sql(name)
+    params = parameters(engine, name)
+
+    def explain(conn: Any) -> str:
+        return "\n".join(row[0] for row in conn.execute("EXPLAIN " + sql, params).fetchall())
+
+    plan = engine.read(explain)
+    assert "Seq Scan on jobs" not in plan, plan
+    assert any(index in plan for index in INDEXES[name]), plan
