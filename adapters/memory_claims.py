@@ -33,6 +33,7 @@ class MemoryClaims(MemoryState):
             timeout=row.timeout,
             checkpoint=row.result,
             due_at=_parse(row.run_at),
+            queue=row.queue,
         )
 
     def _first_due(

@@ -96,7 +96,7 @@ def _checkpoint(value: Any) -> str | None:
 def _claimed(
     row: Any, runner_id: str, parse_time: Callable[[Any], datetime.datetime]
 ) -> ClaimedJob:
-    job_id, kind, payload, attempt, max_attempts, retry, timeout, result, run_at, _ = row
+    job_id, kind, payload, attempt, max_attempts, retry, timeout, result, run_at, _, queue = row
     return ClaimedJob(
         claim=Claim(job_id=job_id, runner_id=runner_id, attempt=whole("attempt", attempt)),
         kind=kind,
@@ -105,6 +105,7 @@ def _claimed(
         timeout=_timeout(timeout),
         checkpoint=_checkpoint(result),
         due_at=_time(run_at, parse_time),
+        queue=queue,
     )
 
 
@@ -137,7 +138,7 @@ def read_claims(
     rows: Sequence[Any], runner_id: str, *, parse_time: Callable[[Any], datetime.datetime]
 ) -> tuple[list[ClaimedJob], list[Unreadable]]:
     """A claim's ``RETURNING id, kind, payload, attempt, max_attempts, retry, timeout,
-    result, run_at, priority`` rows: the jobs read, in claim order (RETURNING keeps none),
+    result, run_at, priority, queue`` rows: the jobs read, in claim order (RETURNING keeps none),
     and the rows that could not be."""
     read: list[tuple[Any, ClaimedJob]] = []
     unreadable: list[Unreadable] = []

@@ -364,7 +364,8 @@ class JobExchange:
         if done.rate_opens_at is not None:
             self._rate_opens(done.rate_opens_at)  # a job a rate holds back may start then
         freed = sum(
-            each.claimed.kind in self._limits or bool(self._limited_queues) for each in sending
+            each.claimed.kind in self._limits or each.claimed.queue in self._limited_queues
+            for each in sending
         )
         if done.limited_queues is not None and done.limited_queues != self._limited_queues:
             newly = done.limited_queues - self._limited_queues

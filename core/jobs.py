@@ -144,6 +144,8 @@ class ClaimedJob:
     """The JSON text of the last partial result an earlier attempt published, if any."""
     due_at: datetime.datetime | None = None
     """When the job fell due (its run_at): the claim's time less this is its queue wait."""
+    queue: str = DEFAULT_QUEUE
+    """The queue it was claimed from: its outcome frees a slot there when the queue is limited."""
 
     @property
     def id(self) -> str:

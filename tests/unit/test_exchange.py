@@ -17,6 +17,7 @@ from jobtable.core.batch import Batch
 from jobtable.core.errors import StoreUnavailableError
 from jobtable.core.exchange import FLUSH_AFTER, FLUSH_AT, JobExchange, Unsent
 from jobtable.core.ids import JobIdGenerator
+from jobtable.core.limits import QueueLimit
 from jobtable.core.outcome import Succeed
 from tests.support.threads import run_in_threads
 
@@ -305,3 +306,27 @@ def test_a_retry_whose_write_was_refused_as_stale_still_has_the_scheduler_look_a
     recorder.written(Unsent(job, retry, 0.0), False)
     recorder.written(Unsent(job, Succeed(result="{}"), 0.0), False)
     assert looked == [True]
+
+
+def test_only_an_outcome_in_a_limited_queue_wakes_idle_workers_for_its_slot():
+    store = RecordingStore(MemoryStore())
+    woken: list[int] = []
+    exchange = JobExchange(
+        store, FakeClock(), runner_id=RUNNER, policy=AheadPolicy(2), slots_freed=woken.append
+    )
+    exchange.serve(["k"], None)
+    store.inner.set_queue_limit("slow", QueueLimit(running=5), now=FakeClock().now())
+    for queue_name in ("fast", "slow"):
+        job_id = _ids.next_id(1_772_366_400_000)
+        job = NewJob(id=job_id, kind="k", payload="{}", queue=queue_name)
+        store.inner.create(job, now=FakeClock().now())
+    taken = [exchange.take(), exchange.take()]  # the first claim learns that slow is limited
+    assert sorted(job.queue for job in taken if job is not None) == ["fast", "slow"]
+    woken.clear()
+    fast, slow = sorted(taken, key=lambda job: job.queue)
+    exchange.record(fast, Succeed(result="{}"))
+    exchange.flush()
+    assert woken == []  # its queue has no limit: no slot came back
+    exchange.record(slow, Succeed(result="{}"))
+    exchange.flush()
+    assert woken == [1]
