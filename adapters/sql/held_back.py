@@ -41,11 +41,17 @@ class SqlHeldBack(SqlPart):
         """Due jobs held back now, by kind, queue and the limit holding them (each once)."""
         engine = self._engine
 
+        def settings(conn: Connection) -> tuple[set[str], dict[str, QueueLimit]]:
+            paused = {name for (name,) in conn.execute(engine.sql("paused_queues"), {})}
+            return paused, queue_limits(conn.execute(engine.sql("limited_queues"), {}))
+
+        # Read apart from the counts: a change of a queue's limits waits for every reader of
+        # the queues table (and claims wait behind it), so none may hold it while counting.
+        paused, limited = engine.read(settings)
+
         def read(conn: Connection) -> list[HeldBack]:
             counts: list[HeldBack] = []
-            paused = [name for (name,) in conn.execute(engine.sql("paused_queues"), {})]
             passed = set(paused)  # a paused queue's jobs wait for its resume, not a limit
-            limited = queue_limits(conn.execute(engine.sql("limited_queues"), {}))
             for name, limit in sorted(limited.items()):
                 why = None if name in passed else self._use(conn, name, limit, now).full
                 if why is None:

@@ -31,9 +31,6 @@ FAIR_DEPTH = 4
 FAIR_CHUNK = 8
 """Fair keys whose jobs one statement reads (a claim rarely needs more than the first few)."""
 
-KEYS_AT_ONCE = 64
-"""Limit keys with room whose first jobs one statement reads."""
-
 
 @attrs.frozen
 class LimitedClaim:
@@ -214,51 +211,8 @@ def _pick(
                 return picked
         if len(rows) < page or len(picked) >= wanted:
             break
-        if slots.limit is not None and slots.limit.keyed:
-            # A page of keys at their limit: the keys with room instead, by their heads, so
-            # the backlog behind the full keys is never read.
-            for job_id, limit_key, rate_key, fair_key in _keys_with_room(
-                engine, conn, kind, slots, picking, wanted - len(picked)
-            ):
-                if job_id not in seen and slots.take(limit_key, rate_key):
-                    picked.append((job_id, kind, rate_key, fair_key, None))
-                    if len(picked) >= wanted:
-                        break
-            break
         offset += page
     return picked
-
-
-def _keys_with_room(
-    engine: SqlEngine,
-    conn: Connection,
-    kind: str,
-    slots: KindSlots,
-    picking: Mapping[str, Any],
-    wanted: int,
-) -> list[Any]:
-    """A keyed-limited kind's due jobs of the keys with a free slot, in claim order: the keys
-    found by a loose index scan (jobs_limit_keys), and at most as many of each key's first
-    jobs as it has room for (and ``wanted``), read for many keys per statement. Jobs with
-    no key are not among them (the pages in claim order find those)."""
-    limit = slots.limit
-    if limit is None:
-        return []
-    keys = [key for (key,) in conn.execute(engine.sql("limit_keys"), {"kind": kind})]
-    room = {key: limit.n - slots.running.get(key, 0) for key in keys}
-    open_keys = [key for key in keys if room[key] > 0]
-    rows: list[Any] = []
-    for start in range(0, len(open_keys), KEYS_AT_ONCE):
-        chunk = open_keys[start : start + KEYS_AT_ONCE]
-        params = {
-            "kind": kind,
-            "queues": picking["queues"],
-            "limit_keys": engine.names(chunk),
-            "limit": min(wanted, max(room[key] for key in chunk)),
-        }
-        rows += conn.execute(engine.sql("limit_key_heads"), params).fetchall()
-    rows.sort(key=lambda row: (row[4], row[5], row[0]))
-    return [row[:4] for row in rows]
 
 
 def _page(

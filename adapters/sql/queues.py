@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+from typing import Any
 
 from jobtable.adapters.sql.engine import Connection, SqlPart
 from jobtable.adapters.sql_rows import queue_limits, queue_states
@@ -38,6 +39,7 @@ class SqlQueues(SqlPart):
         }
 
         def change(conn: Connection) -> None:
+            conn.execute(self._engine.sql("bound_lock_wait"), {})  # else StoreError
             conn.execute(self._engine.sql("lock_queue_settings"), {})
             conn.execute(self._engine.sql("set_queue_limit"), params)
             conn.execute(self._engine.sql("forget_plain_queue"), params)
@@ -48,13 +50,15 @@ class SqlQueues(SqlPart):
     def queues(self) -> list[QueueState]:
         """Every queue that holds jobs or is paused, with its jobs counted by status."""
 
-        def read(conn: Connection) -> list[QueueState]:
-            counted = conn.execute(self._engine.sql("queues")).fetchall()
+        def settings(conn: Connection) -> tuple[list[Any], list[Any]]:
             paused = conn.execute(self._engine.sql("paused_queues")).fetchall()
-            limited = conn.execute(self._engine.sql("limited_queues")).fetchall()
-            return queue_states(counted, [name for (name,) in paused], queue_limits(limited))
+            return paused, conn.execute(self._engine.sql("limited_queues")).fetchall()
 
-        return self._engine.read(read)
+        # Apart from the count (a whole-table read): a change of a queue's limits waits for
+        # every reader of the queues table, and claims wait behind it.
+        paused, limited = self._engine.read(settings)
+        counted = self._rows("queues")
+        return queue_states(counted, [name for (name,) in paused], queue_limits(limited))
 
     def paused_queues(self) -> frozenset[str]:
         return frozenset(name for (name,) in self._rows("paused_queues"))

@@ -15,13 +15,7 @@ CREATE TABLE jobtable_queue_starts (
     started_at TIMESTAMPTZ NOT NULL
 );
 CREATE INDEX jobtable_queue_starts_by_queue ON jobtable_queue_starts (queue, started_at);
--- A kind with a keyed limit: each key's due jobs in claim order, so a claim whose first
--- page of the kind's backlog is all of keys at their limit finds the keys with a free slot
--- by one index seek each (a loose index scan), never reading the backlog behind a full key.
-CREATE INDEX jobs_limit_keys ON jobs (kind, limit_key, priority, run_at, id)
-    WHERE status = 'queued' AND limit_key IS NOT NULL;
--- Keys are many (customers, tenants) however few a statistics sample saw: a claim asks for
--- one key's first jobs by its key's index, and a planner that thought one key held most
--- rows would walk the kind's whole backlog instead. n_distinct states it: 5% of rows.
-ALTER TABLE jobs ALTER COLUMN limit_key SET (n_distinct = -0.05);
+-- Fair keys are many (tenants) however few a statistics sample saw: a fair claim asks for
+-- each key's first jobs by jobs_fair, and a planner that thought one key held most rows
+-- would walk the kind's whole backlog instead. n_distinct states it: 5% of rows.
 ALTER TABLE jobs ALTER COLUMN fair_key SET (n_distinct = -0.05);

@@ -15,8 +15,3 @@ CREATE TABLE jobtable_queue_starts (
     started_at TEXT NOT NULL
 );
 CREATE INDEX jobtable_queue_starts_by_queue ON jobtable_queue_starts (queue, started_at);
--- A kind with a keyed limit: each key's due jobs in claim order, so a claim whose first
--- page of the kind's backlog is all of keys at their limit finds the keys with a free slot
--- by one index seek each (a loose index scan), never reading the backlog behind a full key.
-CREATE INDEX jobs_limit_keys ON jobs (kind, limit_key, priority, run_at, id)
-    WHERE status = 'queued' AND limit_key IS NOT NULL;

@@ -1,11 +1,12 @@
-"""A limited claim's statements read index ranges on both engines, on a backlog deep enough
-that a planner would rather scan if it could, most of it held back by one key at its limit
-(issue 21: "a limited claim passes over held-back jobs without reading the whole backlog").
+"""Limited and fair claims' statements read index ranges on both engines, on a backlog deep
+enough that a planner would rather scan if it could, all but a few jobs of one tenant.
 
-The table's statistics were taken while one key held the whole backlog (as a sample of a
-skewed table may find it): the plans must not trust them. The plans shown: the keys with due jobs (a loose index scan of jobs_limit_keys), the first
-jobs of the keys with room (one seek each), a page of the kind in claim order (jobs_ready),
-the running jobs per key (jobs_running_limits), and a limited queue's page and running count.
+The table's statistics were taken while that one tenant held the whole backlog (as a sample
+of a skewed table may find it): the plans must not trust them. The plans shown: the first
+jobs of some fair keys (one seek each in jobs_fair), a page of a limited kind in claim
+order (jobs_ready), its running jobs per key (jobs_running_limits), and a limited queue's
+page and running count. (A keyed limit whose keys are all full still pages through the
+kind's backlog: README, "Concurrency limits".)
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ KEYS = [f"customer-{n}" for n in range(1000)]
 
 
 def rows(*, spread: bool) -> Iterator[tuple[Any, ...]]:
-    """A charge backlog all one customer's; ``spread``: a job each of many other customers,
-    which the statistics never saw."""
+    """A charge backlog all one tenant's; ``spread``: a job each of many other tenants, which
+    the statistics never saw."""
     if spread:
         for number, key in enumerate(KEYS):
             yield f"f{number:07x}", "charge", "default", "queued", key, 0, "2026-01-01T01:00Z"
@@ -38,30 +39,35 @@ def rows(*, spread: bool) -> Iterator[tuple[Any, ...]]:
 
 
 STATEMENTS: dict[str, dict[str, Any]] = {
-    "limit_keys": {"kind": "charge"},
-    "limit_key_heads": {"kind": "charge", "limit_keys": KEYS[:8], "limit": 3, "queues": None},
+    "fair_heads": {
+        "kind": "charge",
+        "priority": 0,
+        "fair_keys": KEYS[:8],
+        "limit": 3,
+        "offset": 0,
+        "queues": None,
+    },
     "pick_limited": {"kind": "charge", "limit": 200, "offset": 0, "queues": None},
     "running_by_limit_key": {"kind": "charge"},
     "pick_in_queue": {"kind": "charge", "queue": "bulk", "limit": 200, "offset": 0},
     "running_in_queue": {"queue": "bulk"},
 }
 INDEXES = {
-    "limit_keys": ("jobs_limit_keys",),
-    "limit_key_heads": ("jobs_limit_keys",),
+    "fair_heads": ("jobs_fair",),
     "pick_limited": ("jobs_ready",),
     "running_by_limit_key": ("jobs_running_limits", "jobs_running"),  # running rows only
     "pick_in_queue": ("jobs_ready",),
     "running_in_queue": ("jobs_running",),
 }
 INSERT = (
-    "INSERT INTO jobs (id, kind, queue, status, limit_key, priority, run_at, payload,"
+    "INSERT INTO jobs (id, kind, queue, status, fair_key, priority, run_at, payload,"
     " created_at, updated_at) VALUES ({}, '{{}}', 'c', 'u')"
 )
 
 
 def parameters(engine: Any, name: str) -> dict[str, Any]:
     params = dict(STATEMENTS[name])
-    for names in ("limit_keys", "queues"):
+    for names in ("fair_keys", "queues"):
         if names in params:
             params[names] = engine.names(params[names])
     return params
@@ -89,9 +95,10 @@ def test_sqlite_reads_index_ranges(sqlite_store, name):
     sql = engine.sql(name)
     params = parameters(engine, name)
     plan = [row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + sql, params)]
-    on_jobs = [step for step in plan if " jobs" in step and step.startswith(("SCAN", "SEARCH"))]
+    reads = [step for step in plan if step.startswith(("SCAN", "SEARCH"))]
+    on_jobs = [step for step in reads if step.split()[1] in ("jobs", "j")]
     assert on_jobs, plan
-    assert not any(step.startswith("SCAN jobs") and "INDEX" not in step for step in on_jobs), plan
+    assert not any(step.startswith("SCAN") and "INDEX" not in step for step in on_jobs), plan
     assert any(index in step for step in on_jobs for index in INDEXES[name]), plan
     conn.execute(sql, params).fetchall()  # it runs as planned
 
@@ -105,7 +112,7 @@ def postgres_store():
     with fresh_schema() as (url, schema):
         store = PostgresStore.open(url, now=FakeClock().now(), schema=schema)
         with psycopg.connect(url, options=f"-c search_path={schema}", autocommit=True) as conn:
-            columns = "id, kind, queue, status, limit_key, priority, run_at, payload, created_at,"
+            columns = "id, kind, queue, status, fair_key, priority, run_at, payload, created_at,"
             for spread in (False, True):
                 with conn.cursor().copy(f"COPY jobs ({columns} updated_at) FROM STDIN") as copy:
                     for row in rows(spread=spread):

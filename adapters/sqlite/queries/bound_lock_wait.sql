@@ -1,0 +1,2 @@
+-- SQLite waits for its one writer by its busy timeout already.
+SELECT 1
