@@ -81,7 +81,7 @@ def run_queue_limit(args: argparse.Namespace) -> int:
     store = open_for(args, must_exist=True)
     try:
         runner = one_off_runner(args, store)
-        current = views.queue_named(runner.queues(), args.queue, paused=False).limit
+        current = views.queue_named(runner.queues(held_back=[]), args.queue, paused=False).limit
         running = current.running if args.running is None else _running(args.running)
         rate_n, rate_per = _rate(args.rate, current)
         try:

@@ -101,7 +101,7 @@ class QueueResource:
         unknown = sorted(set(body) - {"limit", "rate"})
         if unknown:
             raise api_error(400, "invalid_option", f"{unknown[0]}: not a queue setting")
-        current = views.queue_named(self._runner.queues(), name, paused=False).limit
+        current = views.queue_named(self._runner.queues(held_back=[]), name, paused=False).limit
         running = body.get("limit", current.running)
         if "rate" not in body:
             rate_n, rate_per = (
