@@ -16,15 +16,14 @@ from jobtable.adapters.memory_state import (
     _parse_or_none,
     _stamp,
 )
+from jobtable.core.job_history import JobEvents, events_after
 from jobtable.core.jobs import (
     AttemptRecord,
     Job,
     JobCount,
     JobDetail,
-    JobEvents,
     JobFilter,
     QueueState,
-    events_after,
     every_attempt,
 )
 from jobtable.core.limits import QueueLimit

@@ -12,13 +12,8 @@ import attrs
 
 from jobtable.core.codes import CANCELLED
 from jobtable.core.idempotency import KeptAnswer
-from jobtable.core.jobs import (
-    ATTEMPTS_KEPT,
-    EVENTS_KEPT,
-    Job,
-    JobEvent,
-    stored_result,
-)
+from jobtable.core.job_history import JobEvent
+from jobtable.core.jobs import ATTEMPTS_KEPT, EVENTS_KEPT, Job, stored_result
 from jobtable.core.limits import QueueLimit
 from jobtable.core.liveness import (
     LivenessTerms,

@@ -8,16 +8,14 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from jobtable.core.idempotency import KeptAnswer, stale_before
+from jobtable.core.job_history import JobEvent, JobEvents, events_after
 from jobtable.core.jobs import (
     AttemptRecord,
     Job,
     JobDetail,
-    JobEvent,
-    JobEvents,
     JobFilter,
     NewJob,
     QueueState,
-    events_after,
     every_attempt,
     stored_result,
 )

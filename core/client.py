@@ -26,7 +26,8 @@ from jobtable.core.errors import InvalidPayloadError, JobNotFoundError, UnknownK
 from jobtable.core.following import LOOK_AGAIN, job_versions
 from jobtable.core.idempotency import KeepAnswer
 from jobtable.core.ids import JobIdGenerator, could_exist, unix_ms
-from jobtable.core.jobs import Enqueued, Job, JobDetail, JobEvents, NewJob, Retention
+from jobtable.core.job_history import JobEvents
+from jobtable.core.jobs import Enqueued, Job, JobDetail, NewJob, Retention
 from jobtable.core.kind_spec import EncodedJob
 from jobtable.core.kinds import KindRegistry
 from jobtable.core.ports import JobStore

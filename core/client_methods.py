@@ -9,13 +9,13 @@ from jobtable.core.client import Client
 from jobtable.core.enqueue_options import EnqueueOptions
 from jobtable.core.held_back import HeldBack
 from jobtable.core.idempotency import KeepAnswer, Repeat
+from jobtable.core.job_history import JobEvents
 from jobtable.core.jobs import (
     CancelOutcome,
     Enqueued,
     Job,
     JobCount,
     JobDetail,
-    JobEvents,
     JobPage,
     QueueState,
     Retention,

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from jobtable.core.errors import JobNotFoundError
-from jobtable.core.jobs import Job, JobEvents
+from jobtable.core.job_history import JobEvents
+from jobtable.core.jobs import Job
 
 LOOK_AGAIN = 0.5
 """Seconds a follower or waiter waits at most before it reads again, should a change

@@ -7,7 +7,8 @@ from typing import Any
 
 from jobtable.adapters.sql.engine import Connection, SqlPart
 from jobtable.adapters.sql_rows import job_detail, job_events, list_statement, public_job
-from jobtable.core.jobs import Job, JobCount, JobDetail, JobEvents, JobFilter
+from jobtable.core.job_history import JobEvents
+from jobtable.core.jobs import Job, JobCount, JobDetail, JobFilter
 
 
 class SqlReads(SqlPart):

@@ -11,14 +11,8 @@ from collections.abc import Mapping
 from typing import Protocol
 
 from jobtable.core.held_back import HeldBack, QueueUse
-from jobtable.core.jobs import (
-    Job,
-    JobCount,
-    JobDetail,
-    JobEvents,
-    JobFilter,
-    QueueState,
-)
+from jobtable.core.job_history import JobEvents
+from jobtable.core.jobs import Job, JobCount, JobDetail, JobFilter, QueueState
 from jobtable.core.limits import RateLimit, RunningLimit
 
 
@@ -71,7 +65,7 @@ class JobReads(Protocol):
         ...
 
     def events(self, job_id: str, *, after: int | None) -> JobEvents | None:
-        """The job's kept changes after version ``after`` (``core.jobs.events_after``), read in
+        """The job's kept changes after version ``after`` (``core.job_history.events_after``), read in
         one snapshot with the job; None when there is no such job."""
         ...
 

@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable, Generator, Mapping
 
 from jobtable.core import Runner, StoreError
-from jobtable.core.jobs import JobEvent
+from jobtable.core.job_history import JobEvent
 from jobtable.entrypoints.http import json_text
 
 KEEP_ALIVE = 15.0

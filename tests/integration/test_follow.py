@@ -18,7 +18,7 @@ from jobtable.adapters.sqlite.watcher import DataVersionWatcher
 from jobtable.core import Job, Status
 from jobtable.core.changes import JobChanges
 from jobtable.core.following import job_versions
-from jobtable.core.jobs import JobEvent, JobEvents, events_after
+from jobtable.core.job_history import JobEvent, JobEvents, events_after
 from jobtable.entrypoints.follow import show_changes
 
 
