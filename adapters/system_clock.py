@@ -13,6 +13,9 @@ _LONGEST_TIMEOUT = 86400.0
 
 
 class SystemClock:
+    real_time = True
+    """Waits take real time: an async handler's ``await_stop`` may sleep on the event loop."""
+
     def now(self) -> datetime.datetime:
         return datetime.datetime.now(datetime.UTC)
 

@@ -17,16 +17,21 @@ from jobtable.core.clock import Clock
 class Subscription:
     """One reader's interest in one job; a context manager that unsubscribes on exit."""
 
-    def __init__(self, hub: JobChanges, job_id: str) -> None:
+    def __init__(
+        self, hub: JobChanges, job_id: str, on_poke: Callable[[], None] | None = None
+    ) -> None:
         self._hub = hub
         self.job_id = job_id
         self._changed = threading.Condition()
         self._poked = False
+        self._on_poke = on_poke
 
     def poke(self) -> None:
         with self._changed:
             self._poked = True
             self._changed.notify_all()
+        if self._on_poke is not None:
+            self._on_poke()
 
     def wait(self, timeout: float | None, *, clock: Clock | None = None) -> bool:
         """Wait up to ``timeout`` seconds (None: for good) for a poke; True when poked (read
@@ -86,8 +91,10 @@ class JobChanges:
         """True once ``close`` was called: waits end, streams finish."""
         return self._closed
 
-    def subscribe(self, job_id: str) -> Subscription:
-        subscription = Subscription(self, job_id)
+    def subscribe(self, job_id: str, on_poke: Callable[[], None] | None = None) -> Subscription:
+        """A reader's interest in ``job_id``; ``on_poke`` (cheap, any thread) is told of each
+        poke besides ``wait`` (an asyncio reader wakes its event through it)."""
+        subscription = Subscription(self, job_id, on_poke)
         with self._lock:
             self._by_job.setdefault(job_id, set()).add(subscription)
             if self._closed:

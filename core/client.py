@@ -23,7 +23,12 @@ from jobtable.core.client_operations import LocalWorkers, OperatorActions
 from jobtable.core.clock import Clock
 from jobtable.core.enqueue_options import WHILE_ACTIVE, EnqueueOptions
 from jobtable.core.errors import InvalidPayloadError, JobNotFoundError, UnknownKindError
-from jobtable.core.following import LOOK_AGAIN, job_versions
+from jobtable.core.following import (
+    LOOK_AGAIN,
+    check_wait_timeout,
+    finished_or_wait,
+    job_versions,
+)
 from jobtable.core.idempotency import KeepAnswer
 from jobtable.core.ids import JobIdGenerator, could_exist, unix_ms
 from jobtable.core.job_history import JobEvents
@@ -87,6 +92,11 @@ class Client(OperatorActions):
             retention=retention or Retention(),
         )
         """Deletes the finished jobs ``retention`` no longer keeps (``prune``)."""
+
+    @property
+    def converter(self) -> cattrs.Converter:
+        """What payloads are structured and unstructured with."""
+        return self._converter
 
     # -- enqueue -----------------------------------------------------------
 
@@ -242,27 +252,18 @@ class Client(OperatorActions):
         waits for good), JobNotFoundError when there is no such job (or it is
         pruned meanwhile).
         """
-        if timeout is not None and (
-            isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout >= 0
-        ):
-            raise ValueError("wait: timeout must be None or seconds, 0 or more")
+        check_wait_timeout(timeout)
         if not could_exist(job_id):
             raise JobNotFoundError(job_id)
         self._hear_elsewhere()
         deadline = None if timeout is None else self._clock.monotonic() + timeout
         with self.changes.subscribe(job_id) as subscription:
             while True:
-                job = self.store.get(job_id)
-                if job is None:
-                    raise JobNotFoundError(job_id)
-                if job.status.finished:
-                    return job
-                left = LOOK_AGAIN
-                if deadline is not None:
-                    left = min(left, deadline - self._clock.monotonic())
-                    if left <= 0:
-                        raise TimeoutError(f"job {job_id} has not finished within {timeout} s")
-                subscription.wait(left, clock=self._clock)
+                left = None if deadline is None else deadline - self._clock.monotonic()
+                looked = finished_or_wait(job_id, self.store.get(job_id), timeout, left)
+                if isinstance(looked, Job):
+                    return looked
+                subscription.wait(looked, clock=self._clock)
 
     def follow(self, job_id: str) -> Iterator[Job]:
         """Each version of the job, in order, until it finishes: the last one is finished.

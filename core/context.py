@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 
@@ -33,13 +33,19 @@ class JobContext:
         publish: Callable[[Any], None],
         wait: Callable[[float], bool],
         is_stopping: Callable[[], bool],
+        await_stop: Callable[[float], Awaitable[bool]] | None = None,
+        in_thread: Callable[[Callable[[], Any]], Awaitable[Any]] | None = None,
     ) -> None:
+        """``await_stop`` and ``in_thread`` (runs a call in a thread, awaited) serve an async
+        handler's ``await_stop`` and ``apublish``; the runner gives them (core/async_loop.py)."""
         self.job_id = job_id
         self.attempt = attempt
         self.checkpoint = checkpoint
         self._publish = publish
         self._wait = wait
         self._is_stopping = is_stopping
+        self._await_stop = await_stop
+        self._in_thread = in_thread
 
     def publish(self, partial: Any) -> None:
         """Store ``partial.public()`` as the job's latest result.
@@ -52,6 +58,23 @@ class JobContext:
     def wait(self, seconds: float) -> bool:
         """Sleep up to ``seconds`` on the runner's clock; True once the handler is told to stop."""
         return self._wait(seconds)
+
+    async def apublish(self, partial: Any) -> None:
+        """``publish`` for an ``async def`` handler: the store's write runs in a thread, the
+        event loop goes on meanwhile."""
+        if self._in_thread is None:
+            raise RuntimeError("apublish is for an async def handler the runner runs")
+        await self._in_thread(lambda: self._publish(partial))
+
+    async def await_stop(self, seconds: float) -> bool:
+        """``wait`` for an ``async def`` handler: sleep up to ``seconds`` without blocking the
+        event loop; True once the handler is told to stop. A stop also cancels the
+        handler's task, so the sleep usually ends with ``asyncio.CancelledError``."""
+        if self._is_stopping():
+            return True
+        if self._await_stop is None:
+            raise RuntimeError("await_stop is for an async def handler the runner runs")
+        return bool(await self._await_stop(seconds))
 
     @property
     def stopping(self) -> bool:

@@ -47,9 +47,11 @@ class InHand:
 class Want:
     """One worker's request for a job, filled in by the batch that served it."""
 
-    __slots__ = ("done", "error", "held", "job")
+    __slots__ = ("done", "error", "held", "job", "lane")
 
-    def __init__(self) -> None:
+    def __init__(self, lane: int) -> None:
+        self.lane = lane
+        """Whose kinds it takes: 0, the threads' (sync handlers); 1, the async slots'."""
         self.held: ClaimedJob | None = None  # the job held ahead chosen to start for it
         self.job: ClaimedJob | None = None
         self.error: Exception | None = None
@@ -126,7 +128,7 @@ class JobExchange:
         self._slots_freed = slots_freed
         self._rate_opens = rate_opens
         self._written = written
-        self._kinds: Collection[str] | None = None
+        self._kinds: list[Collection[str] | None] = [None, ()]  # per lane (Want.lane)
         self._queues: Collection[str] | None = None
         self._limits: dict[str, RunningLimit] = {}
         self._rates: dict[str, RateLimit] = {}
@@ -152,10 +154,17 @@ class JobExchange:
         kinds: Collection[str] | None,
         queues: Collection[str] | None,
         rules: Batch = _NO_RULES,
+        async_kinds: Collection[str] = (),
     ) -> None:
         """What claims may take, and the limits, rates and fair keys every claim carries
-        (``KindRegistry.claim_rules``): set once registration closes, before any claim."""
-        self._kinds = kinds
+        (``KindRegistry.claim_rules``): set once registration closes, before any claim.
+        ``async_kinds``, those with ``async def`` handlers, are taken by the async slots'
+        requests only (lane 1), the rest by the threads' (lane 0)."""
+        if async_kinds:
+            apart = frozenset(async_kinds)
+            self._kinds = [[kind for kind in kinds or () if kind not in apart], sorted(apart)]
+        else:
+            self._kinds = [kinds, ()]
         self._queues = queues
         self._limits = dict(rules.limits)
         self._rates = dict(rules.rates)
@@ -163,10 +172,11 @@ class JobExchange:
 
     # -- what workers call ----------------------------------------------------
 
-    def take(self) -> ClaimedJob | None:
-        """A job for a free worker: one held ahead, started now, else one claimed now; None
-        when none is due. Raises what the store raised (then nothing of the batch happened)."""
-        want = Want()
+    def take(self, lane: int = 0) -> ClaimedJob | None:
+        """A job for a free worker of ``lane``: one held ahead, started now, else one claimed
+        now; None when none is due. Raises what the store raised (then nothing of the batch
+        happened). Only lane 0 holds jobs ahead."""
+        want = Want(lane)
         with self.changed:
             self._wants.append(want)
             while not want.done:
@@ -280,18 +290,27 @@ class JobExchange:
         self._batches += 1
         self._in_flight = self._batches
         now = time.monotonic()
-        wants = self._wants[:MAX_STARTS]
-        del self._wants[:MAX_STARTS]
+        lane = self._wants[0].lane if self._wants else 0
+        wants: list[Want] = []
+        kept: list[Want] = []  # another lane's, or past MAX_STARTS: the next batch's
+        for want in self._wants:
+            (wants if want.lane == lane and len(wants) < MAX_STARTS else kept).append(want)
+        self._wants = kept
         self._expire(now)
         starts = []
         for want in wants:
-            if not self._held:
+            if not self._held or lane:
                 break
             want.held = self._held.popleft()[0]
             starts.append(want.held.claim)
         # A runner with limited kinds holds nothing ahead: its held jobs would be started
         # before any claim, and a limited kind's jobs wait for claims.
-        holding = wants and not (self._limits or self._rates or self._fair) and self._may_hold()
+        holding = (
+            wants
+            and not lane
+            and not (self._limits or self._rates or self._fair)
+            and self._may_hold()
+        )
         target = self._policy.target() if holding else 0
         if flushing:
             self._sending, self._unsent = self._unsent, []
@@ -323,7 +342,7 @@ class JobExchange:
                     batch,
                     runner_id=self._runner_id,
                     now=self._clock.now(),
-                    kinds=self._kinds,
+                    kinds=self._kinds[lane],
                     queues=self._queues,
                 )
         except Exception as raised:

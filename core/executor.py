@@ -16,6 +16,7 @@ import cattrs
 
 from jobtable.core import codec
 from jobtable.core.ahead import AheadPolicy
+from jobtable.core.async_loop import EventLoop
 from jobtable.core.attempts import Attempt, Attempts
 from jobtable.core.clock import Clock
 from jobtable.core.codes import CANCELLED, INTERNAL_ERROR, INTERRUPTED, TIMED_OUT, UNKNOWN_KIND
@@ -63,11 +64,12 @@ class Executor:
         scheduler: SchedulerWakes,
         observer: RunnerObserver,
         jitter: Callable[[], float],
+        event_loop: EventLoop,
     ) -> None:
         """``ahead`` hears how long each handler took; ``began`` that a job taken is tracked
         (core/exchange.py); ``wakes`` says whether the runner is
         stopping; ``scheduler`` hears of jobs due again later; ``jitter`` draws the retry
-        backoff's random share."""
+        backoff's random share; ``event_loop`` runs ``async def`` handlers."""
         self._clock = clock
         self._log = log
         self._kinds = kinds
@@ -82,6 +84,7 @@ class Executor:
         self._scheduler = scheduler
         self._observer = observer
         self._jitter = jitter
+        self._event_loop = event_loop
 
     def run(
         self, number: int, claimed: ClaimedJob, *, pooled: bool
@@ -112,6 +115,9 @@ class Executor:
                     context,
                     self._converter,
                     stop_code=functools.partial(stop_code, attempt),
+                    run_async=functools.partial(self._run_async, attempt, claimed.kind)
+                    if spec.is_async
+                    else None,
                 )
             if not self._attempts.take_settling(attempt, "worker"):
                 return ABANDONED
@@ -120,7 +126,12 @@ class Executor:
             outcome = self._decide(claimed, end)
             self._job_ended(attempt, claimed.kind, outcome)
             following = self._recorder.record(
-                claimed, end, outcome, claim_next=claim_next and pooled, buffered=pooled
+                claimed,
+                end,
+                outcome,
+                claim_next=claim_next and pooled,
+                buffered=pooled,
+                lane=1 if spec is not None and spec.is_async else 0,  # the next of its slot's kinds
             )
             recorded = True
             return following
@@ -203,6 +214,16 @@ class Executor:
             jitter=self._jitter,
         )
 
+    def _run_async(self, attempt: Attempt, kind: str, coroutine: Any) -> Any:
+        """Run an ``async def`` handler's coroutine on the event loop; a stop cancels it."""
+        return self._event_loop.run(
+            coroutine,
+            kind=kind,
+            job_id=attempt.claim.job_id,
+            stopping=lambda: attempt.stopping,
+            changed=self._attempts.changed,
+        )
+
     def _context(self, attempt: Attempt, claimed: ClaimedJob) -> JobContext:
         claim = attempt.claim
 
@@ -217,6 +238,12 @@ class Executor:
         def wait(seconds: float) -> bool:
             return self._clock.wait_for(self._attempts.changed, stopping, seconds)
 
+        async def await_stop(seconds: float) -> bool:
+            if self._event_loop.real_time:  # a stop cancels the task: the sleep ends then
+                await self._event_loop.sleep(seconds)
+                return attempt.stopping
+            return bool(await self._event_loop.in_thread(lambda: wait(seconds)))  # a test's clock
+
         return JobContext(
             job_id=claim.job_id,
             attempt=claim.attempt,
@@ -224,6 +251,8 @@ class Executor:
             publish=publish,
             wait=wait,
             is_stopping=stopping,
+            await_stop=await_stop,
+            in_thread=self._event_loop.in_thread,
         )
 
 

@@ -31,15 +31,48 @@ def job_versions(
     """
     after: int | None = None
     while True:
-        got = read_events(after)
-        if got is None:
-            raise JobNotFoundError(job_id)
-        shown = ([got.reset] if got.reset is not None else []) + list(got.events)
-        for event in shown:
-            after = event.version
-            yield event.job
-            # Only the newest state read can end it: a failure earlier in the history
-            # may have been retried since.
-            if event.job.status.finished and event is shown[-1]:
-                return
+        shown, after, ended = versions_read(job_id, read_events(after), after)
+        yield from shown
+        if ended:
+            return
         wait_for_change()
+
+
+def versions_read(
+    job_id: str, got: JobEvents | None, after: int | None
+) -> tuple[list[Job], int | None, bool]:
+    """One read of ``job_versions``: the versions to show, the version read up to, and
+    whether the job has ended. For a follower that reads and waits its own way (asyncio)."""
+    if got is None:
+        raise JobNotFoundError(job_id)
+    shown = ([got.reset] if got.reset is not None else []) + list(got.events)
+    if shown:
+        after = shown[-1].version
+    # Only the newest state read can end it: a failure earlier in the history may have
+    # been retried since.
+    return [event.job for event in shown], after, bool(shown) and shown[-1].job.status.finished
+
+
+def check_wait_timeout(timeout: object) -> None:
+    """ValueError unless a wait's ``timeout`` is None or seconds, 0 or more."""
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout >= 0
+    ):
+        raise ValueError("wait: timeout must be None or seconds, 0 or more")
+
+
+def finished_or_wait(
+    job_id: str, job: Job | None, timeout: float | None, left: float | None
+) -> Job | float:
+    """One look of a wait for a job to finish: the job once finished, else the seconds to
+    wait for a change before reading again (``left``: to the wait's deadline; None: none).
+    Raises JobNotFoundError, or TimeoutError once the deadline has passed."""
+    if job is None:
+        raise JobNotFoundError(job_id)
+    if job.status.finished:
+        return job
+    if left is None:
+        return LOOK_AGAIN
+    if left <= 0:
+        raise TimeoutError(f"job {job_id} has not finished within {timeout} s")
+    return min(LOOK_AGAIN, left)

@@ -6,7 +6,8 @@ most the exception's type name.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from jobtable.core import codec
@@ -24,10 +25,13 @@ def run_handler(
     converter: Any,
     *,
     stop_code: Callable[[], str],
+    run_async: Callable[[Coroutine[Any, Any, Any]], Any] | None = None,
 ) -> AttemptEnd:
     """Decode the payload, run the handler and encode its result: what the attempt ended with.
 
-    ``stop_code`` says why the handler was told to stop, for one that fails once told.
+    ``stop_code`` says why the handler was told to stop, for one that fails once told;
+    ``run_async`` runs an ``async def`` handler's coroutine to its end on the runner's
+    event loop (core/async_loop.py).
     """
     try:
         payload = codec.decode_payload(converter, payload_text, spec.payload_type)
@@ -35,6 +39,11 @@ def run_handler(
         return Raised(code=INTERNAL_ERROR, reason="payload does not decode")
     try:
         result = spec.handler(ctx, payload)
+        if inspect.iscoroutine(result):
+            if not spec.is_async or run_async is None:
+                result.close()  # never awaited: nothing of it ran
+                return Raised(code=INTERNAL_ERROR, reason=_COROUTINE_FROM_SYNC)
+            result = run_async(result)
     except Snooze as snooze:
         return Snoozed(seconds=snooze.seconds)
     except BaseException as error:
@@ -53,6 +62,12 @@ def run_handler(
             reason="result does not encode",
             exception_type=type(error).__name__,
         )
+
+
+_COROUTINE_FROM_SYNC = (
+    "the handler returned a coroutine: register it as an async def function (or a callable "
+    "whose __call__ is async def) so the runner awaits it"
+)
 
 
 def _failure(spec: KindSpec, error: BaseException) -> Raised:

@@ -8,6 +8,7 @@ options for ``enqueue_many``.
 
 from __future__ import annotations
 
+import inspect
 import typing
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, Protocol, TypeVar
@@ -57,6 +58,12 @@ class KindSpec:
 
     fair_key: FairKey | None = None
     """Its jobs take turns by this key within a priority, across every runner."""
+    is_async: bool = attrs.field(init=False)
+    """Its handler is ``async def``: it runs on the runner's event loop, in an async slot."""
+
+    @is_async.default
+    def _handler_is_async(self) -> bool:
+        return is_async_handler(self.handler)
 
     def keys(self, payload: Any) -> tuple[str | None, str | None, str | None]:
         """The limit, rate and fair keys of a job with ``payload`` (InvalidOptionError)."""
@@ -101,6 +108,16 @@ def check_unique(unique: object, payload: type) -> None:
         raise ValueError(f"unique fields not in the payload: {unknown}")
     if unique.period is not None:
         seconds(unique.period, "unique period", allow_zero=False)
+
+
+def is_async_handler(handler: Callable[..., Any]) -> bool:
+    """Whether calling ``handler`` makes a coroutine: an ``async def`` function (through
+    ``functools.partial`` too) or an object whose ``__call__`` is one."""
+    if inspect.iscoroutinefunction(handler):
+        return True
+    if inspect.isfunction(handler) or inspect.ismethod(handler):
+        return False
+    return inspect.iscoroutinefunction(type(handler).__call__)
 
 
 def return_annotation(handler: Callable[..., Any]) -> type | None:

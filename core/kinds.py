@@ -361,6 +361,10 @@ class KindRegistry:
     def names(self) -> list[str]:
         return sorted(self._specs)
 
+    def async_names(self) -> list[str]:
+        """The kinds whose handlers are ``async def``: async slots run them."""
+        return sorted(name for name, spec in self._specs.items() if spec.is_async)
+
     def claim_rules(self) -> Batch:
         """The limits, rates and fair keys of the kinds registered with them, as every claim
         of this runner carries them (an empty batch)."""

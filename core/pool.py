@@ -48,10 +48,12 @@ class WorkerPool:
         self._left_behind = 0  # handlers that ignored a stop, still running
         self._empty_slots: list[int] = []  # not refilled while past the cap
 
-    def start(self) -> None:
+    def start(self, slots: list[int] | None = None) -> None:
+        """Start a worker in each of ``slots`` (default: one per worker, 0 up)."""
+        numbers = list(range(self._workers)) if slots is None else slots
         with self._done:
-            self._live = self._workers
-        for number in range(self._workers):
+            self._live = len(numbers)
+        for number in numbers:
             self._start_worker(number)
 
     @property

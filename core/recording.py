@@ -87,13 +87,15 @@ class OutcomeRecorder:
         *,
         claim_next: bool,
         buffered: bool = False,
+        lane: int = 0,
     ) -> ClaimedJob | None:
         """Log ``end`` and store ``outcome``; with ``claim_next``, also take and return the
         next job.
 
         ``buffered`` (a pooled worker's): handed to the exchange, written with other
         workers' outcomes within its bound (core/exchange.py), and the next job taken
-        there; should that take fail, None (the worker then claims the usual way).
+        there (for a worker of ``lane``); should that take fail, None (the worker then
+        claims the usual way).
         Otherwise written now, and retried after a database error as long as the
         runner runs (``_finish_with_retries``).
         """
@@ -104,7 +106,7 @@ class OutcomeRecorder:
             if not claim_next:
                 return None
             try:
-                return self._exchange.take()
+                return self._exchange.take(lane)
             except Exception:
                 return None  # the worker's own claim retries, and tells of a lasting failure
         held: bool | None

@@ -11,6 +11,7 @@ import threading
 from collections.abc import Callable, Collection
 
 from jobtable.core import codec
+from jobtable.core.async_loop import EventLoop
 from jobtable.core.attempts import Attempts
 from jobtable.core.background import BackgroundLoops
 from jobtable.core.batch import Batch
@@ -50,6 +51,7 @@ class Runner(ClientMethods):
         clock: Clock,
         *,
         workers: int = 2,
+        async_workers: int = 100,
         queues: Collection[str] | None = None,
         logger: logging.Logger | None = None,
         sweep_interval: float | None = SWEEP_INTERVAL,
@@ -66,7 +68,9 @@ class Runner(ClientMethods):
         """A runner over ``store``; nothing runs until ``start``.
 
         ``workers=0`` makes an insert-only runner (a web tier): it enqueues,
-        cancels and reads, and claims nothing. ``queues``: the queues it claims
+        cancels and reads, and claims nothing. ``async_workers`` bounds the ``async def``
+        handlers running at once (on the runner's event loop), ``workers`` the threads
+        running the others. ``queues``: the queues it claims
         from (None: all). ``sweep_interval`` (seconds between beats and sweeps
         for dead runners) and ``check_interval`` (between checks of its own
         liveness lock) keep their defaults in production; None turns either
@@ -92,6 +96,14 @@ class Runner(ClientMethods):
             raise ValueError("Runner needs a clock")
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
             raise ValueError(f"Runner needs 0 or more workers, got {workers!r}")
+        if (
+            isinstance(async_workers, bool)
+            or not isinstance(async_workers, int)
+            or async_workers < 0
+        ):
+            raise ValueError(f"Runner needs 0 or more async workers, got {async_workers!r}")
+        async_workers = async_workers if workers else 0  # insert-only: nothing runs
+        self._async_workers = async_workers
         self._clock = clock
         self._workers = workers
         self._queues = None if queues is None else frozenset(check_queue(q) for q in queues)
@@ -109,9 +121,9 @@ class Runner(ClientMethods):
 
         # What wakes the workers and the scheduler; the jobs the workers hold, and when
         # their handlers must stop. Whatever follows tells them.
-        self._wakes = wakes = WorkerWakes(clock, workers=workers)
+        self._wakes = wakes = WorkerWakes(clock, workers=workers, async_workers=async_workers)
         self._scheduler_wakes = scheduler_wakes = SchedulerWakes()
-        self._attempts = attempts = Attempts(workers)
+        self._attempts = attempts = Attempts(workers + async_workers)  # async slots after
         deadlines = Deadlines()
         self._preemption = preemption = Preemption(
             clock, log, attempts=attempts, deadlines=deadlines, scheduler=scheduler_wakes
@@ -186,7 +198,9 @@ class Runner(ClientMethods):
             sweep_interval=sweep_interval,
         )
 
-        # The worker pool: each worker claims, runs and records attempts.
+        # The worker pool: each worker claims, runs and records attempts; async def handlers
+        # run on the event loop, each awaited by an async slot's worker.
+        self._event_loop = EventLoop(clock, log)
         self._executor = executor = Executor(
             clock,
             log,
@@ -202,6 +216,7 @@ class Runner(ClientMethods):
             scheduler=scheduler_wakes,
             observer=observed,
             jitter=jitter,
+            event_loop=self._event_loop,
         )
         loop = WorkerLoop(
             log,
@@ -213,6 +228,7 @@ class Runner(ClientMethods):
             executor=executor,
             scheduler=scheduler_wakes,
             observer=observed,
+            threads=workers,
         )
         self._pool = pool = WorkerPool(
             clock,
@@ -268,6 +284,12 @@ class Runner(ClientMethods):
         self._freeze_kinds()
         if not self._workers:
             return  # insert-only: not registered, no claims, nobody to sweep for
+        try:
+            slots = self._slots()
+        except RunnerStateError:
+            with self._lifecycle:
+                self._started = False
+            raise
         info = RunnerInfo(
             id=self.id,
             host=self._host,
@@ -288,7 +310,7 @@ class Runner(ClientMethods):
             raise
         self._preemption.start()
         self._flusher.start()
-        self._pool.start()
+        self._pool.start(slots)
         self._registration.start()
         self._loops.start(prunes=self._prunes)
 
@@ -297,7 +319,24 @@ class Runner(ClientMethods):
         self.kinds.freeze()
         self._kinds = frozenset(self.kinds.names())
         self._rules = self.kinds.claim_rules()
-        self._exchange.serve(self._kinds, self._queues, self._rules)
+        self._exchange.serve(
+            self._kinds, self._queues, self._rules, async_kinds=self.kinds.async_names()
+        )
+
+    def _slots(self) -> list[int]:
+        """The worker slots to start: the threads' (0 up) unless every kind is async, and
+        the async slots' (after them) when some kind is."""
+        asynchronous = self.kinds.async_names()
+        if asynchronous and not self._async_workers:
+            raise RunnerStateError(
+                f"kinds {asynchronous} have async def handlers and async_workers is 0: "
+                "give the runner async workers (--async-workers N)"
+            )
+        threads = len(asynchronous) < len(self._kinds)
+        slots = list(range(self._workers)) if threads or not asynchronous else []
+        if asynchronous:
+            slots += range(self._workers, self._workers + self._async_workers)
+        return slots
 
     def stop(self) -> None:
         """The first phase of stopping: take no new job; running jobs go on. Returns at once.
@@ -337,6 +376,8 @@ class Runner(ClientMethods):
             self._flusher.finish(None if timeout is None else max(0.0, timeout - spent))
             self._registration.finish(None if timeout is None else max(0.0, timeout - spent))
             self._loops.join_pruning(None if timeout is None else max(0.0, timeout - spent))
+        if finished:
+            self._event_loop.close()
         return finished
 
     def shutdown(self, grace: float, *, then_wait: float = STOP_NOW_WAIT) -> bool:

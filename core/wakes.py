@@ -12,95 +12,116 @@ from collections.abc import Callable
 from jobtable.core.clock import Clock
 
 
+class _Lane:
+    """The idle workers of one lane (core/lanes.py) and the wake tokens left for them."""
+
+    __slots__ = ("idle", "size", "tokens", "wake")
+
+    def __init__(self, lock: threading.Lock, size: int) -> None:
+        self.wake = threading.Condition(lock)
+        self.size = size
+        self.tokens = 0
+        self.idle = 0
+
+
 class WorkerWakes:
     """Idle workers sleep here until a job may wait for them, or the runner stops.
 
     A *wake token* makes sure one worker looks even when none is idle yet: one
     that has just found the queue empty and is about to sleep would otherwise
     miss a job that arrived in between, and sleep until some later change.
+    Workers of each lane (threads for sync handlers, async slots) sleep apart: news
+    of work wakes one of each lane, since the news does not say whose work it is.
     Workers waiting for the runner's liveness to be confirmed sleep here too.
     """
 
-    def __init__(self, clock: Clock, *, workers: int) -> None:
+    def __init__(self, clock: Clock, *, workers: int, async_workers: int = 0) -> None:
         self._clock = clock
         self._workers = workers
         lock = threading.Lock()
-        self._wake = threading.Condition(lock)  # idle workers wait here for a token
+        self._lanes = [_Lane(lock, workers)] + (
+            [_Lane(lock, async_workers)] if async_workers else []
+        )
+        self._lock = lock
+        self._liveness = threading.Condition(lock)  # workers waiting for liveness
         self._stop = threading.Condition(lock)  # timed waits that end on stop
-        self._tokens = 0
-        self._idle = 0
         self._liveness_waiters = 0
         self.stopping = False
         """No new claims: the first phase of stopping. Read without the lock."""
 
     def stop(self) -> None:
         """Claim no more: every sleeping worker wakes, and every pause ends."""
-        with self._wake:
+        with self._lock:
             self.stopping = True
-            self._wake.notify_all()
+            for lane in self._lanes:
+                lane.wake.notify_all()
+            self._liveness.notify_all()
             self._stop.notify_all()
 
     def wake_one(self) -> None:
-        """Make sure one worker looks: wake an idle one, or leave a token for the next to idle."""
-        with self._wake:
-            if not self._tokens:
-                self._tokens = 1
-                if self._idle:
-                    self._wake.notify()
+        """Make sure one worker of each lane looks: wake an idle one, or leave a token for the
+        next to idle."""
+        with self._lock:
+            for lane in self._lanes:
+                if not lane.tokens:
+                    lane.tokens = 1
+                    if lane.idle:
+                        lane.wake.notify()
 
     def wake_for(self, count: int) -> None:
-        """``count`` jobs fell due: wake that many idle workers (tokens for the rest to come)."""
-        with self._wake:
-            self._tokens = min(self._tokens + count, self._workers)
-            self._wake.notify(count)
+        """``count`` jobs fell due: wake that many idle workers of each lane (tokens for the
+        rest to come)."""
+        with self._lock:
+            for lane in self._lanes:
+                lane.tokens = min(lane.tokens + count, lane.size)
+                lane.wake.notify(count)
 
     def wake_every_idle(self) -> None:
-        with self._wake:
-            self._tokens = self._workers
-            self._wake.notify_all()
+        with self._lock:
+            for lane in self._lanes:
+                lane.tokens = lane.size
+                lane.wake.notify_all()
 
     def claimed_ahead_ready(self, count: int) -> None:
-        """Jobs were claimed ahead for idle workers: wake that many (each takes one).
-
-        Workers waiting for liveness wait on the same condition: while any
-        does, wake everyone, so no notice lands on a worker that cannot claim.
-        """
-        with self._wake:
-            if self._liveness_waiters:
-                self._wake.notify_all()
-            else:
-                self._wake.notify(count)
+        """Jobs were claimed ahead for idle workers of the first lane (only it holds jobs
+        ahead): wake that many (each takes one)."""
+        with self._lock:
+            self._lanes[0].wake.notify(count)
 
     def liveness_confirmed(self) -> None:
         """Every worker waiting for liveness may claim (cheap when none waits)."""
-        with self._wake:
+        with self._lock:
             if self._liveness_waiters:
-                self._wake.notify_all()
+                self._liveness.notify_all()
 
     def idle_workers(self) -> int:
-        """Workers asleep for want of a job (the exchange claims ahead for them)."""
-        return self._idle
+        """Workers asleep for want of a job."""
+        return sum(lane.idle for lane in self._lanes)
 
-    def sleep(self, *, unless: Callable[[], bool]) -> None:
-        """Sleep, idle, until a wake token comes (taking it), the runner stops or ``unless()``."""
-        with self._wake:
-            self._idle += 1
+    def sleep(self, *, unless: Callable[[], bool], lane: int = 0) -> None:
+        """Sleep, idle, until a wake token of ``lane`` comes (taking it), the runner stops or
+        ``unless()``."""
+        each = self._lanes[lane]
+        with self._lock:
+            each.idle += 1
             try:
-                while self._tokens == 0 and not self.stopping and not unless():
-                    self._wake.wait()
-                if self._tokens:
-                    self._tokens -= 1
+                while each.tokens == 0 and not self.stopping and not unless():
+                    each.wake.wait()
+                if each.tokens:
+                    each.tokens -= 1
             finally:
-                self._idle -= 1
+                each.idle -= 1
 
     def sleep_until(self, may_claim: Callable[[], bool]) -> None:
         """Sleep until ``may_claim()`` (told by ``liveness_confirmed``), or stop."""
-        with self._wake:
+        with self._lock:
             self._liveness_waiters += 1
         try:
-            self._clock.wait_for(self._wake, functools.partial(self._stopping_or, may_claim), None)
+            self._clock.wait_for(
+                self._liveness, functools.partial(self._stopping_or, may_claim), None
+            )
         finally:
-            with self._wake:
+            with self._lock:
                 self._liveness_waiters -= 1
 
     def pause(self, seconds: float) -> None:

@@ -27,6 +27,10 @@ from jobtable.core.wakes import SchedulerWakes, WorkerWakes
 _UNLIMITED = Batch()
 
 
+def _never() -> bool:
+    return False
+
+
 class WorkerLoop:
     """What each of the pool's worker threads runs (core/pool.py)."""
 
@@ -42,7 +46,11 @@ class WorkerLoop:
         executor: Executor,
         scheduler: SchedulerWakes,
         observer: RunnerObserver,
+        threads: int,
     ) -> None:
+        """``threads``: the slots below it are the threads' (lane 0, sync handlers), those
+        from it on the async slots' (lane 1, ``async def`` handlers on the event loop)."""
+        self._threads = threads
         self._log = log
         self._attempts = attempts
         self._wakes = wakes
@@ -61,7 +69,7 @@ class WorkerLoop:
             claimed: ClaimedJob | None = None
             while not self._wakes.stopping:
                 if claimed is None:
-                    claimed = self._claim()
+                    claimed = self._claim(0 if number < self._threads else 1)
                     continue
                 following = self._executor.run(number, claimed, pooled=True)
                 if following is ABANDONED:
@@ -78,7 +86,7 @@ class WorkerLoop:
             if not left_behind:
                 self._attempts.end(number)
 
-    def _claim(self) -> ClaimedJob | None:
+    def _claim(self, lane: int) -> ClaimedJob | None:
         """Claim the oldest queued job; when there is none, sleep until woken or stopped.
 
         Only while this runner's liveness is confirmed (checked in memory). A
@@ -92,14 +100,14 @@ class WorkerLoop:
                 self._wakes.sleep_until(self._registration.may_claim)
                 continue
             try:
-                job = self._exchange.take()
+                job = self._exchange.take(lane)
             except Exception as error:
                 retry_delay = self._claim_failed(error, retry_delay)
                 self._wakes.pause(retry_delay)
                 continue
             self._scheduler.pass_on_notice()
             if job is None:
-                self._wakes.sleep(unless=self._exchange.has_held)
+                self._wakes.sleep(unless=_never if lane else self._exchange.has_held, lane=lane)
             else:
                 self._wakes.wake_one()  # more may be queued: let one more idle worker look
             return job

@@ -115,15 +115,23 @@ def _group(
     *,
     serves_api: bool,
 ) -> RunnerGroup:
+    async_workers = config.parse_positive_int("async_workers", args.async_workers, minimum=0)
     group = RunnerGroup(
         store,
         SystemClock(),
         plan_runners(serving, workers, serves_api=serves_api),
+        async_workers=async_workers,
         logger=logging.getLogger("jobtable.runner"),
         observer=JobMetrics(),
         retention=config.parse_retention(args.keep_succeeded, args.keep_failed),
     )
     group.load_kinds(config.parse_modules(args.kinds))
+    asynchronous = group.first.kinds.async_names()
+    if asynchronous and not async_workers and group.workers:
+        raise ConfigError(
+            f"--async-workers 0: kinds {','.join(asynchronous)} have async def handlers and "
+            "would never run; give 1 or more (or set JOBTABLE_ASYNC_WORKERS)"
+        )
     return group
 
 

@@ -61,6 +61,13 @@ SETTINGS = {
         default=str(DEFAULT_WORKERS),
         help="jobs run at once in this process",
     ),
+    "async_workers": Setting(
+        flag="--async-workers",
+        env="JOBTABLE_ASYNC_WORKERS",
+        default="100",
+        help="async def handlers run at once in this process, on its event loop (--workers "
+        "bounds the threads running the others)",
+    ),
     "kinds": Setting(
         flag="--kinds",
         env="JOBTABLE_KINDS",

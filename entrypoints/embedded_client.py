@@ -11,9 +11,12 @@ import os
 import threading
 from collections.abc import Iterable
 from types import TracebackType
+from typing import Any
 
 from jobtable.adapters.system_clock import SystemClock
 from jobtable.core.client import Client as StoreClient
+from jobtable.core.jobs import Enqueued
+from jobtable.core.kind_spec import EncodedJob
 from jobtable.entrypoints.config import ConfigError, module_names
 from jobtable.entrypoints.wiring import (
     Watcher,
@@ -71,6 +74,25 @@ class Client(StoreClient):
         except BaseException:
             self._opened.close()
             raise
+
+    async def enqueue_on_async(self, request: EncodedJob, connection: Any) -> Enqueued:
+        """Store a job checked by ``encode`` on the application's psycopg ``AsyncConnection``,
+        inside its transaction (``AsyncClient.enqueue(..., connection=)``). TypeError for
+        any other connection, or on SQLite."""
+        create_in_async = getattr(self._opened, "create_in_async", None)
+        if create_in_async is None:
+            raise TypeError(
+                "an asyncio enqueue on the application's connection needs PostgreSQL "
+                "(a psycopg.AsyncConnection)"
+            )
+        now = self._clock.now()
+        enqueued: Enqueued = await create_in_async(connection, self.new_job(request, now), now=now)
+        return enqueued
+
+    def hear_other_processes(self) -> None:
+        """Have other processes' changes reach ``changes`` from now on (a watcher, started
+        once): what ``wait`` and ``follow`` call first."""
+        self._hear_other_processes()
 
     def _hear_other_processes(self) -> None:
         """Start, once, the watcher that tells waiters of other processes' changes."""

@@ -74,12 +74,14 @@ class RunnerGroup:
         clock: Clock,
         plans: list[RunnerPlan],
         *,
+        async_workers: int = 100,
         logger: logging.Logger | None = None,
         observer: RunnerObserver | None = None,
         retention: Retention | None = None,
     ) -> None:
         """``retention`` is kept by the first runner with workers; the others prune nothing
-        (one process needs one pruner, and a lease keeps processes to one at a time)."""
+        (one process needs one pruner, and a lease keeps processes to one at a time).
+        Each runner with workers has ``async_workers`` async slots for ``async def`` handlers."""
         if not plans:
             raise ValueError("RunnerGroup needs at least one runner")
         pruner = next((index for index, plan in enumerate(plans) if plan.workers), None)
@@ -94,6 +96,7 @@ class RunnerGroup:
                     store,
                     clock,
                     workers=plan.workers,
+                    async_workers=async_workers,
                     queues=plan.queues,
                     logger=logger,
                     observer=observer,

@@ -60,11 +60,13 @@ if TYPE_CHECKING:
     from jobtable.adapters.sqlite import SqliteStore
     from jobtable.adapters.system_clock import SystemClock
     from jobtable.adapters.testkit import JobTestKit
+    from jobtable.entrypoints.async_client import AsyncClient
     from jobtable.entrypoints.embedded_client import Client
     from jobtable.entrypoints.http.app import create_app
     from jobtable.entrypoints.metrics import JobMetrics
 
 _LAZY = {
+    "AsyncClient": "jobtable.entrypoints.async_client",
     "Client": "jobtable.entrypoints.embedded_client",
     "MemoryStore": "jobtable.adapters.memory",
     "PostgresStore": "jobtable.adapters.postgres",
@@ -81,6 +83,7 @@ __all__ = [
     "INTERRUPTED",
     "TIMED_OUT",
     "UNKNOWN_KIND",
+    "AsyncClient",
     "CancelOutcome",
     "Client",
     "Clock",

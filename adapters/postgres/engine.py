@@ -80,6 +80,7 @@ class PostgresEngine(SqlEngine):
     queries = QUERIES
     translated = staticmethod(translated)
     connection_type = psycopg.Connection
+    async_connection_type = psycopg.AsyncConnection
 
     def __init__(self, pool: ConnectionPool) -> None:
         self._pool = pool
@@ -116,6 +117,9 @@ class PostgresEngine(SqlEngine):
     def names(self, names: Collection[str] | None) -> list[str] | None:
         """A text[] (``= ANY`` and ``unnest`` read it)."""
         return None if names is None else sorted(names)
+
+    def announcement(self) -> tuple[str, Mapping[str, Any]]:
+        return NOTIFY, {"channel": self.channel}
 
     def announce(self, conn: Connection) -> None:
         conn.execute(NOTIFY, {"channel": self.channel})  # delivered at commit

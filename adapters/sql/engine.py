@@ -100,6 +100,14 @@ class SqlEngine(abc.ABC):
         """Tell runners in other processes, at this transaction's commit, that jobs may be
         ready to claim (nothing where they watch the database themselves)."""
 
+    async_connection_type: type | None = None
+    """The application's asyncio connection type ``create_in_async`` takes (None: none)."""
+
+    def announcement(self) -> tuple[str, Mapping[str, Any]] | None:
+        """The statement ``announce`` runs, for a connection this engine does not drive (an
+        asyncio one); None where other processes watch the database themselves."""
+        return None
+
     def announce_if_queues_limited(self, conn: Connection) -> None:
         """``announce``, if any queue is limited now: an outcome may free a limited queue's slot
         that a runner of other kinds waits for, though the writer never claimed from it."""

@@ -74,6 +74,37 @@ class SqlEnqueue(SqlPart):
                 self._engine.announce(conn)
         return enqueued
 
+    async def create_in_async(
+        self, connection: Any, job: NewJob, *, now: datetime.datetime
+    ) -> Enqueued:
+        """``create_in`` on the application's asyncio connection (psycopg's AsyncConnection),
+        awaited inside its transaction: the job exists once the application commits.
+        TypeError when the connection is not one this engine can take."""
+        engine = self._engine
+        kind = engine.async_connection_type
+        if kind is None:
+            raise TypeError(
+                "an asyncio enqueue on the application's connection needs PostgreSQL "
+                "(a psycopg.AsyncConnection)"
+            )
+        if not isinstance(connection, kind):
+            raise TypeError("connection must be a psycopg.AsyncConnection to this database")
+        conn: Any = connection  # an AsyncConnection: its methods are awaited
+        params = new_job_parameters(job, now, stamp=engine.stamp)
+        with engine.translated():
+            for _ in range(UNIQUE_TRIES):
+                cursor = await conn.execute(engine.sql("create_job"), params)
+                if cursor.rowcount == 1:
+                    announce = engine.announcement()
+                    if announce is not None:
+                        await conn.execute(*announce)
+                    return Enqueued(job.id)
+                cursor = await conn.execute(engine.sql("unique_key_holder"), params)
+                holder = await cursor.fetchone()
+                if holder is not None:
+                    return Enqueued(holder[0], duplicate=True)
+        raise StoreError("database error")
+
     def _insert_rows(self, conn: Connection, rows: list[dict[str, Any]]) -> None:
         if len(rows) == 1:
             conn.execute(self._engine.sql("create_job"), rows[0])

@@ -299,3 +299,21 @@ def test_sqlite_durability_is_full_unless_asked_otherwise(command, monkeypatch):
     assert build_parser().parse_args([command]).sqlite_synchronous == "full"
     monkeypatch.setenv("JOBTABLE_SQLITE_SYNCHRONOUS", "normal")
     assert build_parser().parse_args([command]).sqlite_synchronous == "normal"
+
+
+def test_a_worker_with_async_kinds_and_no_async_workers_is_refused_in_one_line(
+    tmp_path, capsys, monkeypatch
+):
+    (tmp_path / "async_kinds.py").write_text(
+        "import attrs\n"
+        "@attrs.frozen\nclass Nothing:\n    pass\n"
+        "@attrs.frozen\nclass Done:\n    def public(self): return {}\n"
+        "async def nap(ctx, payload: Nothing) -> Done:\n    return Done()\n"
+        "def register(kinds):\n    kinds.register('nap', nap, payload=Nothing)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, err = run(capsys, "worker", "--database", str(tmp_path / "jobs.db"),
+                    "--kinds", "async_kinds", "--async-workers", "0")  # fmt: skip
+    assert code == 2
+    line = one_line(err)
+    assert "--async-workers 0: kinds nap have async def handlers and would never run" in line

@@ -75,6 +75,8 @@ def test_the_readme_has_its_examples():
         "myapp/test_jobs.py",
         "myapp/lifecycle.py",
         "myapp/limits.py",
+        "myapp/async_jobs.py",
+        "myapp/web.py",
     }
 
 
