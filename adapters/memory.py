@@ -101,6 +101,7 @@ class MemoryStore(
             limit_key=job.limit_key,
             rate_key=job.rate_key,
             fair_key=job.fair_key,
+            trace_context=job.trace_context,
         )
         self._rows[job.id] = row
         self._file(row)
@@ -133,12 +134,12 @@ class MemoryStore(
             return
         row.attempt = max(row.attempt, 1)  # a job found running has had an attempt
         if isinstance(outcome, Fail):
-            self._finish(row, Status.FAILED, outcome.code, stamp)
+            self._finish(row, Status.FAILED, outcome.code, stamp, outcome.error_class)
         else:
             self._run_again(row, outcome, stamp)
 
     def _run_again(self, row: _Row, outcome: RunAgain, stamp: str) -> None:
-        self._log_attempt(row, outcome.code, stamp)
+        self._log_attempt(row, outcome.code, stamp, outcome.error_class)
         row.snoozes += int(not outcome.counts_attempt)
         if not self._requeue_unless_cancelled(row, stamp):
             return

@@ -34,6 +34,7 @@ class MemoryClaims(MemoryState):
             checkpoint=row.result,
             due_at=_parse(row.run_at),
             queue=row.queue,
+            trace_context=row.trace_context,
         )
 
     def _first_due(

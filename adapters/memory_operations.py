@@ -118,11 +118,11 @@ class MemoryOperations(MemoryState):
                 entry["attempt"] == row.attempt and entry["started_at"] == row.started_at
                 for entry in row.attempts_log
             ):
-                self._log_attempt(row, row.error, row.finished_at)
+                self._log_attempt(row, row.error, row.finished_at, row.error_class)
             most = max(row.policy.max_attempts, row.attempt + 1)
             row.policy = attrs.evolve(row.policy, max_attempts=most)
             row.status = Status.QUEUED
-            row.error = None
+            row.error = row.error_class = None
             row.finished_at = None
             row.cancel_requested = False
             row.run_at = row.updated_at = stamp

@@ -72,6 +72,7 @@ class MemoryReads(MemoryState):
                     started_at=_parse_or_none(entry["started_at"]),
                     ended_at=_parse_or_none(entry["ended_at"]),
                     outcome=entry["outcome"],
+                    error_class=entry.get("error_class"),
                 )
                 for entry in row.attempts_log
             )
@@ -96,6 +97,7 @@ class MemoryReads(MemoryState):
                     runner_id=row.claimed_by,
                     started_at=_parse_or_none(row.started_at),
                     finished_at=_parse_or_none(row.finished_at),
+                    error_class=row.error_class,
                 ),
                 last_code=row.last_code,
                 snoozes=row.snoozes,

@@ -51,6 +51,8 @@ class _Row:
     attempt: int = 0
     cancel_requested: bool = False
     last_code: str | None = None
+    error_class: str | None = None
+    """The class path of the exception that ended the latest attempt, if it raised one."""
     attempts_log: list[dict[str, Any]] = attrs.Factory(list)
     """The last ATTEMPTS_KEPT attempts that ended without ending the job, oldest first."""
     snoozes: int = 0
@@ -58,6 +60,7 @@ class _Row:
     limit_key: str | None = None
     rate_key: str | None = None
     fair_key: str | None = None
+    trace_context: str | None = None
     version: int = 0
     history: collections.deque[JobEvent] = attrs.Factory(
         lambda: collections.deque(maxlen=EVENTS_KEPT)
@@ -131,11 +134,19 @@ class MemoryState:
         else:
             heapq.heappush(self._ready.setdefault(row.kind, []), row.order)
 
-    def _finish(self, row: _Row, status: Status, code: str | None, stamp: str) -> None:
+    def _finish(
+        self,
+        row: _Row,
+        status: Status,
+        code: str | None,
+        stamp: str,
+        error_class: str | None = None,
+    ) -> None:
         """Finished for good; the attempt that ended it is told by the row, not logged."""
         row.status = status
         row.error = code
         row.last_code = code
+        row.error_class = error_class
         row.cancel_requested = False
         row.held_by = None
         row.finished_at = row.updated_at = stamp
@@ -167,7 +178,9 @@ class MemoryState:
         row.history.append(JobEvent(version=row.version, job=MemoryState._public(row)))
 
     @staticmethod
-    def _log_attempt(row: _Row, outcome: str | None, ended_at: str | None) -> None:
+    def _log_attempt(
+        row: _Row, outcome: str | None, ended_at: str | None, error_class: str | None
+    ) -> None:
         """Log the row's latest attempt; only the last ATTEMPTS_KEPT stay."""
         row.attempts_log.append(
             {
@@ -176,8 +189,10 @@ class MemoryState:
                 "started_at": row.started_at,
                 "ended_at": ended_at,
                 "outcome": outcome,
+                "error_class": error_class,
             }
         )
+        row.error_class = None
         del row.attempts_log[:-ATTEMPTS_KEPT]
 
     @staticmethod

@@ -96,7 +96,20 @@ def _checkpoint(value: Any) -> str | None:
 def _claimed(
     row: Any, runner_id: str, parse_time: Callable[[Any], datetime.datetime]
 ) -> ClaimedJob:
-    job_id, kind, payload, attempt, max_attempts, retry, timeout, result, run_at, _, queue = row
+    (
+        job_id,
+        kind,
+        payload,
+        attempt,
+        max_attempts,
+        retry,
+        timeout,
+        result,
+        run_at,
+        _,
+        queue,
+        trace,
+    ) = row
     return ClaimedJob(
         claim=Claim(job_id=job_id, runner_id=runner_id, attempt=whole("attempt", attempt)),
         kind=kind,
@@ -106,6 +119,7 @@ def _claimed(
         checkpoint=_checkpoint(result),
         due_at=_time(run_at, parse_time),
         queue=queue,
+        trace_context=trace if isinstance(trace, str) else None,
     )
 
 

@@ -45,6 +45,7 @@ def new_job_parameters(job: NewJob, now: Any, *, stamp: Callable[[Any], Any]) ->
         "limit_key": job.limit_key,
         "rate_key": job.rate_key,
         "fair_key": job.fair_key,
+        "trace_context": job.trace_context,
     }
 
 
@@ -62,6 +63,7 @@ def attempt_records(
             started_at=None if entry.get("started_at") is None else parse_time(entry["started_at"]),
             ended_at=None if entry.get("ended_at") is None else parse_time(entry["ended_at"]),
             outcome=entry["outcome"],
+            error_class=entry.get("error_class"),
         )
         for entry in entries
     )
@@ -72,7 +74,7 @@ def job_detail(row: Any, *, parse_time: Callable[[Any], datetime.datetime]) -> J
     (
         job_id, kind, shown, result, error, queue, priority, run_at, attempt, max_attempts,
         created_at, started_at, finished_at, timeout, unique_key, cancel_requested,
-        claimed_by, attempts_log, last_code, _stored_status, snoozes, version,
+        claimed_by, attempts_log, last_code, _stored_status, snoozes, error_class, version,
     ) = row  # fmt: skip
     job = public_job((job_id, kind, shown, result, error, version))
     started = None if started_at is None else parse_time(started_at)
@@ -98,6 +100,7 @@ def job_detail(row: Any, *, parse_time: Callable[[Any], datetime.datetime]) -> J
             runner_id=claimed_by,
             started_at=started,
             finished_at=finished,
+            error_class=error_class,
         ),
         last_code=last_code,
         snoozes=snoozes,

@@ -37,6 +37,7 @@ from jobtable.core.kind_spec import EncodedJob
 from jobtable.core.kinds import KindRegistry
 from jobtable.core.ports import JobStore
 from jobtable.core.retention import Pruner
+from jobtable.core.tracing import Tracing, default_tracing
 from jobtable.core.waiting import why_waiting
 
 
@@ -60,6 +61,7 @@ class Client(OperatorActions):
         retention: Retention | None = None,
         hear_elsewhere: Callable[[], None] = _nothing,
         claimer: object | None = None,
+        tracing: Tracing | None = None,
     ) -> None:
         """A client over ``store``; register the kinds it may enqueue on ``client.kinds``.
 
@@ -71,6 +73,7 @@ class Client(OperatorActions):
         or follow: it makes other processes' changes reach ``changes`` (a
         store's watcher, started on first use). ``claimer``: who claims the
         jobs this client stores (its runner), never woken by its own writes.
+        ``tracing``: where enqueues are traced (default: OpenTelemetry when installed).
         """
         self.changes = JobChanges() if changes is None else changes
         """Readers waiting for a job to change (long-polls, event streams) subscribe here."""
@@ -81,6 +84,8 @@ class Client(OperatorActions):
         self._converter = codec.make_converter() if converter is None else converter
         self._ids = JobIdGenerator()
         self._hear_elsewhere = hear_elsewhere
+        self.tracing = default_tracing() if tracing is None else tracing
+        """Where each enqueue's ``send`` spans go (core/tracing.py)."""
         self.kinds = KindRegistry(self._converter, self._store_jobs)
         """Register kinds here; their handles enqueue through this client."""
         self.builtins: Builtins = register_builtins(self.kinds)
@@ -157,6 +162,8 @@ class Client(OperatorActions):
     ) -> list[Enqueued]:
         """Store checked jobs (one, many in one transaction, or one on the caller's connection)."""
         now = self._clock.now()  # one reading: the ids' time and the stored time agree
+        if self.tracing.enabled:
+            return self._store_traced(requests, now, connection=connection, keep=keep)
         if len(requests) == 1 and keep is None:  # the common case, without the lists
             job = self.new_job(requests[0], now)
             if connection is None:
@@ -168,7 +175,35 @@ class Client(OperatorActions):
             else:
                 self._workers.job_scheduled()  # as below: a scheduled job may fall due first
             return [stored]
-        jobs = [self.new_job(request, now) for request in requests]
+        return self._store_new([self.new_job(request, now) for request in requests], now,
+                               connection=connection, keep=keep)  # fmt: skip
+
+    def _store_traced(
+        self,
+        requests: Sequence[EncodedJob],
+        now: datetime.datetime,
+        *,
+        connection: Any,
+        keep: KeepAnswer | None,
+    ) -> list[Enqueued]:
+        """Store jobs, each under a ``send`` span whose context is stored with it."""
+        jobs, sending = self.tracing.sending([self.new_job(request, now) for request in requests])
+        try:
+            enqueued = self._store_new(jobs, now, connection=connection, keep=keep)
+        except BaseException:
+            sending.end(None)
+            raise
+        sending.end(enqueued)
+        return enqueued
+
+    def _store_new(
+        self,
+        jobs: list[NewJob],
+        now: datetime.datetime,
+        *,
+        connection: Any,
+        keep: KeepAnswer | None,
+    ) -> list[Enqueued]:
         if connection is not None:
             if len(jobs) != 1:
                 raise ValueError("enqueue on a connection takes one job at a time")

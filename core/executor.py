@@ -29,6 +29,7 @@ from jobtable.core.outcome import AttemptEnd, Outcome, Raised, RunAgain, Stopped
 from jobtable.core.preemption import Preemption
 from jobtable.core.recording import OutcomeRecorder, job_fields
 from jobtable.core.registration import Registration
+from jobtable.core.tracing import NO_TRACING, Tracing
 from jobtable.core.wakes import SchedulerWakes, WorkerWakes
 
 _STOP_CODES = {CANCELLED: CANCELLED, TIMED_OUT: TIMED_OUT}
@@ -65,11 +66,13 @@ class Executor:
         observer: RunnerObserver,
         jitter: Callable[[], float],
         event_loop: EventLoop,
+        tracing: Tracing = NO_TRACING,
     ) -> None:
         """``ahead`` hears how long each handler took; ``began`` that a job taken is tracked
         (core/exchange.py); ``wakes`` says whether the runner is
         stopping; ``scheduler`` hears of jobs due again later; ``jitter`` draws the retry
-        backoff's random share; ``event_loop`` runs ``async def`` handlers."""
+        backoff's random share; ``event_loop`` runs ``async def`` handlers; ``tracing`` gets a
+        ``process`` span per attempt."""
         self._clock = clock
         self._log = log
         self._kinds = kinds
@@ -85,6 +88,7 @@ class Executor:
         self._observer = observer
         self._jitter = jitter
         self._event_loop = event_loop
+        self._tracing = tracing
 
     def run(
         self, number: int, claimed: ClaimedJob, *, pooled: bool
@@ -100,6 +104,8 @@ class Executor:
         attempt = self._attempts.begin(number, claimed.claim, claimed)
         self._began(claimed.claim)
         recorded = False
+        traced = self._tracing.processing(claimed)
+        tracing = True  # until its span ends, in this thread
         try:
             self._job_started(attempt, claimed)
             if claimed.timeout is not None:
@@ -120,10 +126,14 @@ class Executor:
                     else None,
                 )
             if not self._attempts.take_settling(attempt, "worker"):
+                tracing = False
+                traced.end(stop_code(attempt))
                 return ABANDONED
             attempt.job = None  # a deadline may outlive the job: keep no payload alive
             claim_next = not self._wakes.stopping and (not pooled or self._registration.may_claim())
             outcome = self._decide(claimed, end)
+            tracing = False
+            traced.end(outcome_name(outcome))
             self._job_ended(attempt, claimed.kind, outcome)
             following = self._recorder.record(
                 claimed,
@@ -136,6 +146,9 @@ class Executor:
             recorded = True
             return following
         except BaseException:
+            if tracing:
+                tracing = False
+                traced.end(INTERNAL_ERROR)
             if not recorded and attempt.settled_by != "runner":
                 self._record_after_crash(claimed, attempt)
             raise
@@ -254,6 +267,11 @@ class Executor:
             await_stop=await_stop,
             in_thread=self._event_loop.in_thread,
         )
+
+
+def outcome_name(outcome: Outcome) -> str:
+    """An outcome as a trace names it: ``succeeded``, or the code its attempt ended with."""
+    return SUCCEEDED if isinstance(outcome, Succeed) else outcome.code
 
 
 def stop_code(attempt: Attempt) -> str:

@@ -61,6 +61,7 @@ def run_handler(
             code=INTERNAL_ERROR,
             reason="result does not encode",
             exception_type=type(error).__name__,
+            error_class=class_path(error),
         )
 
 
@@ -78,10 +79,21 @@ def _failure(spec: KindSpec, error: BaseException) -> Raised:
             if isinstance(error, codec.ResultEncodeError)
             else "handler raised"
         )
-        return Raised(code=INTERNAL_ERROR, reason=reason, exception_type=type(error).__name__)
+        return Raised(
+            code=INTERNAL_ERROR,
+            reason=reason,
+            exception_type=type(error).__name__,
+            error_class=class_path(error),
+        )
     code = stored_code(failure.code, declared=spec.failure_codes)
     reason = "handler failure" if code != INTERNAL_ERROR else "undeclared failure code"
     return Raised(code=code, reason=reason)
+
+
+def class_path(error: BaseException) -> str:
+    """The exception's class as a dotted path (``builtins.ValueError``), never its message."""
+    kind = type(error)
+    return f"{kind.__module__}.{kind.__qualname__}"
 
 
 def _find_failure(error: BaseException) -> Failure | None:

@@ -100,6 +100,9 @@ class NewJob:
     """The value its kind's keyed rate counts its starts under."""
     fair_key: str | None = None
     """The value its kind's jobs take turns by (core/limits.py)."""
+    trace_context: str | None = None
+    """The W3C ``traceparent`` and ``tracestate`` of its enqueue's ``send`` span as JSON
+    (core/tracing.py), stored in a column of its own, never in its payload."""
 
     @property
     def policy(self) -> RetryPolicy:
@@ -146,6 +149,8 @@ class ClaimedJob:
     """When the job fell due (its run_at): the claim's time less this is its queue wait."""
     queue: str = DEFAULT_QUEUE
     """The queue it was claimed from: its outcome frees a slot there when the queue is limited."""
+    trace_context: str | None = attrs.field(default=None, repr=False)
+    """Its enqueue's trace context (``NewJob.trace_context``), if one was stored."""
 
     @property
     def id(self) -> str:
@@ -186,6 +191,9 @@ class AttemptRecord:
     ended_at: datetime.datetime | None
     outcome: str
     """``succeeded``, a failure code, ``snoozed``, or ``given back`` (never ran)."""
+    error_class: str | None = None
+    """The class path of the exception it raised (``builtins.ValueError``), never its
+    message; None when it raised none (a declared failure code, a timeout, a cancel)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -318,6 +326,7 @@ def every_attempt(
     runner_id: str | None,
     started_at: datetime.datetime | None,
     finished_at: datetime.datetime | None,
+    error_class: str | None = None,
 ) -> tuple[AttemptRecord, ...]:
     """The logged attempts, and the latest one when the log does not hold it.
 
@@ -343,5 +352,6 @@ def every_attempt(
         started_at=started_at,
         ended_at=None if job.status is Status.RUNNING else finished_at,
         outcome=outcome,
+        error_class=error_class if job.status is Status.FAILED else None,
     )
     return (*logged, latest)

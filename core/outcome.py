@@ -36,6 +36,10 @@ class Raised:
     reason: str
     """A fixed phrase for the log, never an exception's text."""
     exception_type: str | None = None
+    """The exception's class name, for the log (None: a declared failure or a runner code)."""
+    error_class: str | None = None
+    """The exception's class path (``builtins.ValueError``), stored with the attempt; never
+    its message."""
 
 
 @attrs.frozen(kw_only=True)
@@ -72,6 +76,8 @@ class Fail:
     """The job failed for good with ``code``, keeping its last partial result."""
 
     code: str
+    error_class: str | None = None
+    """The class path of the exception the attempt raised, if it raised one."""
 
 
 @attrs.frozen(kw_only=True)
@@ -85,6 +91,8 @@ class RunAgain:
     run_at: datetime.datetime
     code: str
     counts_attempt: bool = True
+    error_class: str | None = None
+    """The class path of the exception the attempt raised, if it raised one."""
 
 
 Outcome = Succeed | Fail | RunAgain
@@ -107,7 +115,10 @@ def decide(
     if isinstance(end, Snoozed):
         run_at = now + datetime.timedelta(seconds=end.seconds)
         return RunAgain(run_at=run_at, code=SNOOZED, counts_attempt=False)
-    return _after_failure(policy, attempt=attempt, code=end.code, now=now, jitter=jitter)
+    error_class = end.error_class if isinstance(end, Raised) else None
+    return _after_failure(
+        policy, attempt=attempt, code=end.code, now=now, jitter=jitter, error_class=error_class
+    )
 
 
 def settle_interrupted(
@@ -136,6 +147,9 @@ def _after_failure(
     code: str,
     now: datetime.datetime,
     jitter: Callable[[], float],
+    error_class: str | None = None,
 ) -> Outcome:
     run_at = after_failure(policy, attempt=attempt, code=code, now=now, jitter=jitter())
-    return Fail(code=code) if run_at is None else RunAgain(run_at=run_at, code=code)
+    if run_at is None:
+        return Fail(code=code, error_class=error_class)
+    return RunAgain(run_at=run_at, code=code, error_class=error_class)

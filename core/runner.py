@@ -35,6 +35,7 @@ from jobtable.core.ports import JobStore
 from jobtable.core.preemption import Preemption
 from jobtable.core.registration import Registration
 from jobtable.core.sweeper import Sweeper
+from jobtable.core.tracing import Tracing
 from jobtable.core.wakes import SchedulerWakes, WorkerWakes
 from jobtable.core.worker import WorkerLoop, drain
 
@@ -64,6 +65,7 @@ class Runner(ClientMethods):
         prunes: bool = True,
         changes: JobChanges | None = None,
         watch: bool = True,
+        tracing: Tracing | None = None,
     ) -> None:
         """A runner over ``store``; nothing runs until ``start``.
 
@@ -88,7 +90,8 @@ class Runner(ClientMethods):
         work another's writes make for it. A runner with workers ``watch``es
         its store, when it can be watched, for jobs other connections commit
         (other processes, ``enqueue(..., connection=)``); runners sharing one
-        watcher pass False.
+        watcher pass False. ``tracing``: where enqueues and attempts are traced (default:
+        OpenTelemetry when it is installed, else nothing; core/tracing.py).
         """
         if store is None:
             raise ValueError("Runner needs a store")
@@ -145,6 +148,7 @@ class Runner(ClientMethods):
             holder=self.id,
             retention=retention,
             claimer=self,
+            tracing=tracing,
         )
         """Enqueues, reads and operator actions (core/client.py): ``runner.get`` is its ``get``."""
         self.changes = self.client.changes
@@ -217,6 +221,7 @@ class Runner(ClientMethods):
             observer=observed,
             jitter=jitter,
             event_loop=self._event_loop,
+            tracing=self.client.tracing,
         )
         loop = WorkerLoop(
             log,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import functools
 import logging
 import os
@@ -111,8 +112,9 @@ class AsyncClient:
     async def _run(self, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         client = self.client  # raises when closed
         del client
+        in_context = contextvars.copy_context()  # the caller's span: a send span's parent
         return await asyncio.get_running_loop().run_in_executor(
-            self._pool, functools.partial(call, *args, **kwargs)
+            self._pool, functools.partial(in_context.run, call, *args, **kwargs)
         )
 
     # -- enqueue -----------------------------------------------------------

@@ -86,7 +86,13 @@ class Client(StoreClient):
                 "(a psycopg.AsyncConnection)"
             )
         now = self._clock.now()
-        enqueued: Enqueued = await create_in_async(connection, self.new_job(request, now), now=now)
+        (job,), sending = self.tracing.sending([self.new_job(request, now)])
+        try:
+            enqueued: Enqueued = await create_in_async(connection, job, now=now)
+        except BaseException:
+            sending.end(None)
+            raise
+        sending.end([enqueued])
         return enqueued
 
     def hear_other_processes(self) -> None:

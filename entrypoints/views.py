@@ -42,6 +42,7 @@ def _attempt(record: AttemptRecord) -> dict[str, Any]:
         "started_at": format_time(record.started_at),
         "ended_at": format_time(record.ended_at),
         "outcome": record.outcome,
+        "error_class": record.error_class,
     }
 
 

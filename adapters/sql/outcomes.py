@@ -32,6 +32,7 @@ def end_parameters(claim: Claim, outcome: Succeed | Fail, *, now: Any) -> dict[s
             "status": "succeeded",
             "result": outcome.result,
             "code": None,
+            "error_class": None,
             "now": now,
         }
     return {
@@ -39,6 +40,7 @@ def end_parameters(claim: Claim, outcome: Succeed | Fail, *, now: Any) -> dict[s
         "status": Status.FAILED.value,
         "result": None,
         "code": outcome.code,
+        "error_class": outcome.error_class,
         "now": now,
     }
 
@@ -53,12 +55,21 @@ def requeue_parameters(
     """``requeue_job``'s parameters: the attempt ran and runs ``again``, or (None) its claim is
     put back unrun. ``now`` is already stamped; ``stamp`` stamps ``again.run_at``."""
     if again is None:
-        return {**fence(claim), "ran": 0, "run_at": now, "code": None, "uncounted": 0, "now": now}
+        return {
+            **fence(claim),
+            "ran": 0,
+            "run_at": now,
+            "code": None,
+            "error_class": None,
+            "uncounted": 0,
+            "now": now,
+        }
     return {
         **fence(claim),
         "ran": 1,
         "run_at": stamp(again.run_at),
         "code": again.code,
+        "error_class": again.error_class,
         "uncounted": 0 if again.counts_attempt else 1,
         "now": now,
     }

@@ -10,6 +10,7 @@ import falcon
 from jobtable.adapters.system_clock import SystemClock
 from jobtable.core import Runner
 from jobtable.core.clock import Clock
+from jobtable.core.tracing import NO_TRACING, Tracing
 from jobtable.entrypoints.http import json_text
 from jobtable.entrypoints.http.auth import BearerAuth
 from jobtable.entrypoints.http.errors import install_error_handlers
@@ -32,6 +33,7 @@ from jobtable.entrypoints.http.resources import (
     OpenApiResource,
 )
 from jobtable.entrypoints.http.streams import StreamSlots
+from jobtable.entrypoints.http.tracing import IncomingTraceContext
 from jobtable.entrypoints.metrics import metrics_registry
 from jobtable.entrypoints.ui.guard import DashboardGate
 from jobtable.entrypoints.ui.headers import DashboardHeaders
@@ -73,7 +75,13 @@ def create_app(
     if runner is None:
         raise ValueError("create_app needs a runner")
     gate = DashboardGate(SessionKeys(api_token), clock or SystemClock())
-    app = _bare_app(api_token, logger, public_paths=frozenset({OPENAPI_PATH}), sessions=gate)
+    app = _bare_app(
+        api_token,
+        logger,
+        public_paths=frozenset({OPENAPI_PATH}),
+        sessions=gate,
+        tracing=runner.client.tracing,
+    )
     version = version or package_version()
     app.add_route("/health", HealthResource(version))
     app.add_route(METRICS_PATH, MetricsResource(metrics_registry(runner), public=metrics_public))
@@ -120,10 +128,12 @@ def _bare_app(
     *,
     public_paths: frozenset[str] = frozenset(),
     sessions: DashboardGate | None = None,
+    tracing: Tracing = NO_TRACING,
 ) -> falcon.App:
     """A Falcon app with our authentication, headers, JSON and error envelope; no routes.
 
-    ``sessions``: the dashboard's gate, for an app that serves /ui.
+    ``sessions``: the dashboard's gate, for an app that serves /ui. With ``tracing`` on, a
+    request's ``traceparent`` is the parent of the spans of what it enqueues.
     """
     middleware: list[object] = [
         BearerAuth(api_token, public_paths=public_paths, sessions=sessions),
@@ -131,6 +141,8 @@ def _bare_app(
     ]
     if sessions is not None:
         middleware.append(DashboardHeaders())
+    if tracing.enabled:
+        middleware.insert(0, IncomingTraceContext(tracing))
     app = falcon.App(media_type=falcon.MEDIA_JSON, middleware=middleware)
     json_handler = falcon.media.JSONHandler(dumps=json_text.dumps)
     app.resp_options.media_handlers[falcon.MEDIA_JSON] = json_handler

@@ -117,6 +117,11 @@ ATTEMPT = _object(
             "type": "string",
             "description": "succeeded, a failure code, snoozed, or given back (never ran)",
         },
+        "error_class": {
+            "type": ["string", "null"],
+            "description": "the class path of the exception it raised (builtins.ValueError), "
+            "never its message; null when it raised none",
+        },
     }
 )
 

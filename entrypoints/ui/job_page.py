@@ -62,7 +62,12 @@ def _attempt_row(record: AttemptRecord) -> Markup:
         el("td", record.runner_id or "—", class_="id"),
         el("td", when(record.started_at)),
         el("td", when(record.ended_at)),
-        el("td", record.outcome),
+        el(
+            "td",
+            record.outcome
+            if record.error_class is None
+            else f"{record.outcome} ({record.error_class})",
+        ),
     )
 
 

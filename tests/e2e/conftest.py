@@ -64,10 +64,16 @@ class ServeProcess:
         raise AssertionError("jobtable serve never said it was listening:\n" + "".join(self.log))
 
     def request(
-        self, path: str, *, token: str | None = None, body: dict | None = None, timeout: float = 10
+        self,
+        path: str,
+        *,
+        token: str | None = None,
+        body: dict | None = None,
+        timeout: float = 10,
+        headers: dict[str, str] | None = None,
     ) -> tuple[int, dict]:
         """GET ``path``, or POST ``body`` as JSON to it; the status and the decoded answer."""
-        headers = {"Authorization": f"Bearer {token or self.token}"}
+        headers = {**(headers or {}), "Authorization": f"Bearer {token or self.token}"}
         data = None
         if body is not None:
             headers["Content-Type"] = "application/json"

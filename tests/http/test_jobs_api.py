@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import threading
+import types
 
 import attrs
 import falcon.testing
 import pytest
 
 from jobtable.core import Failure, JobContext, NoopPayload, StoreError, StoreUnavailableError
+from jobtable.core.tracing import NO_TRACING
 from jobtable.entrypoints.http.app import create_app
 from tests.http.conftest import AUTH, TOKEN
 
@@ -162,6 +164,7 @@ def test_falcons_own_errors_use_the_envelope(client, method, path, status, code)
 class BrokenRunner:
     def __init__(self, error: Exception) -> None:
         self.error = error
+        self.client = types.SimpleNamespace(tracing=NO_TRACING)
 
     def get(self, job_id):
         raise self.error

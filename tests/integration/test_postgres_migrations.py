@@ -113,6 +113,7 @@ def test_a_schema_upgraded_to_0010_keeps_its_lists_counts_and_history():
                 "0011_claimed_ahead",
                 "0012_limits",
                 "0013_queue_limits",
+                "0014_error_class_and_trace",
             ]
             listed = {
                 status: [

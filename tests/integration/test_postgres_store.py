@@ -38,6 +38,7 @@ def test_a_new_schema_gets_every_migration_once_and_reopening_changes_nothing():
             "0011_claimed_ahead",
             "0012_limits",
             "0013_queue_limits",
+            "0014_error_class_and_trace",
         ]
         store.close()
         again = open_store(url, schema)
@@ -81,6 +82,7 @@ def test_concurrent_openers_apply_each_migration_once():
             "0011_claimed_ahead",
             "0012_limits",
             "0013_queue_limits",
+            "0014_error_class_and_trace",
         ]
         for store in opened:
             store.close()

@@ -77,6 +77,7 @@ def test_the_readme_has_its_examples():
         "myapp/limits.py",
         "myapp/async_jobs.py",
         "myapp/web.py",
+        "myapp/tracing.py",
     }
 
 
@@ -177,3 +178,25 @@ def test_the_readme_limits_example_holds_a_second_charge_of_one_customer_back():
     assert kit.store.row(first)["limit_key"] == "c1"
     assert kit.store.row(other)["limit_key"] == "c2"
     assert {job.id for job in kit.drain()} == {first, second, other}
+
+
+def test_the_readme_tracing_example_prints_each_jobs_spans(tmp_path):
+    """``myapp/tracing.py`` as written, in a process of its own (the provider is global)."""
+    checkout = a_checkout_with_the_readme_examples(tmp_path / "jobtable")
+    script = (
+        "import myapp.tracing\n"
+        "from opentelemetry import trace\n"
+        "from jobtable import JobTestKit\n"
+        "import myapp.jobs\n"
+        "kit = JobTestKit()\n"
+        "myapp.jobs.register(kit.kinds)\n"
+        "kit.runner.enqueue('count', {'steps': 2})\n"
+        "assert [job.status.value for job in kit.drain()] == ['succeeded']\n"
+        "trace.get_tracer_provider().force_flush()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=checkout, capture_output=True, text=True,
+        timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert '"name": "send count"' in done.stdout and '"name": "process count"' in done.stdout

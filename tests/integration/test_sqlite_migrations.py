@@ -35,6 +35,7 @@ ALL_VERSIONS = [
     "0011_claimed_ahead",
     "0012_limits",
     "0013_queue_limits",
+    "0014_error_class_and_trace",
 ]
 
 LEGACY_SCHEMA = """

@@ -251,7 +251,7 @@ def test_ending_an_attempt_finds_its_row_by_id(store, db_path):
     params = {"id": "j", "runner_id": "r", "attempt": 1, "status": "succeeded"}
     plan = conn.execute(
         "EXPLAIN QUERY PLAN " + QUERIES["end_attempt"],
-        {**params, "result": "{}", "code": None, "now": "x"},
+        {**params, "result": "{}", "code": None, "error_class": None, "now": "x"},
     ).fetchall()
     conn.close()
     assert [row[-1] for row in plan] == ["SEARCH jobs USING INDEX sqlite_autoindex_jobs_1 (id=?)"]

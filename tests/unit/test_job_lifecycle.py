@@ -499,3 +499,44 @@ def test_a_promotion_whose_reply_was_lost_still_gets_its_jobs_run(shared_store):
         assert system.wait_for(job_id).status is Status.SUCCEEDED
     finally:
         system.stop()
+
+
+class PartnerDown(Exception):
+    """An exception of the application's own, named by its class path in the detail."""
+
+
+def test_each_failed_attempt_names_its_exception_class_and_never_its_message(make_system):
+    system = make_system()
+
+    def fails(ctx: JobContext, payload: CountPayload) -> CountResult:
+        if ctx.attempt == 1:
+            raise KeyError("card 4242 4242 4242 4242")
+        if ctx.attempt == 2:
+            raise PartnerDown("token=s3cret")
+        raise Failure("declined")
+
+    kind = system.kinds.register(
+        "fails", fails, payload=CountPayload, failure_codes=["declined"],
+        max_attempts=2, backoff=(1.0, 1.0),
+    )  # fmt: skip
+    system.start()
+    job_id = kind.enqueue(CountPayload())
+    system.wait_for(job_id, lambda job: job.status is Status.QUEUED and job.result is None)
+    system.clock.wait_for_sleepers(1)
+    system.clock.advance(1.0)
+    assert system.wait_for(job_id).status is Status.FAILED
+    ended = [(a.attempt, a.outcome, a.error_class) for a in system.runner.detail(job_id).attempts]
+    assert ended == [
+        (1, "internal_error", "builtins.KeyError"),
+        (2, "internal_error", f"{__name__}.PartnerDown"),
+    ]
+    # An operator's retry logs the last attempt with its class; a declared code has none.
+    system.runner.retry(job_id)
+    assert system.wait_for(job_id, lambda job: job.error == "declined").status is Status.FAILED
+    attempts = system.runner.detail(job_id).attempts
+    assert [(a.outcome, a.error_class) for a in attempts] == [
+        ("internal_error", "builtins.KeyError"),
+        ("internal_error", f"{__name__}.PartnerDown"),
+        ("declined", None),
+    ]
+    assert "4242" not in repr(attempts) and "s3cret" not in repr(attempts)

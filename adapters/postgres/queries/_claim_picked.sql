@@ -8,4 +8,4 @@ FROM picked WHERE jobs.id = picked.id
 RETURNING jobs.id, jobs.kind, jobs.payload, jobs.attempt, jobs.max_attempts, jobs.retry,
     jobs.timeout, jobs.result,
     CASE WHEN jobs.run_at >= '0001-01-02' AND jobs.run_at < '9999-12-30' THEN jobs.run_at END,
-    jobs.priority, jobs.queue
+    jobs.priority, jobs.queue, jobs.trace_context

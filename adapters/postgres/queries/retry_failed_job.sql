@@ -16,7 +16,8 @@ SET status = 'queued', held_by = NULL, error = NULL, finished_at = NULL, cancel_
         THEN jsonb_path_query_array(
             coalesce(attempts_log, '[]'::jsonb) || jsonb_build_array(jsonb_build_object(
                 'attempt', attempt, 'runner', claimed_by, 'started_at', started_at,
-                'ended_at', finished_at, 'outcome', error)),
+                'ended_at', finished_at, 'outcome', error, 'error_class', error_class)),
             '$[last - 19 to last]')
-        ELSE attempts_log END
+        ELSE attempts_log END,
+    error_class = NULL
 WHERE id = :id AND status = 'failed' AND NOT ({{key_held_by_another}})

@@ -4,11 +4,12 @@
 INSERT INTO jobs (
     id, kind, status, payload, created_at, updated_at, max_attempts, queue, priority,
     run_at, retry, timeout, unique_key, unique_while_active, key_until, limit_key,
-    rate_key, fair_key
+    rate_key, fair_key, trace_context
 )
 VALUES (
     :id, :kind, CASE WHEN :run_at > :now THEN 'scheduled' ELSE 'queued' END, :payload,
     :now, :now, :max_attempts, :queue, :priority, :run_at, :retry, :timeout,
-    :unique_key, :unique_while_active, :key_until, :limit_key, :rate_key, :fair_key
+    :unique_key, :unique_while_active, :key_until, :limit_key, :rate_key, :fair_key,
+    :trace_context
 )
 ON CONFLICT (kind, unique_key) WHERE {{holds_unique_key}} DO NOTHING

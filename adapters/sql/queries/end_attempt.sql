@@ -1,6 +1,6 @@
 -- Ends the attempt under the claim (:id, :runner_id, :attempt) and its job for good:
--- :status 'succeeded' with its :result, or 'failed' with its :code, keeping its last
--- partial result. Only while the job runs under exactly that claim (a stale worker
+-- :status 'succeeded' with its :result, or 'failed' with its :code (and the :error_class of
+-- the exception it raised, if any), keeping its last partial result. Only while the job runs under exactly that claim (a stale worker
 -- changes nothing; a row that records no owner is fenced by an empty runner). The
 -- attempt that ended the job is told by the row itself, not logged: the hot path writes
 -- no JSON. A row found running has had at least one attempt (one a tool or an older
@@ -10,7 +10,8 @@
 UPDATE jobs
 SET status = :status,
     result = CASE WHEN :status = 'succeeded' THEN :result ELSE result END,
-    error = :code, last_code = :code, finished_at = :now, updated_at = :now,
+    error = :code, last_code = :code, error_class = :error_class, finished_at = :now,
+    updated_at = :now,
     cancel_requested = FALSE,
     attempt = CASE WHEN attempt < 1 THEN 1 ELSE attempt END
 WHERE id = :id AND status = 'running' AND attempt = :attempt

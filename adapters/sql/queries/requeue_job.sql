@@ -1,6 +1,6 @@
 -- The attempt under the claim (:id, :runner_id, :attempt) ends and the job waits in line
 -- again, for one of two reasons. It ran, and runs again (:ran = 1: a retry or a snooze,
--- due at :run_at): the attempt is logged with :code, and given back (a snooze) when
+-- due at :run_at): the attempt is logged with :code and :error_class, and given back (a snooze) when
 -- :uncounted = 1. Or its claim is put back unrun (:ran = 0, :run_at = :now): its attempt
 -- number and its start are as before this claim. Due at once, it keeps its old place in
 -- line (its run_at); due later, it waits for then. The last partial result is kept: the
@@ -23,6 +23,6 @@ SET status = CASE WHEN cancel_requested THEN 'failed'
                         ELSE attempts_log END,
     attempt = CASE WHEN attempt < 1 THEN 1 ELSE attempt END
         - CASE WHEN :ran = 0 THEN 1 WHEN cancel_requested THEN 0 ELSE :uncounted END,
-    cancel_requested = FALSE, updated_at = :now
+    error_class = NULL, cancel_requested = FALSE, updated_at = :now
 WHERE id = :id AND status = 'running' AND attempt = :attempt
   AND coalesce(claimed_by, '') = coalesce(:runner_id, '')

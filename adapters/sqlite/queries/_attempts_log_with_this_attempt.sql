@@ -6,4 +6,4 @@ json_insert(
      WHERE entry.key >= json_array_length(coalesce(jobs.attempts_log, '[]')) - 19),
     '$[#]', json_object(
         'attempt', max(attempt, 1), 'runner', claimed_by, 'started_at', started_at,
-        'ended_at', :now, 'outcome', :code))
+        'ended_at', :now, 'outcome', :code, 'error_class', :error_class))

@@ -5,4 +5,4 @@ UPDATE jobs
 SET status = 'running', started_at = :now, updated_at = :now,
     claimed_by = :runner_id, attempt = attempt + 1
 WHERE id IN ({{pick_next}})
-RETURNING id, kind, payload, attempt, max_attempts, retry, timeout, result, run_at, priority, queue
+RETURNING id, kind, payload, attempt, max_attempts, retry, timeout, result, run_at, priority, queue, trace_context

@@ -4,4 +4,4 @@
 -- the start will make it.
 UPDATE jobs SET held_by = :runner_id
 WHERE id IN ({{pick_next}})
-RETURNING id, kind, payload, attempt + 1, max_attempts, retry, timeout, result, run_at, priority, queue
+RETURNING id, kind, payload, attempt + 1, max_attempts, retry, timeout, result, run_at, priority, queue, trace_context

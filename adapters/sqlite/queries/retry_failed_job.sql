@@ -19,6 +19,7 @@ SET status = 'queued', held_by = NULL, error = NULL, finished_at = NULL, cancel_
              WHERE entry.key >= json_array_length(coalesce(jobs.attempts_log, '[]')) - 19),
             '$[#]', json_object(
                 'attempt', attempt, 'runner', claimed_by, 'started_at', started_at,
-                'ended_at', finished_at, 'outcome', error))
-        ELSE attempts_log END
+                'ended_at', finished_at, 'outcome', error, 'error_class', error_class))
+        ELSE attempts_log END,
+    error_class = NULL
 WHERE id = :id AND status = 'failed' AND NOT ({{key_held_by_another}})
