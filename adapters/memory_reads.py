@@ -101,6 +101,7 @@ class MemoryReads(MemoryState):
                 ),
                 last_code=row.last_code,
                 snoozes=row.snoozes,
+                payload=row.payload,
             )
 
     def jobs_ahead(self, detail: JobDetail) -> int:

@@ -74,7 +74,8 @@ def job_detail(row: Any, *, parse_time: Callable[[Any], datetime.datetime]) -> J
     (
         job_id, kind, shown, result, error, queue, priority, run_at, attempt, max_attempts,
         created_at, started_at, finished_at, timeout, unique_key, cancel_requested,
-        claimed_by, attempts_log, last_code, _stored_status, snoozes, error_class, version,
+        claimed_by, attempts_log, last_code, _stored_status, snoozes, error_class, payload,
+        version,
     ) = row  # fmt: skip
     job = public_job((job_id, kind, shown, result, error, version))
     started = None if started_at is None else parse_time(started_at)
@@ -104,6 +105,7 @@ def job_detail(row: Any, *, parse_time: Callable[[Any], datetime.datetime]) -> J
         ),
         last_code=last_code,
         snoozes=snoozes,
+        payload=payload,
     )
 
 

@@ -35,10 +35,13 @@ class JobContext:
         is_stopping: Callable[[], bool],
         await_stop: Callable[[float], Awaitable[bool]] | None = None,
         in_thread: Callable[[Callable[[], Any]], Awaitable[Any]] | None = None,
+        runner_id: str = "",
     ) -> None:
         """``await_stop`` and ``in_thread`` (runs a call in a thread, awaited) serve an async
-        handler's ``await_stop`` and ``apublish``; the runner gives them (core/async_loop.py)."""
+        handler's ``await_stop`` and ``apublish``; the runner gives them (core/async_loop.py).
+        ``runner_id``: the runner running the attempt (its detail's ``runner``)."""
         self.job_id = job_id
+        self.runner_id = runner_id
         self.attempt = attempt
         self.checkpoint = checkpoint
         self._publish = publish

@@ -266,6 +266,7 @@ class Executor:
             is_stopping=stopping,
             await_stop=await_stop,
             in_thread=self._event_loop.in_thread,
+            runner_id=claim.runner_id,
         )
 
 

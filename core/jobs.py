@@ -223,6 +223,10 @@ class JobDetail:
     waiting: tuple[str, ...] = ()
     """Why it is not running, in plain sentences (empty for a running or finished job).
     Worked out by the core (``core/waiting.py``); a store leaves it empty."""
+    payload: str | None = attrs.field(default=None, repr=False)
+    """Its payload as stored (JSON text), for code that enqueued it (Django's
+    ``get_result`` gives a task's arguments back); the HTTP API and the dashboard do not
+    show it."""
 
 
 class CancelOutcome(enum.Enum):

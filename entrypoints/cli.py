@@ -34,6 +34,22 @@ COMMON = ("database", "kinds", "log_level", "postgres_pooler", "postgres_listen_
 ONE_OFF = ("database", "log_level", "postgres_pooler")
 ENQUEUE_OPTIONS = ("at", "in", "queue", "priority", "unique_key", "timeout")
 RETENTION = ("keep_succeeded", "keep_failed")
+WORKER_SETTINGS = (
+    *COMMON,
+    "workers",
+    "async_workers",
+    "queues",
+    "grace",
+    "sqlite_synchronous",
+    "sqlite_busy_timeout",
+    "log_format",
+    "metrics_listen",
+    "processes",
+    *RETENTION,
+    "metrics_public",
+)
+"""What ``jobtable worker`` takes (and ``manage.py jobtable_worker``, which passes them on)."""
+SWITCHES = frozenset({"metrics_public"})
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -61,6 +77,15 @@ def _add_switch(parser: argparse.ArgumentParser, name: str) -> None:
         default=env_default(name),
         help=setting.describe(),
     )
+
+
+def add_settings(parser: argparse.ArgumentParser, *names: str) -> None:
+    """Add each setting's flag to ``parser``, defaulting to its ``JOBTABLE_`` variable."""
+    for name in names:
+        if name in SWITCHES:
+            _add_switch(parser, name)
+        else:
+            _add(parser, name)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -93,21 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(run=commands.run_serve)
 
     worker = sub.add_parser("worker", help="run workers only")
-    _add(
-        worker,
-        *COMMON,
-        "workers",
-        "async_workers",
-        "queues",
-        "grace",
-        "sqlite_synchronous",
-        "sqlite_busy_timeout",
-        "log_format",
-        "metrics_listen",
-        "processes",
-        *RETENTION,
-    )
-    _add_switch(worker, "metrics_public")
+    add_settings(worker, *WORKER_SETTINGS)
     worker.set_defaults(run=commands.run_worker)
 
     enqueue = sub.add_parser("enqueue", help="enqueue a job and print its id")

@@ -1,0 +1,1 @@
+"""Integrations with frameworks, each importing its framework only when used."""

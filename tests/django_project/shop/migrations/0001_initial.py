@@ -1,0 +1,15 @@
+from django.db import migrations, models
+
+
+class Migration(migrations.Migration):
+    initial = True
+    dependencies = []
+    operations = [
+        migrations.CreateModel(
+            name="Order",
+            fields=[
+                ("id", models.AutoField(primary_key=True, serialize=False)),
+                ("item", models.CharField(max_length=100)),
+            ],
+        )
+    ]
