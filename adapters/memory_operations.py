@@ -22,6 +22,7 @@ from jobtable.core.jobs import (
     RetryOutcome,
 )
 from jobtable.core.limits import QueueLimit
+from jobtable.core.schedules import StoredSchedule
 from jobtable.core.status import Status
 
 
@@ -98,9 +99,12 @@ class MemoryOperations(MemoryState):
             if kept is not None and kept.status is None:
                 del self._idempotency[key]
 
-    def record_schedule(self, name: str, *, now: datetime.datetime) -> datetime.datetime:
+    def record_schedule(
+        self, schedule: StoredSchedule, *, now: datetime.datetime
+    ) -> datetime.datetime:
         with self._lock:
-            return self._schedules.setdefault(name, now)
+            self._stored_schedules[schedule.name] = schedule
+            return self._schedules.setdefault(schedule.name, now)
 
     def retry(self, job_id: str, *, now: datetime.datetime) -> RetryOutcome | None:
         stamp = _stamp(now)

@@ -27,6 +27,7 @@ from jobtable.core.jobs import (
     every_attempt,
 )
 from jobtable.core.limits import QueueLimit
+from jobtable.core.schedules import StoredSchedule, tick_key_prefix
 from jobtable.core.status import Status
 
 
@@ -103,6 +104,25 @@ class MemoryReads(MemoryState):
                 snoozes=row.snoozes,
                 payload=row.payload,
             )
+
+    def schedules(self) -> list[StoredSchedule]:
+        with self._lock:
+            listed = []
+            for name, stored in sorted(self._stored_schedules.items()):
+                prefix = tick_key_prefix(name)
+                ticks = [
+                    row.run_at
+                    for row in self._rows.values()
+                    if row.kind == stored.kind and (row.unique_key or "").startswith(prefix)
+                ]
+                listed.append(
+                    attrs.evolve(
+                        stored,
+                        queue_paused=stored.queue in self._paused,
+                        last_tick=_parse(max(ticks)) if ticks else None,
+                    )
+                )
+            return listed
 
     def jobs_ahead(self, detail: JobDetail) -> int:
         order = (detail.priority, _stamp(detail.run_at), detail.job.id)

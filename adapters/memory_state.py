@@ -20,6 +20,7 @@ from jobtable.core.liveness import (
     RunnerInfo,
 )
 from jobtable.core.policies import RetryPolicy
+from jobtable.core.schedules import StoredSchedule
 from jobtable.core.status import Status
 
 SCHEDULED = "scheduled"
@@ -119,7 +120,8 @@ class MemoryState:
         self._paused: set[str] = set()
         self._queue_limits: dict[str, QueueLimit] = {}  # queues an operator limits
         self._queue_starts: list[tuple[str, datetime.datetime]] = []  # rate-limited queues'
-        self._schedules: dict[str, datetime.datetime] = {}
+        self._schedules: dict[str, datetime.datetime] = {}  # by name: when first seen
+        self._stored_schedules: dict[str, StoredSchedule] = {}  # by name: as last recorded
         self._idempotency: dict[str, KeptAnswer] = {}
         self._leases: dict[str, tuple[str, datetime.datetime]] = {}
         self._locks: set[str] = set()  # runner ids holding their liveness lock

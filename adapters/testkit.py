@@ -14,7 +14,8 @@ including jobs those handlers enqueue, and returns them in the order they
 finished. Time is a fake clock that jumps ahead whenever a handler waits, so
 ``ctx.wait(60)`` costs nothing; ``advance(seconds)`` moves it on, so a
 scheduled job, a retry after its backoff or a snoozed job falls due and the
-next ``drain()`` runs it.
+next ``drain()`` runs it, and each cron or ``every`` schedule enqueues a job
+for every tick the clock passes.
 """
 
 from __future__ import annotations
@@ -44,8 +45,16 @@ class JobTestKit:
         return self.runner.drain()
 
     def advance(self, seconds: float) -> None:
-        """Move the clock on: jobs due by then run at the next ``drain()``."""
-        self.clock.advance(seconds)
+        """Move the clock on: jobs due by then run at the next ``drain()``. Each periodic
+        schedule's ticks on the way are enqueued, one job per tick, as the clock passes it
+        (the schedules count from the first ``advance``, as from a first deploy)."""
+        until = self.clock.monotonic() + seconds
+        tick_at = self.runner.run_schedules()
+        while tick_at is not None and tick_at <= until:
+            self.clock.advance(max(0.0, tick_at - self.clock.monotonic()))
+            tick_at = self.runner.run_schedules()
+        self.clock.advance(max(0.0, until - self.clock.monotonic()))
+        self.runner.run_schedules()
 
     def get(self, job_id: str) -> Job | None:
         return self.runner.get(job_id)

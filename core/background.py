@@ -66,6 +66,14 @@ class BackgroundLoops:
         self._ticks.record_schedules()
         self._watching.start()
 
+    def tick_in_this_thread(self) -> float | None:
+        """For a runner never started (the JobTestKit): enqueue each schedule's tick due by
+        now in the calling thread, the schedules recorded on the first call; when the next
+        tick is due, on the clock's monotonic time (None: no schedule)."""
+        if not self._ticks.recorded:
+            self._ticks.record_schedules()
+        return self._ticks.enqueue_due()
+
     def start(self, *, prunes: bool) -> None:
         self._scheduler.start()
         if prunes:

@@ -24,6 +24,7 @@ from jobtable.core.jobs import (
 from jobtable.core.kind_spec import EncodedJob
 from jobtable.core.limits import QueueLimit
 from jobtable.core.liveness import RunnerRecord
+from jobtable.core.schedules import StoredSchedule
 
 
 class ClientMethods:
@@ -97,6 +98,9 @@ class ClientMethods:
 
     def runners(self) -> list[RunnerRecord]:
         return self.client.runners()
+
+    def schedules(self) -> list[StoredSchedule]:
+        return self.client.schedules()
 
     def held_back(self) -> list[HeldBack]:
         return self.client.held_back()

@@ -28,6 +28,7 @@ from jobtable.core.limits import QueueLimit
 from jobtable.core.liveness import RunnerRecord
 from jobtable.core.ports import JobStore
 from jobtable.core.retention import Pruner
+from jobtable.core.schedules import StoredSchedule, next_run
 from jobtable.core.status import Status
 
 
@@ -136,6 +137,15 @@ class OperatorActions:
     def runners(self) -> list[RunnerRecord]:
         """Every live runner on the database, oldest first."""
         return self.store.runners()
+
+    def schedules(self) -> list[StoredSchedule]:
+        """Every periodic schedule a runner recorded at start, by name, with its next run
+        after now (None when its expression cannot be read) and its last tick."""
+        now = self._clock.now()
+        return [
+            attrs.evolve(stored, next_run=next_run(stored, now))
+            for stored in self.store.schedules()
+        ]
 
     # -- lists, counts and retention ---------------------------------------
 

@@ -11,8 +11,10 @@ exporters (nothing is recorded until it does).
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+import logging
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -22,7 +24,9 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 
 from jobtable.core.jobs import ClaimedJob, Enqueued, NewJob
 from jobtable.core.outcome import SNOOZED
+from jobtable.core.tracing import Processing, Sending
 
+_log = logging.getLogger("jobtable.tracing")
 SYSTEM = "jobtable"
 SUCCEEDED = "succeeded"
 _W3C = TraceContextTextMapPropagator()
@@ -58,13 +62,14 @@ class _Sending:
         self._spans = spans
 
     def end(self, stored: Sequence[Enqueued] | None) -> None:
-        for n, span in enumerate(self._spans):
-            if stored is None:
-                span.set_status(_ERROR)
-            elif stored[n].duplicate:
-                span.set_attribute("jobtable.duplicate", True)
-                span.set_attribute("messaging.message.id", str(stored[n]))
-            span.end()
+        with _never_raising("end the send spans"):
+            for n, span in enumerate(self._spans):
+                if stored is None:
+                    span.set_status(_ERROR)
+                elif stored[n].duplicate:
+                    span.set_attribute("jobtable.duplicate", True)
+                    span.set_attribute("messaging.message.id", str(stored[n]))
+                span.end()
 
 
 class _Processing:
@@ -73,12 +78,34 @@ class _Processing:
         self._token = token
 
     def end(self, outcome: str) -> None:
-        span = self._span
-        span.set_attribute("jobtable.outcome", outcome)
-        if outcome not in (SUCCEEDED, SNOOZED):
-            span.set_status(_ERROR)  # a code, never an exception's text
-        span.end()
-        otel_context.detach(self._token)  # type: ignore[arg-type]
+        try:
+            with _never_raising("end a process span"):
+                span = self._span
+                span.set_attribute("jobtable.outcome", outcome)
+                if outcome not in (SUCCEEDED, SNOOZED):
+                    span.set_status(_ERROR)  # a code, never an exception's text
+                span.end()
+        finally:
+            with _never_raising("detach a process span's context"):
+                otel_context.detach(self._token)  # type: ignore[arg-type]
+
+
+class _NoSpan:
+    def end(self, _: object) -> None:
+        return None
+
+
+_NO_SPAN = _NoSpan()
+
+
+@contextlib.contextmanager
+def _never_raising(what: str) -> Iterator[None]:
+    """A tracer or span processor that raises (the SDK does not guard them) must not fail
+    or hold up a job: it is logged, by its type only, and the job goes on untraced."""
+    try:
+        yield
+    except Exception as error:
+        _log.warning("tracing failed: could not %s; error_type=%s", what, type(error).__name__)
 
 
 class OpenTelemetryTracing:
@@ -91,7 +118,12 @@ class OpenTelemetryTracing:
         # into the provider's tracer once it is set.
         self._tracer = trace.get_tracer("jobtable", tracer_provider=tracer_provider)
 
-    def sending(self, jobs: list[NewJob]) -> tuple[list[NewJob], _Sending]:
+    def sending(self, jobs: list[NewJob]) -> tuple[list[NewJob], Sending]:
+        with _never_raising("start the send spans"):
+            return self._sending(jobs)
+        return jobs, _NO_SPAN
+
+    def _sending(self, jobs: list[NewJob]) -> tuple[list[NewJob], _Sending]:
         tracer = self._tracer
         spans: list[trace.Span] = []
         traced: list[NewJob] = []
@@ -107,7 +139,12 @@ class OpenTelemetryTracing:
             traced.append(attrs.evolve(job, trace_context=json.dumps(carrier)) if carrier else job)
         return traced, _Sending(spans)
 
-    def processing(self, job: ClaimedJob) -> _Processing:
+    def processing(self, job: ClaimedJob) -> Processing:
+        with _never_raising("start a process span"):
+            return self._processing(job)
+        return _NO_SPAN
+
+    def _processing(self, job: ClaimedJob) -> _Processing:
         attempt = job.claim.attempt
         sent = stored_context(job.trace_context)
         attributes = {**_attributes(job.kind, job.id, job.queue), "jobtable.attempt": attempt}
@@ -124,10 +161,16 @@ class OpenTelemetryTracing:
             attributes=attributes,
             links=links,
         )
-        token = otel_context.attach(trace.set_span_in_context(span))
+        try:
+            token = otel_context.attach(trace.set_span_in_context(span))
+        except BaseException:
+            span.end()
+            raise
         return _Processing(span, token)
 
     def incoming(self, headers: Mapping[str, str]) -> Callable[[], None]:
+        if trace.get_current_span().get_span_context().is_valid:
+            return _stay  # a server span of the application's own is current: the parent
         parent = _W3C.extract({name.lower(): value for name, value in headers.items()})
         if not trace.get_current_span(parent).get_span_context().is_valid:
             return _stay  # none, or malformed: the enqueue starts a trace of its own

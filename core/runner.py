@@ -422,6 +422,17 @@ class Runner(ClientMethods):
 
     # -- running jobs in the calling thread (tests) -------------------------
 
+    def run_schedules(self) -> float | None:
+        """Enqueue each periodic schedule's tick due by now, in the calling thread; when the
+        next is due, on the clock's monotonic time (None: no schedule). For tests that drive
+        a fake clock (``JobTestKit.advance``); a started runner's scheduler does this itself.
+        The schedules are recorded on the first call."""
+        with self._lifecycle:
+            if self._started:
+                raise RunnerStateError("a started runner's scheduler enqueues the ticks")
+        self._freeze_kinds()
+        return self._loops.tick_in_this_thread()
+
     def drain(self) -> list[Job]:
         """Run every due job to completion in the calling thread; return them as finished.
 

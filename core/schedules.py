@@ -104,7 +104,67 @@ class Schedule:
 
     def unique_key(self, tick: datetime.datetime) -> str:
         """The key that lets one job per tick in, across every process."""
-        return f"schedule:{self.name}@{tick.astimezone(datetime.UTC).isoformat()}"
+        return f"{tick_key_prefix(self.name)}{tick.astimezone(datetime.UTC).isoformat()}"
+
+    def stored(self, queue: str) -> StoredSchedule:
+        """What a runner records of it at start, so any process can list it."""
+        expression = self.cron if self.cron is not None else f"every {self.every:g}s"
+        return StoredSchedule(
+            name=self.name,
+            kind=self.kind,
+            expression=expression,
+            timezone=timezone_name(self.timezone),
+            queue=queue,
+        )
+
+
+def tick_key_prefix(name: str) -> str:
+    """What every tick's unique key of the schedule ``name`` starts with."""
+    return f"schedule:{name}@"
+
+
+@attrs.frozen(kw_only=True)
+class StoredSchedule:
+    """A schedule as the runners that run it recorded it, as ``GET /api/v1/schedules`` and
+    ``jobtable schedules`` list it."""
+
+    name: str
+    kind: str
+    expression: str
+    """Its cron expression (``*/5 * * * *``), or ``every 60s``."""
+    timezone: str
+    """The time zone its cron expression is read in (``UTC``, ``Europe/Berlin``)."""
+    queue: str
+    """The queue its jobs go to (its kind's default queue)."""
+    queue_paused: bool = False
+    last_tick: datetime.datetime | None = None
+    """The latest tick whose job is still kept (None: none yet, or pruned)."""
+    next_run: datetime.datetime | None = None
+    """Its next tick after now: worked out by the core (``next_run``); a store leaves None."""
+
+
+def next_run(stored: StoredSchedule, now: datetime.datetime) -> datetime.datetime | None:
+    """The stored schedule's first tick after ``now``; None when what was stored cannot be
+    read (written by another version)."""
+    try:
+        zone = resolve_timezone(stored.timezone)
+        if stored.expression.startswith("every "):
+            every = check_every(float(stored.expression.removeprefix("every ").rstrip("s")))
+            schedule = Schedule(name=stored.name, kind=stored.kind, payload="", every=every)
+        else:
+            cron, zone = check_cron(stored.expression, zone)
+            schedule = Schedule(
+                name=stored.name, kind=stored.kind, payload="", cron=cron, timezone=zone
+            )
+        return schedule.next_tick(now)
+    except ValueError:
+        return None
+
+
+def timezone_name(zone: datetime.tzinfo) -> str:
+    """A time zone as ``resolve_timezone`` takes it back."""
+    key = getattr(zone, "key", None)
+    return str(key) if key else "UTC" if zone in (datetime.UTC, datetime.UTC) else str(zone)
 
 
 CRON_FIELDS = "minute hour day-of-month month day-of-week"

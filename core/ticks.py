@@ -61,12 +61,27 @@ class Ticks:
         self._new_job = new_job
         self._enqueued = enqueued
         self._ticks: dict[str, _ScheduleTicks] = {}  # schedule name -> its pending and next tick
+        self.recorded = False
+        """Whether ``record_schedules`` has run."""
 
     def record_schedules(self) -> None:
         """Learn when each schedule was first seen; queue its latest missed tick after that."""
         now = self._clock.now()
         for schedule in self._kinds.schedules():
-            first_seen = self._store.record_schedule(schedule.name, now=now)
+            spec = self._kinds.get(schedule.kind)
+            assert spec is not None  # a schedule is registered with its kind
+            stored = schedule.stored(spec.queue)
+            first_seen = self._store.record_schedule(stored, now=now)
+            self._log.info(
+                "schedule name=%s kind=%s expression=%r timezone=%s queue=%s next_run=%s",
+                stored.name,
+                stored.kind,
+                stored.expression,
+                stored.timezone,
+                stored.queue,
+                schedule.next_tick(now).isoformat(),
+                extra={"kind": stored.kind},
+            )
             latest = schedule.latest_tick(now)
             pending = latest if latest >= first_seen else None
             self._ticks[schedule.name] = _ScheduleTicks(
@@ -75,6 +90,7 @@ class Ticks:
                 pending=pending,
                 next=schedule.next_tick(now),
             )
+        self.recorded = True
 
     def enqueue_due(self) -> float | None:
         """Enqueue each schedule's pending tick; when the next tick is, on the monotonic clock

@@ -221,7 +221,11 @@ class _Subscribed:
                 loop.call_soon_threadsafe(changed.set)
 
         self._subscription = client.changes.subscribe(self._job_id, on_poke=poked)
-        await self._owner._run(client.hear_other_processes)  # may open a listening connection
+        try:
+            await self._owner._run(client.hear_other_processes)  # may open a listening connection
+        except BaseException:  # cancelled meanwhile: __aexit__ will not run
+            client.changes.unsubscribe(self._subscription)
+            raise
         return changed
 
     async def __aexit__(self, *exc: object) -> None:

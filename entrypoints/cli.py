@@ -200,6 +200,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add(queue_limit, *ONE_OFF)
     queue_limit.set_defaults(run=queue_commands.run_queue_limit)
 
+    schedules = sub.add_parser(
+        "schedules", help="list the periodic schedules, their next run and last tick"
+    )
+    _add(schedules, *ONE_OFF)
+    schedules.set_defaults(run=queue_commands.run_schedules)
+
     runners = sub.add_parser("runners", help="list the live runners and what they serve")
     _add(runners, *ONE_OFF)
     runners.set_defaults(run=queue_commands.run_runners)

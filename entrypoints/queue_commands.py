@@ -1,5 +1,5 @@
-"""``jobtable queues``, ``pause``, ``resume``, ``queue-limit`` and ``runners``: operating a
-running system.
+"""``jobtable queues``, ``pause``, ``resume``, ``queue-limit``, ``schedules`` and ``runners``:
+operating a running system.
 
 What they change is persisted in the database, so every process sees a
 pause at its next claim; what they list is what the HTTP API lists.
@@ -36,6 +36,16 @@ QUEUE_COLUMNS: list[listing.Column] = [
     ("HELD BACK", lambda item: item["held_back"]),
 ]
 
+SCHEDULE_COLUMNS: list[listing.Column] = [
+    ("SCHEDULE", lambda item: item["name"]),
+    ("KIND", lambda item: item["kind"]),
+    ("EXPRESSION", lambda item: item["expression"]),
+    ("TIMEZONE", lambda item: item["timezone"]),
+    ("QUEUE", lambda item: item["queue"] + (" (paused)" if item["queue_paused"] else "")),
+    ("NEXT RUN", lambda item: item["next_run"]),
+    ("LAST TICK", lambda item: item["last_tick"]),
+]
+
 RUNNER_COLUMNS: list[listing.Column] = [
     ("RUNNER", lambda item: item["id"]),
     ("HOST", lambda item: item["host"]),
@@ -53,6 +63,13 @@ def run_queues(args: argparse.Namespace) -> int:
     with one_off(args) as runner:
         states = runner.queues()
     listing.write([views.queue(state) for state in states], QUEUE_COLUMNS)
+    return 0
+
+
+def run_schedules(args: argparse.Namespace) -> int:
+    with one_off(args) as runner:
+        schedules = runner.schedules()
+    listing.write([views.schedule(stored) for stored in schedules], SCHEDULE_COLUMNS)
     return 0
 
 

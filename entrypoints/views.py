@@ -13,6 +13,7 @@ from typing import Any
 
 from jobtable.core import RunnerRecord, Status
 from jobtable.core.jobs import AttemptRecord, JobDetail, QueueState
+from jobtable.core.schedules import StoredSchedule
 from jobtable.entrypoints.times import format_time
 
 
@@ -91,6 +92,20 @@ def retry_refusal(status: str) -> str:
 
 KEY_HELD_REFUSAL = "another job holds this job's unique key now; retry it once that job has ended"
 """Why a failed job cannot be retried while another holds its unique key."""
+
+
+def schedule(stored: StoredSchedule) -> dict[str, Any]:
+    """A schedule as ``GET /api/v1/schedules`` lists it."""
+    return {
+        "name": stored.name,
+        "kind": stored.kind,
+        "expression": stored.expression,
+        "timezone": stored.timezone,
+        "queue": stored.queue,
+        "queue_paused": stored.queue_paused,
+        "next_run": format_time(stored.next_run),
+        "last_tick": format_time(stored.last_tick),
+    }
 
 
 def runner(record: RunnerRecord) -> dict[str, Any]:

@@ -6,6 +6,7 @@ import contextlib
 import datetime
 
 from jobtable.adapters.sql.engine import Connection, SqlPart
+from jobtable.core.schedules import StoredSchedule
 
 PROMOTE_BATCH = 1000
 """Scheduled jobs made due per statement: a backlog is promoted in bounded steps."""
@@ -48,11 +49,37 @@ class SqlSchedules(SqlPart):
 
         return self._engine.read(earliest)
 
-    def record_schedule(self, name: str, *, now: datetime.datetime) -> datetime.datetime:
-        params = {"name": name, "now": self._engine.stamp(now)}
+    def record_schedule(
+        self, schedule: StoredSchedule, *, now: datetime.datetime
+    ) -> datetime.datetime:
+        params = {
+            "name": schedule.name,
+            "kind": schedule.kind,
+            "expression": schedule.expression,
+            "timezone": schedule.timezone,
+            "queue": schedule.queue,
+            "now": self._engine.stamp(now),
+        }
 
         def first_seen(conn: Connection) -> object:
             conn.execute(self._engine.sql("record_schedule"), params)
             return conn.execute(self._engine.sql("schedule_first_seen"), params).fetchone()[0]
 
         return self._engine.parse_time(self._engine.write(first_seen))
+
+    def schedules(self) -> list[StoredSchedule]:
+        parse = self._engine.parse_time
+        return [
+            StoredSchedule(
+                name=name,
+                kind=kind,
+                expression=expression,
+                timezone=timezone,
+                queue=queue,
+                queue_paused=bool(paused),
+                last_tick=None if last_tick is None else parse(last_tick),
+            )
+            for name, kind, expression, timezone, queue, paused, last_tick in self._engine.read(
+                lambda conn: conn.execute(self._engine.sql("schedules")).fetchall()
+            )
+        ]

@@ -33,6 +33,16 @@ def _only_comments(text: str) -> bool:
     return all(not line.strip() or line.strip().startswith("--") for line in text.splitlines())
 
 
+def _up_to_date(conn: sqlite3.Connection, steps: list[Migration]) -> bool:
+    """Whether every step is recorded, read without a write lock (an application's open
+    transaction on the same file, Django's inside ``atomic()``, must not hold the open up)."""
+    try:
+        done = {row[0] for row in conn.execute("SELECT version FROM jobtable_migrations")}
+    except sqlite3.OperationalError:  # no table yet, or the file is busy: migrate as always
+        return False
+    return all(step.version in done for step in steps)
+
+
 def migrate(
     conn: sqlite3.Connection,
     *,
@@ -41,6 +51,8 @@ def migrate(
 ) -> list[str]:
     """Bring the database up to date on ``conn`` (autocommit mode); return the versions applied."""
     steps = load_migrations("sqlite") if migrations is None else migrations
+    if _up_to_date(conn, steps):
+        return []  # a read only: opening never waits for another connection's write
     # In a BEGIN IMMEDIATE too: a bare write that starts as a read cannot wait for
     # the lock when another connection commits first (SQLITE_BUSY_SNAPSHOT).
     conn.execute("BEGIN IMMEDIATE")

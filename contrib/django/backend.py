@@ -7,10 +7,14 @@ enqueued inside ``transaction.atomic()`` commits or rolls back with it).
 
 from __future__ import annotations
 
+import importlib
 import json
+import sys
 import threading
 from typing import Any
 
+import attrs
+from django.apps import apps
 from django.db import connections, transaction
 from django.tasks import Task, TaskResult, TaskResultStatus
 from django.tasks.backends.base import BaseTaskBackend
@@ -18,7 +22,6 @@ from django.tasks.exceptions import TaskResultDoesNotExist
 from django.tasks.signals import task_enqueued
 from django.utils import timezone
 from django.utils.json import normalize_json
-from django.utils.module_loading import import_string
 
 from jobtable.adapters.system_clock import SystemClock
 from jobtable.contrib.django import databases
@@ -49,10 +52,6 @@ class JobtableBackend(BaseTaskBackend):
         if given is None:
             databases.check_usable(DJANGO_DATABASE)  # psycopg2, memory: refused at start
         self._given: str | None = None if given is None else str(given)
-        self._lock = threading.Lock()
-        self._client: Client | None = None
-        self._store: Store | None = None
-        self._kinds: dict[str, Kind[TaskCall]] = {}
 
     # -- the database --------------------------------------------------------
 
@@ -67,21 +66,14 @@ class JobtableBackend(BaseTaskBackend):
         return self._given is None
 
     def client(self) -> Client:
-        """The jobtable client over the database, opened (and migrated) on first use."""
-        with self._lock:
-            if self._client is None:
-                clock = SystemClock()
-                self._store = open_store(self.database, synchronous="full", now=clock.now())
-                self._client = Client(self._store, clock)
-            return self._client
+        """The jobtable client over the database, opened (and migrated) on first use: one per
+        database for the whole process, whichever thread's backend asks (Django makes one
+        backend per thread)."""
+        return _opened(self.database).client
 
     def close(self) -> None:
         """Close the database's connections (the worker and tests; Django never asks)."""
-        with self._lock:
-            store, self._store, self._client = self._store, None, None
-            self._kinds.clear()
-        if store is not None:
-            store.close()
+        _close(self.database)
 
     # -- enqueue ---------------------------------------------------------------
 
@@ -125,11 +117,14 @@ class JobtableBackend(BaseTaskBackend):
 
     def _kind(self, task: Task) -> Kind[TaskCall]:
         """The handle that enqueues ``task``, registered on first use."""
-        client = self.client()
-        with self._lock:
-            kind = self._kinds.get(task.module_path)
+        if self.shares_django_database and self.database not in _OPENED:
+            databases.check_tables_inside_transaction(DJANGO_DATABASE)
+        opened = _opened(self.database)
+        with opened.lock:
+            kind = opened.kinds.get(task.module_path)
             if kind is None:
-                kind = self._kinds[task.module_path] = register_task(client.kinds, task, self)
+                kind = register_task(opened.client.kinds, task, self)
+                opened.kinds[task.module_path] = kind
             return kind
 
     # -- results -----------------------------------------------------------------
@@ -138,11 +133,8 @@ class JobtableBackend(BaseTaskBackend):
         detail = self.client().detail(result_id) if could_exist(str(result_id)) else None
         if detail is None:
             raise TaskResultDoesNotExist(result_id)
-        try:
-            task = import_string(detail.job.kind)
-        except ImportError:
-            task = None
-        if not isinstance(task, Task):
+        task = _task_named(detail.job.kind)
+        if task is None:
             raise TaskResultDoesNotExist(f"{result_id} is a job of {detail.job.kind}, not a task")
         return task_result(task, detail, self.alias)
 
@@ -155,6 +147,56 @@ class JobtableBackend(BaseTaskBackend):
             [] if detail is None else [a.runner_id for a in detail.attempts[:-1] if a.runner_id]
         )
         return [*earlier, ctx.runner_id]
+
+
+@attrs.define
+class _Opened:
+    client: Client
+    store: Store
+    lock: threading.Lock = attrs.Factory(threading.Lock)
+    kinds: dict[str, Kind[TaskCall]] = attrs.Factory(dict)
+
+
+_OPENED: dict[str, _Opened] = {}
+_OPENING = threading.Lock()
+
+
+def _opened(database: str) -> _Opened:
+    with _OPENING:
+        opened = _OPENED.get(database)
+        if opened is None:
+            clock = SystemClock()
+            store = open_store(database, synchronous="full", now=clock.now())
+            opened = _OPENED[database] = _Opened(client=Client(store, clock), store=store)
+        return opened
+
+
+def _close(database: str) -> None:
+    with _OPENING:
+        opened = _OPENED.pop(database, None)
+    if opened is not None:
+        opened.store.close()
+
+
+def _task_named(kind: str) -> Task | None:
+    """The task a job's kind names: a task of an installed app (or of a module already
+    imported), never a module imported only because a row names it."""
+    module_name, _, attribute = kind.rpartition(".")
+    module = sys.modules.get(module_name)
+    if module is None and module_name and _in_installed_app(module_name):
+        try:
+            module = importlib.import_module(module_name)
+        except Exception:
+            return None
+    found = getattr(module, attribute, None) if module is not None else None
+    return found if isinstance(found, Task) else None
+
+
+def _in_installed_app(module_name: str) -> bool:
+    return any(
+        module_name == app.name or module_name.startswith(f"{app.name}.")
+        for app in apps.get_app_configs()
+    )
 
 
 def _call(task: Task, args: Any, kwargs: Any) -> TaskCall:

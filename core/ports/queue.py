@@ -20,6 +20,7 @@ from jobtable.core.jobs import (
     NewJob,
 )
 from jobtable.core.outcome import Outcome
+from jobtable.core.schedules import StoredSchedule
 
 
 class JobQueue(Protocol):
@@ -183,6 +184,10 @@ class JobQueue(Protocol):
         """The claims of jobs running under ``runner_id`` that someone asked to cancel."""
         ...
 
-    def record_schedule(self, name: str, *, now: datetime.datetime) -> datetime.datetime:
-        """When the schedule ``name`` was first recorded (now, the first time it is seen)."""
+    def record_schedule(
+        self, schedule: StoredSchedule, *, now: datetime.datetime
+    ) -> datetime.datetime:
+        """Record ``schedule`` as this runner runs it (its kind, expression, zone and queue,
+        for any process to list); when a schedule of its name was first recorded (now, the
+        first time it is seen)."""
         ...

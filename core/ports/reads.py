@@ -14,6 +14,7 @@ from jobtable.core.held_back import HeldBack, QueueUse
 from jobtable.core.job_history import JobEvents
 from jobtable.core.jobs import Job, JobCount, JobDetail, JobFilter, QueueState
 from jobtable.core.limits import RateLimit, RunningLimit
+from jobtable.core.schedules import StoredSchedule
 
 
 class JobReads(Protocol):
@@ -23,6 +24,11 @@ class JobReads(Protocol):
 
     def detail(self, job_id: str) -> JobDetail | None:
         """Everything about the job that may be shown, or None when there is none."""
+        ...
+
+    def schedules(self) -> list[StoredSchedule]:
+        """Every schedule a runner recorded, by name, with its queue's pause and its last
+        tick (``next_run`` left None: the core works it out)."""
         ...
 
     def jobs_ahead(self, detail: JobDetail) -> int:

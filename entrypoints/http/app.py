@@ -24,6 +24,7 @@ from jobtable.entrypoints.http.operations import (
     QueuesResource,
     RetryResource,
     RunnersResource,
+    SchedulesResource,
 )
 from jobtable.entrypoints.http.resources import (
     BatchResource,
@@ -99,6 +100,7 @@ def create_app(
     app.add_route("/api/v1/queues/{name}/pause", QueuePauseResource(runner, paused=True))
     app.add_route("/api/v1/queues/{name}/resume", QueuePauseResource(runner, paused=False))
     app.add_route("/api/v1/runners", RunnersResource(runner))
+    app.add_route("/api/v1/schedules", SchedulesResource(runner))
     add_dashboard(app, runner, gate, streams=slots)
     return app
 

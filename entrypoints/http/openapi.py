@@ -210,6 +210,16 @@ def _operating_paths() -> dict[str, Any]:
                 },
             }
         },
+        "/api/v1/schedules": {
+            "get": {
+                "summary": "every periodic schedule a runner recorded at start, by name",
+                "responses": {
+                    "200": _json("the schedules", _listing("schedules", "Schedule")),
+                    "401": _UNAUTHENTICATED,
+                    **_COMMON,
+                },
+            }
+        },
     }
 
 

@@ -219,6 +219,28 @@ RUNNER = _object(
     }
 )
 
+SCHEDULE = _object(
+    {
+        "name": {"type": "string"},
+        "kind": {"type": "string"},
+        "expression": {
+            "type": "string",
+            "description": "a five-field cron expression, or `every Ns`",
+        },
+        "timezone": {"type": "string", "description": "the zone a cron expression is read in"},
+        "queue": {"type": "string", "description": "the queue its jobs go to"},
+        "queue_paused": {"type": "boolean"},
+        "next_run": {
+            **OPTIONAL_TIME,
+            "description": "its next tick; null when its expression cannot be read",
+        },
+        "last_tick": {
+            **OPTIONAL_TIME,
+            "description": "the latest tick whose job is still kept (null: none yet, or pruned)",
+        },
+    }
+)
+
 SCHEMAS = {
     "Error": ERROR,
     "Job": JOB,
@@ -229,4 +251,5 @@ SCHEMAS = {
     "Queue": QUEUE,
     "QueueLimits": QUEUE_LIMITS,
     "Runner": RUNNER,
+    "Schedule": SCHEDULE,
 }

@@ -133,6 +133,14 @@ def set_paused(runner: Runner, name: str, *, paused: bool) -> None:
         raise api_error(400, "invalid_option", f"{error.field}: {error.problem}") from None
 
 
+class SchedulesResource:
+    def __init__(self, runner: Runner) -> None:
+        self._runner = runner
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        resp.media = {"schedules": [views.schedule(s) for s in self._runner.schedules()]}
+
+
 class RunnersResource:
     def __init__(self, runner: Runner) -> None:
         self._runner = runner

@@ -13,7 +13,11 @@ from jobtable.entrypoints.ui.guard import CSRF_FIELD
 from jobtable.entrypoints.ui.markup import Markup, el, fragment
 
 HTML = "text/html; charset=utf-8"
-NAVIGATION = (("overview", "/ui/", "Overview"), ("jobs", "/ui/jobs", "Jobs"))
+NAVIGATION = (
+    ("overview", "/ui/", "Overview"),
+    ("jobs", "/ui/jobs", "Jobs"),
+    ("schedules", "/ui/schedules", "Schedules"),
+)
 
 
 def action_form(action: str, label: str, *, csrf: str, danger: bool = False) -> Markup:

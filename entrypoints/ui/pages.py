@@ -18,6 +18,7 @@ from jobtable.entrypoints.ui.job_list import PAGE_SIZE, Filters, render_jobs
 from jobtable.entrypoints.ui.job_page import render_job, render_missing
 from jobtable.entrypoints.ui.layout import see_other, send_page
 from jobtable.entrypoints.ui.overview import OverviewReads, render_overview
+from jobtable.entrypoints.ui.schedules_page import render_schedules
 
 
 class _Page:
@@ -54,6 +55,11 @@ class OverviewData(_Page):
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         resp.media = self._reads.shared().data()
+
+
+class SchedulesPage(_Page):
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        send_page(resp, render_schedules(self._runner.schedules(), csrf=self._csrf(req)))
 
 
 class JobPage(_Page):

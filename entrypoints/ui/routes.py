@@ -17,6 +17,7 @@ from jobtable.entrypoints.ui.pages import (
     JobPage,
     OverviewData,
     OverviewPage,
+    SchedulesPage,
 )
 from jobtable.entrypoints.ui.static_files import StaticFiles
 
@@ -35,6 +36,7 @@ def add_dashboard(
     app.add_route("/ui/", OverviewPage(runner, gate, reads))
     app.add_route("/ui/data/overview", OverviewData(runner, gate, reads))
     app.add_route("/ui/jobs", JobListPage(runner, gate))
+    app.add_route("/ui/schedules", SchedulesPage(runner, gate))
     app.add_route("/ui/jobs/{job_id}", JobPage(runner, gate))
     app.add_route("/ui/jobs/{job_id}/events", JobEvents(runner, gate, streams))
     app.add_route("/ui/jobs/{job_id}/cancel", CancelAction(runner, gate))

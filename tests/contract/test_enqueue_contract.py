@@ -9,6 +9,7 @@ import pytest
 
 from jobtable.core import NewJob, Status
 from jobtable.core.ids import JobIdGenerator
+from jobtable.core.schedules import StoredSchedule
 from tests.contract.test_lifecycle_contract import T0, later
 from tests.support.stores import application_connection
 
@@ -19,10 +20,40 @@ def new_job(**fields) -> NewJob:
     return NewJob(id=_ids.next_id(int(T0.timestamp() * 1000)), kind="count", payload="{}", **fields)
 
 
+def stored(name: str, **fields) -> StoredSchedule:
+    given = {"kind": "count", "expression": "0 3 * * *", "timezone": "UTC", "queue": "default"}
+    return StoredSchedule(name=name, **{**given, **fields})
+
+
 def test_a_schedule_is_first_seen_once_and_that_time_is_kept(store):
-    assert store.record_schedule("nightly", now=T0) == T0
-    assert store.record_schedule("nightly", now=later(3600)) == T0  # a restart finds the first
-    assert store.record_schedule("hourly", now=later(60)) == later(60)  # each name its own
+    assert store.record_schedule(stored("nightly"), now=T0) == T0
+    assert store.record_schedule(stored("nightly"), now=later(3600)) == T0  # a restart: the first
+    assert store.record_schedule(stored("hourly"), now=later(60)) == later(60)  # each its own
+
+
+def test_schedules_are_listed_as_last_recorded_with_their_queues_pause_and_last_tick(store):
+    store.record_schedule(stored("nightly", expression="0 2 * * *"), now=T0)
+    store.record_schedule(
+        stored("nightly", expression="0 3 * * *", timezone="Europe/Berlin", queue="reports"),
+        now=later(60),
+    )  # a later deploy changed it
+    store.record_schedule(stored("beat", kind="ping", expression="every 30s"), now=T0)
+    store.set_queue_paused("reports", paused=True, now=T0)
+    for tick in (later(3600), later(7200)):  # two ticks' jobs, and a look-alike of another kind
+        key = f"schedule:nightly@{tick.isoformat()}"
+        store.create(new_job(unique_key=key, run_at=tick, unique_while_active=False), now=T0)
+    store.create(new_job(unique_key=f"schedule:nightlyx@{later(9999).isoformat()}"), now=T0)
+    assert store.schedules() == [
+        stored("beat", kind="ping", expression="every 30s"),
+        stored(
+            "nightly",
+            expression="0 3 * * *",
+            timezone="Europe/Berlin",
+            queue="reports",
+            queue_paused=True,
+            last_tick=later(7200),
+        ),
+    ]
 
 
 def test_an_enqueue_in_the_applications_transaction_exists_once_it_commits_never_on_rollback(

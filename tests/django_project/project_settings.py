@@ -21,7 +21,10 @@ if _database.startswith("postgresql://"):
             "USER": _url.username or "",
             "HOST": _url.hostname or "",
             "PORT": _url.port or "",
-            "OPTIONS": {"options": _query["options"]} if "options" in _query else {},
+            # Django's documented spelling, with a space: "-c search_path=..."
+            "OPTIONS": {"options": _query["options"].replace("-c", "-c ", 1)}
+            if "options" in _query
+            else {},
         }
     }
 else:

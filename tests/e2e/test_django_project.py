@@ -26,7 +26,9 @@ from tests.support.repository import REPO
 pytestmark = pytest.mark.e2e
 PROJECT = REPO / "tests" / "django_project"
 PYTHON = Path(os.environ.get("JOBTABLE_TEST_DJANGO_PYTHON", REPO / ".venv-django/bin/python"))
-FINISHED = ("plain", "committed", "failed", "async", "extra", "context", "bad_return")
+FINISHED = (
+    "plain", "committed", "other_thread", "failed", "async", "extra", "context", "bad_return"
+)  # fmt: skip
 
 
 @pytest.fixture
@@ -70,8 +72,8 @@ def test_django_tasks_enqueue_run_and_report_through_jobtable(database, django_p
     )
     rows = dict(query(database, "SELECT id, kind FROM jobs"))
     assert ids["rolled_back"] not in rows
-    assert len(rows) == 9
-    assert query(database, "SELECT count(*) FROM shop_order") == [(1,)]  # the committed one
+    assert len(rows) == 10
+    assert query(database, "SELECT count(*) FROM shop_order") == [(2,)]  # the committed ones
     # Django's priority p maps to round((100 - p) * 9 / 200); run_after to run_at.
     priorities = dict(query(database, "SELECT id, priority FROM jobs"))
     assert (priorities[ids["context"]], priorities[ids["plain"]], priorities[ids["later"]]) == (
@@ -111,7 +113,8 @@ def test_django_tasks_enqueue_run_and_report_through_jobtable(database, django_p
     results = dict(zip(names, json.loads(answered.stdout), strict=True))
     assert {name: (r["status"], r["return_value"]) for name, r in results.items()} == {
         "plain": ("SUCCESSFUL", 5),
-        "committed": ("SUCCESSFUL", 1),  # it saw the order committed with it
+        "committed": ("SUCCESSFUL", 2),  # it saw the orders committed with it and the other
+        "other_thread": ("SUCCESSFUL", 42),
         "failed": ("FAILED", None),
         "async": ("SUCCESSFUL", {"url": "https://example.com", "fetched": True}),
         "extra": ("SUCCESSFUL", "HI"),
@@ -181,3 +184,45 @@ def test_the_worker_command_refuses_a_bad_option_in_one_line(django_python, tmp_
     helped = manage(django_python, env, "jobtable_worker", "--help")
     for flag in ("--workers", "--async-workers", "--queues", "--processes", "--tasks", "--grace"):
         assert flag in helped.stdout
+
+
+def test_a_postgresql_database_of_djangos_reaches_jobtable_as_the_same_settings(django_python):
+    """Django's settings as a URL libpq reads back unchanged, whatever a password holds."""
+    script = (
+        "from django.conf import settings\n"
+        "settings.configure()\n"
+        "import json\n"
+        "from psycopg.conninfo import conninfo_to_dict\n"
+        "from jobtable.contrib.django.databases import postgres_url\n"
+        "given = [\n"
+        "    dict(NAME='shop db', USER='app@x', PASSWORD='p:@/ %+&?', HOST='db.local', PORT=5432,\n"
+        "         OPTIONS={'options': '-c search_path=shop', 'sslmode': 'require', 'pool': True}),\n"
+        "    dict(NAME='db', USER='u', HOST='::1', PORT=5433),\n"
+        "    dict(NAME='db', HOST='/var/run/postgresql', PORT='5432', OPTIONS={'keepalives': 1}),\n"
+        "]\n"
+        "print(json.dumps([conninfo_to_dict(postgres_url(each)) for each in given]))\n"
+    )
+    done = subprocess.run(
+        [str(django_python), "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [
+        {"dbname": "shop db", "user": "app@x", "password": "p:@/ %+&?", "host": "db.local",
+         "port": "5432", "options": "-c search_path=shop", "sslmode": "require"},
+        {"dbname": "db", "user": "u", "host": "::1", "port": "5433"},
+        {"dbname": "db", "host": "/var/run/postgresql", "port": "5432", "keepalives": "1"},
+    ]  # fmt: skip
+
+
+def test_without_jobtables_tables_an_enqueue_in_atomic_says_to_migrate(django_python, tmp_path):
+    """On SQLite, jobtable's tables cannot be made under Django's write lock: ``manage.py
+    migrate`` makes them (its app's migration); without them the enqueue says so at once."""
+    env = project_env(str(tmp_path / "site.db"), tmp_path)
+    assert manage(django_python, env, "migrate", "shop", "-v", "0").returncode == 0
+    done = manage(django_python, env, "shop", "enqueue-in-atomic")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {
+        "refused": "jobtable's tables are missing or out of date in Django's database, and "
+        "they cannot be made inside transaction.atomic(): run `python manage.py migrate`"
+    }
+    assert query(str(tmp_path / "site.db"), "SELECT count(*) FROM shop_order") == [(0,)]

@@ -25,7 +25,7 @@ UI_PUBLIC = {"/ui/login", "/ui/static/{name}"}
 UI_SESSION = {
     "/ui", "/ui/", "/ui/data/overview", "/ui/logout", "/ui/jobs", "/ui/jobs/{job_id}",
     "/ui/jobs/{job_id}/events", "/ui/jobs/{job_id}/cancel", "/ui/jobs/{job_id}/retry",
-    "/ui/queues/{name}/pause", "/ui/queues/{name}/resume",
+    "/ui/queues/{name}/pause", "/ui/queues/{name}/resume", "/ui/schedules",
 }  # fmt: skip
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 JOB_BODY = b'{"kind": "noop", "payload": {}}'
@@ -37,7 +37,7 @@ PRIVATE = {
     "/api/v1/jobs", "/api/v1/jobs/batch", "/api/v1/jobs/{job_id}", "/api/v1/jobs/{job_id}/detail",
     "/api/v1/jobs/{job_id}/cancel", "/api/v1/jobs/{job_id}/retry", "/api/v1/jobs/{job_id}/events",
     "/api/v1/queues", "/api/v1/queues/{name}", "/api/v1/queues/{name}/pause",
-    "/api/v1/queues/{name}/resume", "/api/v1/runners", "/metrics",
+    "/api/v1/queues/{name}/resume", "/api/v1/runners", "/api/v1/schedules", "/metrics",
 }  # fmt: skip
 
 REFUSED_AUTHORIZATIONS = {
@@ -136,6 +136,7 @@ def test_the_correct_token_opens_every_route(system, client, case):
         ("POST", "/api/v1/queues/{name}/pause"): 200,
         ("POST", "/api/v1/queues/{name}/resume"): 200,
         ("GET", "/api/v1/runners"): 200,
+        ("GET", "/api/v1/schedules"): 200,
         ("GET", "/metrics"): 200,
     }
     for path in api_routes(client):
@@ -276,6 +277,7 @@ def test_a_valid_session_opens_every_dashboard_route(system, client):
         ("GET", "/ui/"): 200,
         ("GET", "/ui/data/overview"): 200,
         ("GET", "/ui/jobs"): 200,
+        ("GET", "/ui/schedules"): 200,
         ("GET", "/ui/jobs/{job_id}"): 200,
         ("GET", "/ui/jobs/{job_id}/events"): 200,
         ("POST", "/ui/jobs/{job_id}/cancel"): 303,

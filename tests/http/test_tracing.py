@@ -84,3 +84,11 @@ def test_the_callers_context_does_not_outlive_its_request(traced, spans):
     post(client, "/api/v1/jobs", {"kind": "counted", "payload": {}})
     first, second = spans.named("send counted")
     assert first.parent is not None and second.parent is None
+
+
+def test_a_server_span_of_the_applications_own_stays_the_parent(traced, spans):
+    _, client = traced
+    with spans.provider.get_tracer("wsgi").start_as_current_span("POST /api/v1/jobs") as server:
+        post(client, "/api/v1/jobs", {"kind": "counted", "payload": {}}, traceparent=PARENT)
+    sent = spans.one("send counted")
+    assert sent.parent is not None and sent.parent.span_id == server.get_span_context().span_id

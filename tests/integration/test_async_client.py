@@ -130,3 +130,28 @@ def test_an_async_client_that_is_not_open_says_so():
     client = jobtable.AsyncClient("nowhere.db", kinds=KINDS)
     with pytest.raises(RuntimeError, match="not open"):
         run(client.get("x"))
+
+
+def test_a_wait_or_follow_cancelled_while_it_subscribes_leaves_no_subscription(database):
+    """A request gone (a client that disconnected, a ``wait_for`` that timed out) while its
+    wait was still starting must not leave a waiter that every change pokes for ever."""
+
+    async def scenario() -> None:
+        async with jobtable.AsyncClient(database, kinds=KINDS, threads=1) as client:
+            job_id = await client.enqueue("count", {"steps": 1})
+            hub = client.client.changes
+            before = hub.watched()
+
+            async def follow() -> None:
+                async for _ in client.follow(job_id):
+                    pass
+
+            for start in [lambda: client.wait(job_id, timeout=DEADLINE), follow] * 20:
+                task = asyncio.ensure_future(start())
+                await asyncio.sleep(0)  # it has subscribed and awaits its first look
+                task.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await task
+            assert hub.watched() == before
+
+    run(scenario())

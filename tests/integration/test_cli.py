@@ -167,7 +167,8 @@ def test_migrate_brings_a_database_up_to_date_and_says_what_it_applied(tmp_path,
         == f"{database}: applied 0001_jobs, 0002_jobs_status, 0003_runners, 0004_lifecycle, "
         "0005_observe, 0006_batched_history, 0007_readable_times, 0008_snooze_count, "
         "0009_unique_while_unfinished, 0010_cheap_rows, 0011_claimed_ahead, 0012_limits, "
-        "0013_queue_limits, 0014_error_class_and_trace\n"
+        "0013_queue_limits, 0014_error_class_and_trace, "
+        "0015_schedule_listing\n"
     )
     assert main(["migrate", "--database", str(database)]) == 0
     assert capsys.readouterr().out == f"{database}: already up to date\n"
@@ -282,7 +283,7 @@ def test_a_kinds_module_in_the_current_directory_is_found_without_pythonpath(
 @pytest.mark.parametrize(
     "command",
     ["serve", "worker", "migrate", "enqueue", "get", "cancel", "queues", "pause", "resume",
-     "runners"],
+     "runners", "schedules"],
 )  # fmt: skip
 def test_every_command_has_help_naming_its_environment_variables(capsys, command):
     with pytest.raises(SystemExit) as exit_:

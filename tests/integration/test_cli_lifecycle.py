@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime
 import io
 import json
+import zoneinfo
 from collections.abc import Iterator
 
 import attrs
@@ -64,8 +65,10 @@ def wait_until_told(ctx: JobContext, payload: Nothing) -> Done:
 
 
 def register(kinds):
-    """What ``--kinds tests.integration.test_cli_lifecycle`` loads: a kind of queue slow."""
-    kinds.register("wait", wait_until_told, payload=Nothing, queue="slow")
+    """What ``--kinds tests.integration.test_cli_lifecycle`` loads: a kind of queue slow, and
+    a schedule of it that ticks once a year."""
+    waits = kinds.register("wait", wait_until_told, payload=Nothing, queue="slow")
+    kinds.cron("0 0 1 1 *", waits, Nothing(), name="new-year", timezone="Asia/Tokyo")
 
 
 KINDS = "tests.integration.test_cli_lifecycle"
@@ -419,6 +422,23 @@ def test_runners_lists_the_live_runners_as_json_lines_when_piped(capsys, databas
     (listed,) = json_lines(out)
     assert listed["id"] == elsewhere.runner.id
     assert (listed["kinds"], listed["queues"], listed["workers"]) == (["noop", "wait"], ["slow"], 1)
+
+
+def test_schedules_lists_what_the_runners_run_as_json_lines_when_piped(capsys, database, elsewhere):
+    _code, out, _ = cli(capsys, "schedules", "--database", database)
+    (listed,) = json_lines(out)
+    next_run = listed.pop("next_run")
+    assert listed == {
+        "name": "new-year",
+        "kind": "wait",
+        "expression": "0 0 1 1 *",
+        "timezone": "Asia/Tokyo",
+        "queue": "slow",
+        "queue_paused": False,
+        "last_tick": None,
+    }
+    tokyo = datetime.datetime.fromisoformat(next_run).astimezone(zoneinfo.ZoneInfo("Asia/Tokyo"))
+    assert (tokyo.month, tokyo.day, tokyo.hour, tokyo.minute) == (1, 1, 0, 0)
 
 
 def test_lists_are_tables_on_a_terminal():

@@ -114,6 +114,7 @@ def test_a_schema_upgraded_to_0010_keeps_its_lists_counts_and_history():
                 "0012_limits",
                 "0013_queue_limits",
                 "0014_error_class_and_trace",
+                "0015_schedule_listing",
             ]
             listed = {
                 status: [

@@ -39,6 +39,7 @@ def test_a_new_schema_gets_every_migration_once_and_reopening_changes_nothing():
             "0012_limits",
             "0013_queue_limits",
             "0014_error_class_and_trace",
+            "0015_schedule_listing",
         ]
         store.close()
         again = open_store(url, schema)
@@ -83,6 +84,7 @@ def test_concurrent_openers_apply_each_migration_once():
             "0012_limits",
             "0013_queue_limits",
             "0014_error_class_and_trace",
+            "0015_schedule_listing",
         ]
         for store in opened:
             store.close()

@@ -36,6 +36,7 @@ ALL_VERSIONS = [
     "0012_limits",
     "0013_queue_limits",
     "0014_error_class_and_trace",
+    "0015_schedule_listing",
 ]
 
 LEGACY_SCHEMA = """

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime
+
 import attrs
 import pytest
 
@@ -143,3 +145,35 @@ def test_the_kit_honours_a_rate_on_its_fake_clock_and_a_limit_in_its_drain():
     assert [job.id for job in kit.drain()] == ids[2:4]
     kit.advance(60)
     assert [job.id for job in kit.drain()] == ids[4:]
+
+
+def test_advancing_the_clock_fires_each_schedules_ticks_on_the_way():
+    kit = JobTestKit()
+    seen: list[str] = []
+
+    def hourly_report(ctx: JobContext, payload: CountPayload) -> CountResult:
+        seen.append(kit.clock.now().isoformat())
+        return CountResult(done=payload.steps)
+
+    reports = kit.kinds.register("report", hourly_report, payload=CountPayload)
+    kit.kinds.cron("0 * * * *", reports, CountPayload(steps=1), name="hourly")
+    kit.kinds.every(1800, reports, CountPayload(steps=2), name="half-hourly")
+    start = kit.clock.now()
+    kit.advance(3 * 3600)  # every tick from the first advance on, each once
+    finished = kit.drain()
+
+    def ticks(period: int) -> int:  # ticks in [start, start + 3 h]: multiples of the period
+        first = -(-int(start.timestamp()) // period) * period
+        return len(range(first, int(start.timestamp()) + 3 * 3600 + 1, period))
+
+    assert ticks(3600) >= 3 and ticks(1800) >= 6
+    assert sorted(job.result["done"] for job in finished) == [1] * ticks(3600) + [2] * ticks(1800)
+    assert len(seen) == len({job.id for job in finished}) == ticks(3600) + ticks(1800)
+    assert kit.clock.now() == start + datetime.timedelta(hours=3)
+    kit.advance(60)  # no tick passed: nothing new
+    assert kit.drain() == []
+    listed = {stored.name: stored for stored in kit.runner.schedules()}
+    assert set(listed) == {"hourly", "half-hourly"}
+    assert listed["hourly"].expression == "0 * * * *" and listed["hourly"].next_run is not None
+    assert listed["half-hourly"].expression == "every 1800s"
+    assert listed["hourly"].last_tick is not None and listed["hourly"].last_tick <= kit.clock.now()

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from opentelemetry import trace
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
@@ -194,3 +194,33 @@ def test_without_tracing_nothing_is_stored(make_system, shared_store):
 
 def test_the_default_is_opentelemetry_when_it_is_installed():
     assert isinstance(default_tracing(), OpenTelemetryTracing)
+
+
+class Raising(SpanProcessor):
+    """A span processor that raises where ``where`` says: the SDK does not guard them."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def on_start(self, span: Any, parent_context: Any = None) -> None:
+        if self.where == "start":
+            raise RuntimeError("processor failed")
+
+    def on_end(self, span: ReadableSpan) -> None:
+        if self.where == "end":
+            raise RuntimeError("processor failed")
+
+
+@pytest.mark.parametrize("where", ["start", "end"])
+def test_a_tracer_that_raises_never_fails_or_holds_up_a_job(make_system, where, caplog):
+    provider = TracerProvider()
+    provider.add_span_processor(Raising(where))
+    system = make_system(tracing=OpenTelemetryTracing(provider))
+    kind = system.kinds.register("counted", count, payload=CountPayload)
+    system.start()
+    job_ids = [kind.enqueue(CountPayload(steps=n)) for n in (1, 2)]
+    for job_id in job_ids:
+        assert system.wait_for(job_id).status is Status.SUCCEEDED
+    assert "tracing failed" in caplog.text and "error_type=RuntimeError" in caplog.text
+    assert "processor failed" not in caplog.text + system.logs.text
+    assert trace.get_current_span().get_span_context().is_valid is False  # nothing left attached

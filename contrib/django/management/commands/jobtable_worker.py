@@ -64,7 +64,10 @@ class Command(BaseCommand):
             )
         os.environ[BACKEND] = alias
         os.environ[TASK_MODULES] = ",".join(options["tasks"])
-        argv = ["worker", "--database", options["database"] or backend.database]
+        # In the environment, not on the command line: the children of --processes inherit
+        # it, and a password in it never shows in ps.
+        os.environ["JOBTABLE_DATABASE"] = options["database"] or backend.database
+        argv = ["worker"]
         kinds = ["jobtable.contrib.django.worker_kinds", *filter(None, [options["kinds"]])]
         argv += ["--kinds", ",".join(kinds)]
         for name in WORKER_OPTIONS:

@@ -4,9 +4,10 @@ as JSON; ``manage.py shop results ID...`` prints what ``get_result`` says of eac
 import asyncio
 import datetime
 import json
+import threading
 
 from django.core.management.base import BaseCommand
-from django.db import transaction
+from django.db import connection, transaction
 from django.tasks import task_backends
 from django.utils import timezone
 from elsewhere_tasks import nobody_runs_me
@@ -27,15 +28,33 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         if options["action"] == "enqueue":
             print(json.dumps(enqueue()))
+        elif options["action"] == "enqueue-in-atomic":
+            try:
+                with transaction.atomic():
+                    Order.objects.create(item="book")
+                    add.enqueue(1, 2)
+            except RuntimeError as error:
+                print(json.dumps({"refused": str(error)}))
         else:
             print(json.dumps([describe(add.get_backend().get_result(i)) for i in options["ids"]]))
 
 
 def enqueue():
-    ids = {"plain": add.enqueue(2, 3).id}
-    with transaction.atomic():
+    ids = {}
+    with transaction.atomic():  # the first enqueue of the process, after a write of Django's
         Order.objects.create(item="book")
         ids["committed"] = count_orders.enqueue().id
+
+    def in_another_thread():  # a backend of its own (Django keeps one per thread)
+        with transaction.atomic():
+            Order.objects.create(item="pen")
+            ids["other_thread"] = add.enqueue(20, 22).id
+        connection.close()
+
+    thread = threading.Thread(target=in_another_thread)
+    thread.start()
+    thread.join()
+    ids["plain"] = add.enqueue(2, 3).id
     try:
         with transaction.atomic():
             Order.objects.create(item="lost")

@@ -1,0 +1,48 @@
+"""The dashboard's schedules page: every periodic schedule a runner recorded at start, with
+its expression, time zone, queue (and whether it is paused), next run and last tick."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from jobtable.core.schedules import StoredSchedule
+from jobtable.entrypoints.ui.layout import page
+from jobtable.entrypoints.ui.markup import Markup, el
+from jobtable.entrypoints.ui.shown import when
+
+HEADS = ("Schedule", "Kind", "Expression", "Time zone", "Queue", "Next run", "Last tick")
+
+
+def render_schedules(schedules: Sequence[StoredSchedule], *, csrf: str) -> str:
+    rows = [_row(stored) for stored in schedules] or [
+        el(
+            "tr",
+            el("td", "No schedules: a runner lists the ones it runs when it starts.", colspan=7),
+        )
+    ]
+    table = el(
+        "table",
+        el("thead", el("tr", [el("th", head) for head in HEADS])),
+        el("tbody", rows),
+        class_="schedules",
+    )
+    return page("Schedules", el("section", table), name="schedules", csrf=csrf)
+
+
+def _row(stored: StoredSchedule) -> Markup:
+    queue = el(
+        "a", stored.queue, href=f"/ui/jobs?queue={stored.queue}", class_="queue"
+    ) if not stored.queue_paused else el(
+        "span", el("a", stored.queue, href=f"/ui/jobs?queue={stored.queue}"), " (paused)",
+        class_="paused",
+    )  # fmt: skip
+    return el(
+        "tr",
+        el("td", stored.name),
+        el("td", el("a", stored.kind, href=f"/ui/jobs?kind={stored.kind}")),
+        el("td", el("code", stored.expression)),
+        el("td", stored.timezone),
+        el("td", queue),
+        el("td", when(stored.next_run)),
+        el("td", when(stored.last_tick)),
+    )
