@@ -14,6 +14,7 @@ from jobtable.adapters.memory_state import (
     MemoryState,
     _parse,
     _parse_or_none,
+    _Row,
     _stamp,
 )
 from jobtable.core.job_history import JobEvents, events_after
@@ -27,7 +28,8 @@ from jobtable.core.jobs import (
     every_attempt,
 )
 from jobtable.core.limits import QueueLimit
-from jobtable.core.schedules import StoredSchedule, tick_key_prefix
+from jobtable.core.schedules import StoredSchedule, tick_of_key
+from jobtable.core.states import STATES, job_state
 from jobtable.core.status import Status
 
 
@@ -43,13 +45,14 @@ class MemoryReads(MemoryState):
             rows = [
                 row
                 for row in self._rows.values()
-                if (row.status.value if isinstance(row.status, Status) else row.status) in statuses
+                if _stored(row) in statuses
                 and (which.kind is None or row.kind == which.kind)
                 and (which.queue is None or row.queue == which.queue)
+                and (which.state is None or _state(row) == which.state.value)
                 and (after is None or row.id < after)
             ]
             rows.sort(key=lambda row: row.id, reverse=True)
-            return [self._public(row) for row in rows[:limit]]
+            return [attrs.evolve(self._public(row), state=_state(row)) for row in rows[:limit]]
 
     def events(self, job_id: str, *, after: int | None) -> JobEvents | None:
         with self._lock:
@@ -103,23 +106,24 @@ class MemoryReads(MemoryState):
                 last_code=row.last_code,
                 snoozes=row.snoozes,
                 payload=row.payload,
+                state=_state(row),
             )
 
     def schedules(self) -> list[StoredSchedule]:
         with self._lock:
             listed = []
             for name, stored in sorted(self._stored_schedules.items()):
-                prefix = tick_key_prefix(name)
                 ticks = [
-                    row.run_at
+                    (row.id, tick)
                     for row in self._rows.values()
-                    if row.kind == stored.kind and (row.unique_key or "").startswith(prefix)
+                    if row.kind == stored.kind
+                    and (tick := tick_of_key(name, row.unique_key)) is not None
                 ]
                 listed.append(
                     attrs.evolve(
                         stored,
                         queue_paused=stored.queue in self._paused,
-                        last_tick=_parse(max(ticks)) if ticks else None,
+                        last_tick=max(ticks)[1] if ticks else None,
                     )
                 )
             return listed
@@ -188,17 +192,21 @@ class MemoryReads(MemoryState):
     def queues(self) -> list[QueueState]:
         with self._lock:
             counts: dict[str, dict[str, int]] = {}  # queues that hold a job or a pause
+            states: dict[str, dict[str, int]] = {}
             named = self._paused | self._queue_limits.keys()
             for name in named | {row.queue for row in self._rows.values()}:
                 counts[name] = {status.value: 0 for status in Status}
+                states[name] = dict.fromkeys(STATES, 0)
             for row in self._rows.values():
                 counts[row.queue][row.shown_status().value] += 1
+                states[row.queue][_state(row)] += 1
             return [
                 QueueState(
                     name=name,
                     paused=name in self._paused,
                     counts=counts[name],
                     limit=self._queue_limits.get(name, QueueLimit()),
+                    states=states[name],
                 )
                 for name in sorted(counts)
             ]
@@ -206,3 +214,11 @@ class MemoryReads(MemoryState):
     def paused_queues(self) -> frozenset[str]:
         with self._lock:
             return frozenset(self._paused)
+
+
+def _stored(row: _Row) -> str:
+    return row.status.value if isinstance(row.status, Status) else str(row.status)
+
+
+def _state(row: _Row) -> str:
+    return job_state(_stored(row), row.last_code, row.error).value

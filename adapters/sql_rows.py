@@ -7,6 +7,8 @@ import json
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
+import attrs
+
 from jobtable.core.idempotency import KeptAnswer, stale_before
 from jobtable.core.job_history import JobEvent, JobEvents, events_after
 from jobtable.core.jobs import (
@@ -21,6 +23,14 @@ from jobtable.core.jobs import (
 )
 from jobtable.core.limits import QueueLimit, RateLimit
 from jobtable.core.liveness import RunnerInfo, RunnerRecord
+from jobtable.core.states import (
+    SQL_FAILED_STATE,
+    SQL_SCHEDULED_STATE,
+    SQL_STATE,
+    SQL_TEST,
+    STATES,
+    job_state,
+)
 from jobtable.core.status import Status
 
 
@@ -74,7 +84,7 @@ def job_detail(row: Any, *, parse_time: Callable[[Any], datetime.datetime]) -> J
     (
         job_id, kind, shown, result, error, queue, priority, run_at, attempt, max_attempts,
         created_at, started_at, finished_at, timeout, unique_key, cancel_requested,
-        claimed_by, attempts_log, last_code, _stored_status, snoozes, error_class, payload,
+        claimed_by, attempts_log, last_code, stored_status, snoozes, error_class, payload,
         version,
     ) = row  # fmt: skip
     job = public_job((job_id, kind, shown, result, error, version))
@@ -106,7 +116,13 @@ def job_detail(row: Any, *, parse_time: Callable[[Any], datetime.datetime]) -> J
         last_code=last_code,
         snoozes=snoozes,
         payload=payload,
+        state=job_state(stored_status, last_code, error).value,
     )
+
+
+def listed_job(row: Any) -> Job:
+    """A list's row (``public_job``'s and the state) as the job, its state told."""
+    return attrs.evolve(public_job(row[:6]), state=row[6])
 
 
 def public_job(row: Any) -> Job:
@@ -141,7 +157,10 @@ VERSION = "coalesce((SELECT max(version) FROM job_events WHERE job_id = jobs.id)
 """A job row's version: its newest change's number (0: never changed)."""
 
 _SHOWN = "CASE status WHEN 'scheduled' THEN 'queued' ELSE status END"
-_LISTED = f"SELECT id, kind, {_SHOWN} AS shown, result, error, {VERSION} AS version FROM jobs"
+_LISTED = (
+    f"SELECT id, kind, {_SHOWN} AS shown, result, error, {VERSION} AS version, "
+    f"{SQL_STATE} AS state FROM jobs"
+)
 
 
 _IN_INDEX = {
@@ -176,11 +195,16 @@ def list_statement(
         params["after"] = after
         common.append(f"id < {placeholder('after')}")
     tail = f" ORDER BY id DESC LIMIT {placeholder('limit')}"
-    if which.status is None and which.kind is None and which.queue is None:
+    if which.status is None and which.kind is None and which.queue is None and not which.state:
         where = f" WHERE {' AND '.join(common)}" if common else ""
         return _LISTED + where + tail, params
+    if which.state is not None and which.state in SQL_TEST:
+        common.append(SQL_TEST[which.state])
+    statuses = which.stored_statuses()
+    if not statuses:  # a state no job of that status can be in
+        return f"{_LISTED} WHERE 1 = 0{tail}", params
     branches = []
-    for number, status in enumerate(which.stored_statuses()):
+    for number, status in enumerate(statuses):
         conditions = [_IN_INDEX[status], *common]
         branch = f"{_LISTED} WHERE {' AND '.join(conditions)}{tail}"
         branches.append(f"SELECT * FROM ({branch}) AS branch{number}")
@@ -200,14 +224,37 @@ def queue_limits(rows: Any) -> dict[str, QueueLimit]:
     }
 
 
+QUEUE_STATES = " UNION ALL ".join(
+    f"SELECT queue, {told}, count(*) FROM jobs WHERE status = '{stored}' GROUP BY queue, 2"
+    for stored, told in (("failed", SQL_FAILED_STATE), ("scheduled", SQL_SCHEDULED_STATE))
+)
+"""The states a stored status does not tell by itself, by queue: the rows of the scheduled and
+failed jobs are told apart (the others' states are their statuses, counted from indexes
+alone): the failed ones from ``jobs_failed_by_queue`` alone (migration 0016), the scheduled
+ones (few: those due later) from their rows."""
+
+
+def counts_and_states(counts_by_status: str) -> str:
+    """The queues' counts by status (``queues.sql``) and ``QUEUE_STATES`` in one statement,
+    each row tagged ``status`` or ``state``: one snapshot, on PostgreSQL too (two statements
+    at READ COMMITTED see two moments)."""
+    return (
+        f"SELECT 'status', counted.* FROM ({counts_by_status}) AS counted "
+        f"UNION ALL SELECT 'state', split.* FROM ({QUEUE_STATES}) AS split"
+    )
+
+
 def queue_states(
-    counted: Any, paused: Collection[str], limits: Mapping[str, QueueLimit] | None = None
+    counted: Any,
+    paused: Collection[str],
+    limits: Mapping[str, QueueLimit] | None = None,
+    split: Any = (),
 ) -> list[QueueState]:
     """Every queue that holds jobs or is paused or limited, by name, with its jobs by public
     status.
 
     ``counted``: ``queue, stored status, count`` rows; ``paused``: the paused queues' names;
-    ``limits``: the limited queues' limits.
+    ``limits``: the limited queues' limits; ``split``: ``QUEUE_STATES``'s rows.
     """
     pauses = frozenset(paused)
     limits = limits or {}
@@ -221,6 +268,7 @@ def queue_states(
                 paused=name in pauses,
                 counts=counts,
                 limit=limits.get(name, QueueLimit()),
+                states=dict.fromkeys(STATES, 0),
             )
         return states[name]
 
@@ -229,6 +277,10 @@ def queue_states(
     for name, stored, count in counted:
         shown = Status.QUEUED.value if stored == "scheduled" else stored
         state(name).counts[shown] += int(count)
+        if stored not in ("scheduled", "failed"):
+            state(name).states[job_state(stored, None, None).value] += int(count)
+    for name, told, count in split:
+        state(name).states[told] += int(count)
     return [states[name] for name in sorted(states)]
 
 

@@ -47,7 +47,13 @@ class JobTestKit:
     def advance(self, seconds: float) -> None:
         """Move the clock on: jobs due by then run at the next ``drain()``. Each periodic
         schedule's ticks on the way are enqueued, one job per tick, as the clock passes it
-        (the schedules count from the first ``advance``, as from a first deploy)."""
+        (the schedules count from the first ``advance``, as from a first deploy; from then
+        on, as after ``drain()``, no kind may be registered). ValueError for seconds < 0."""
+        if not seconds >= 0:
+            raise ValueError(f"advance needs seconds >= 0, got {seconds!r}")
+        if not self.kinds.schedules():
+            self.clock.advance(seconds)  # nothing to fire: kinds may still be registered
+            return
         until = self.clock.monotonic() + seconds
         tick_at = self.runner.run_schedules()
         while tick_at is not None and tick_at <= until:

@@ -73,9 +73,10 @@ class ClientMethods:
         queue: str | None = None,
         limit: int = 50,
         after: str | None = None,
+        state: str | None = None,
     ) -> JobPage:
         return self.client.list_jobs(
-            status=status, kind=kind, queue=queue, limit=limit, after=after
+            status=status, kind=kind, queue=queue, limit=limit, after=after, state=state
         )
 
     def cancel(self, job_id: str) -> tuple[CancelOutcome, Job] | None:

@@ -29,6 +29,7 @@ from jobtable.core.liveness import RunnerRecord
 from jobtable.core.ports import JobStore
 from jobtable.core.retention import Pruner
 from jobtable.core.schedules import StoredSchedule, next_run
+from jobtable.core.states import State, check_state
 from jobtable.core.status import Status
 
 
@@ -157,10 +158,12 @@ class OperatorActions:
         queue: str | None = None,
         limit: int = 50,
         after: str | None = None,
+        state: str | None = None,
     ) -> JobPage:
-        """A page of jobs, newest first, that match every filter given.
+        """A page of jobs, newest first, that match every filter given, each with its state.
 
-        ``status`` is a public status (queued includes jobs due later);
+        ``status`` is a public status (queued includes jobs due later); ``state`` an
+        operator's state (core/states.py);
         ``limit`` is clamped to 1..500; ``after`` is the previous page's
         ``next_after``. Raises InvalidOptionError for an unknown status, or a kind, queue
         or ``after`` that no job could have.
@@ -169,6 +172,7 @@ class OperatorActions:
             status=_public_status(status),
             kind=None if kind is None else check_text(kind, "kind"),
             queue=None if queue is None else check_queue(queue),
+            state=_state(state),
         )
         if after is not None and not could_exist(after):
             raise InvalidOptionError("after", "must be the id of the last job of a page")
@@ -205,6 +209,15 @@ class OperatorActions:
         """Let ``key`` go: its request failed in a way a retry may fix (the database). A key
         whose answer was kept stays: its jobs were stored (the reply was lost after)."""
         self.store.drop_idempotent(key)
+
+
+def _state(name: str | None) -> State | None:
+    if name is None:
+        return None
+    try:
+        return check_state(name)
+    except ValueError as error:
+        raise InvalidOptionError("state", str(error).removeprefix("state ")) from None
 
 
 def _public_status(name: str | None) -> Status | None:

@@ -11,6 +11,7 @@ import attrs
 
 from jobtable.core.limits import QueueLimit
 from jobtable.core.policies import RetryPolicy
+from jobtable.core.states import STORED_STATUS, State
 from jobtable.core.status import Status
 
 DEFAULT_QUEUE = "default"
@@ -46,6 +47,9 @@ class Job:
     version: int = attrs.field(default=0, eq=False)
     """How many visible changes the job has had (0: as created). Its HTTP ETag; not
     part of equality, so two reads of one state compare equal whatever carried them."""
+    state: str | None = attrs.field(default=None, eq=False)
+    """Its operator's state (core/states.py) where the read tells it (lists, the detail);
+    never one of GET's five keys."""
 
     def to_public(self) -> dict[str, Any]:
         """The job as a JSON object with exactly the keys id, kind, status, result, error."""
@@ -223,6 +227,8 @@ class JobDetail:
     waiting: tuple[str, ...] = ()
     """Why it is not running, in plain sentences (empty for a running or finished job).
     Worked out by the core (``core/waiting.py``); a store leaves it empty."""
+    state: str | None = None
+    """Its operator's state (core/states.py): what it waits for, or how it ended."""
     payload: str | None = attrs.field(default=None, repr=False)
     """Its payload as stored (JSON text), for code that enqueued it (Django's
     ``get_result`` gives a task's arguments back); the HTTP API and the dashboard do not
@@ -252,6 +258,8 @@ class QueueState:
     """Limits an operator set on it at run time (none: ``QueueLimit()``)."""
     held_back: int = 0
     """Its due jobs a limit or a rate holds back now (its own, or their kinds')."""
+    states: dict[str, int] = attrs.field(factory=dict)
+    """Jobs by state (core/states.py), every state named."""
 
 
 @attrs.frozen(kw_only=True)
@@ -269,14 +277,27 @@ class JobFilter:
     status: Status | None = None
     kind: str | None = None
     queue: str | None = None
+    state: State | None = None
+    """An operator's state (core/states.py); with ``status`` too, a job must match both."""
 
     def stored_statuses(self) -> tuple[str, ...]:
-        """The stored statuses the public one covers (queued covers scheduled too)."""
+        """The stored statuses the public one covers (queued covers scheduled too), narrowed
+        to the state's."""
+        if self.state is not None:
+            stored = STORED_STATUS[self.state]
+            wanted = self.status is None or stored in _STORED_FOR[self.status]
+            return (stored,) if wanted else ()
         if self.status is None:
             return (*(status.value for status in Status), "scheduled")
         if self.status is Status.QUEUED:
             return ("queued", "scheduled")
         return (self.status.value,)
+
+
+_STORED_FOR = {
+    status: ("queued", "scheduled") if status is Status.QUEUED else (status.value,)
+    for status in Status
+}
 
 
 class RetryOutcome(enum.Enum):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime
 import math
+import re
 import zoneinfo
 from collections.abc import Iterator
 
@@ -108,7 +109,7 @@ class Schedule:
 
     def stored(self, queue: str) -> StoredSchedule:
         """What a runner records of it at start, so any process can list it."""
-        expression = self.cron if self.cron is not None else f"every {self.every:g}s"
+        expression = self.cron if self.cron is not None else f"every {_seconds(self.every)}s"
         return StoredSchedule(
             name=self.name,
             kind=self.kind,
@@ -118,9 +119,27 @@ class Schedule:
         )
 
 
+def _seconds(value: float | None) -> str:
+    """An interval as written back exactly: ``300``, ``1209601``, ``0.5``."""
+    assert value is not None
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
 def tick_key_prefix(name: str) -> str:
     """What every tick's unique key of the schedule ``name`` starts with."""
     return f"schedule:{name}@"
+
+
+def tick_of_key(name: str, key: str | None) -> datetime.datetime | None:
+    """The tick a unique key of the schedule ``name`` was made for; None for a key that is
+    not one (another schedule's whose name starts with ``name@``, or none)."""
+    prefix = tick_key_prefix(name)
+    if key is None or not key.startswith(prefix) or "@" in key[len(prefix) :]:
+        return None
+    try:
+        return datetime.datetime.fromisoformat(key[len(prefix) :])
+    except ValueError:
+        return None
 
 
 @attrs.frozen(kw_only=True)
@@ -225,6 +244,11 @@ def resolve_timezone(timezone: object) -> datetime.tzinfo:
         raise ValueError("timezone must be a name such as 'Europe/Berlin' or a tzinfo")
     if timezone.upper() == "UTC":
         return datetime.UTC
+    offset = _FIXED_OFFSET.fullmatch(timezone)
+    if offset is not None:  # a fixed offset, as timezone_name writes one: UTC+02:00
+        sign, hours, minutes = offset.groups()
+        delta = datetime.timedelta(hours=int(hours), minutes=int(minutes))
+        return datetime.timezone(-delta if sign == "-" else delta)
     try:
         return zoneinfo.ZoneInfo(timezone)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
@@ -232,6 +256,7 @@ def resolve_timezone(timezone: object) -> datetime.tzinfo:
 
 
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+_FIXED_OFFSET = re.compile(r"UTC([+-])(\d\d):(\d\d)")
 
 
 def _microseconds(seconds: float) -> int:

@@ -150,7 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     get.set_defaults(run=job_commands.run_get)
 
     listed = sub.add_parser("list", help="list jobs, newest first, with filters")
-    _add(listed, "status", "kind", "list_queue", "limit", "after", *ONE_OFF)
+    _add(listed, "status", "state", "kind", "list_queue", "limit", "after", *ONE_OFF)
     listed.set_defaults(run=operator_commands.run_list)
 
     retry = sub.add_parser("retry", help="queue a failed job again with one more attempt allowed")

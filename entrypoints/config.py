@@ -223,6 +223,13 @@ SETTINGS = {
         default=None,
         help="only jobs with this status: queued, running, succeeded or failed",
     ),
+    "state": Setting(
+        flag="--state",
+        env="JOBTABLE_LIST_STATE",
+        default=None,
+        help="only jobs in this state: scheduled, available, retrying, running, succeeded, "
+        "failed, cancelled or timed_out",
+    ),
     "kind": Setting(
         flag="--kind",
         env="JOBTABLE_LIST_KIND",

@@ -12,7 +12,7 @@ import json
 import sys
 
 from jobtable.core.enqueue_options import InvalidOptionError
-from jobtable.entrypoints import config, listing
+from jobtable.entrypoints import config, listing, views
 from jobtable.entrypoints.commands import one_off
 from jobtable.entrypoints.config import SETTINGS, ConfigError
 
@@ -23,6 +23,7 @@ JOB_COLUMNS: list[listing.Column] = [
     ("ID", lambda item: item["id"]),
     ("KIND", lambda item: item["kind"]),
     ("STATUS", lambda item: item["status"]),
+    ("STATE", lambda item: item["state"]),
     ("ERROR", lambda item: item["error"]),
     ("RESULT", lambda item: _short(item["result"])),
 ]
@@ -45,11 +46,12 @@ def run_list(args: argparse.Namespace) -> int:
                 queue=args.list_queue,
                 limit=limit,
                 after=args.after,
+                state=args.state,
             )
         except InvalidOptionError as error:
             setting = SETTINGS[_SETTING_OF_FIELD.get(error.field, error.field)]
             raise ConfigError(f"{setting.flag}: {error.problem} (or set {setting.env})") from None
-    listing.write([job.to_public() for job in page.jobs], JOB_COLUMNS)
+    listing.write([views.listed(job) for job in page.jobs], JOB_COLUMNS)
     if page.next_after is not None:
         print(f"jobtable: more jobs: add --after {page.next_after}", file=sys.stderr)
     return 0

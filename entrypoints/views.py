@@ -12,8 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from jobtable.core import RunnerRecord, Status
-from jobtable.core.jobs import AttemptRecord, JobDetail, QueueState
+from jobtable.core.jobs import AttemptRecord, Job, JobDetail, QueueState
 from jobtable.core.schedules import StoredSchedule
+from jobtable.core.states import STATES
 from jobtable.entrypoints.times import format_time
 
 
@@ -21,6 +22,7 @@ def job_detail(detail: JobDetail) -> dict[str, Any]:
     """The five public keys of the job, then its lifecycle, then why it waits (if it does)."""
     return {
         **detail.job.to_public(),
+        "state": detail.state,
         "queue": detail.queue,
         "priority": detail.priority,
         "run_at": format_time(detail.run_at),
@@ -54,6 +56,7 @@ def queue(state: QueueState) -> dict[str, Any]:
         "name": state.name,
         "paused": state.paused,
         "counts": dict(state.counts),
+        "states": dict(state.states),
         "limit": state.limit.running,
         "rate": None if rate is None else {"n": rate.n, "per": rate.per},
         "running": state.counts.get(Status.RUNNING.value, 0),
@@ -76,7 +79,12 @@ def queue_named(states: list[QueueState], name: str, *, paused: bool) -> QueueSt
     for state in states:
         if state.name == name:
             return state
-    return QueueState(name=name, paused=paused, counts={status.value: 0 for status in Status})
+    return QueueState(
+        name=name,
+        paused=paused,
+        counts={status.value: 0 for status in Status},
+        states=dict.fromkeys(STATES, 0),
+    )
 
 
 def cancel_refusal(status: str, error: str | None) -> str:
@@ -92,6 +100,11 @@ def retry_refusal(status: str) -> str:
 
 KEY_HELD_REFUSAL = "another job holds this job's unique key now; retry it once that job has ended"
 """Why a failed job cannot be retried while another holds its unique key."""
+
+
+def listed(job: Job) -> dict[str, Any]:
+    """A job as a list shows it: GET's five keys and its state."""
+    return {**job.to_public(), "state": job.state}
 
 
 def schedule(stored: StoredSchedule) -> dict[str, Any]:

@@ -6,7 +6,7 @@ import datetime
 from typing import Any
 
 from jobtable.adapters.sql.engine import Connection, SqlPart
-from jobtable.adapters.sql_rows import queue_limits, queue_states
+from jobtable.adapters.sql_rows import counts_and_states, queue_limits, queue_states
 from jobtable.core.jobs import Claim, QueueState
 from jobtable.core.limits import QueueLimit
 
@@ -57,8 +57,12 @@ class SqlQueues(SqlPart):
         # Apart from the count (a whole-table read): a change of a queue's limits waits for
         # every reader of the queues table, and claims wait behind it.
         paused, limited = self._engine.read(settings)
-        counted = self._rows("queues")
-        return queue_states(counted, [name for (name,) in paused], queue_limits(limited))
+        # One statement, so the counts by status and by state are of one moment.
+        sql = counts_and_states(self._engine.sql("queues"))
+        rows = self._engine.read(lambda conn: conn.execute(sql).fetchall())
+        counted = [row[1:] for row in rows if row[0] == "status"]
+        split = [row[1:] for row in rows if row[0] == "state"]
+        return queue_states(counted, [name for (name,) in paused], queue_limits(limited), split)
 
     def paused_queues(self) -> frozenset[str]:
         return frozenset(name for (name,) in self._rows("paused_queues"))

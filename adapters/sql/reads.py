@@ -6,7 +6,13 @@ import datetime
 from typing import Any
 
 from jobtable.adapters.sql.engine import Connection, SqlPart
-from jobtable.adapters.sql_rows import job_detail, job_events, list_statement, public_job
+from jobtable.adapters.sql_rows import (
+    job_detail,
+    job_events,
+    list_statement,
+    listed_job,
+    public_job,
+)
 from jobtable.core.job_history import JobEvents
 from jobtable.core.jobs import Job, JobCount, JobDetail, JobFilter
 
@@ -50,7 +56,7 @@ class SqlReads(SqlPart):
             which, limit=limit, after=after, placeholder=self._engine.placeholder
         )
         rows = self._engine.read(lambda conn: conn.execute(sql, params).fetchall())
-        return [public_job(row) for row in rows]
+        return [listed_job(row) for row in rows]
 
     def events(self, job_id: str, *, after: int | None) -> JobEvents | None:
         params = {"id": job_id, "after": 0 if after is None else after}

@@ -6,7 +6,7 @@ import contextlib
 import datetime
 
 from jobtable.adapters.sql.engine import Connection, SqlPart
-from jobtable.core.schedules import StoredSchedule
+from jobtable.core.schedules import StoredSchedule, tick_of_key
 
 PROMOTE_BATCH = 1000
 """Scheduled jobs made due per statement: a backlog is promoted in bounded steps."""
@@ -68,7 +68,6 @@ class SqlSchedules(SqlPart):
         return self._engine.parse_time(self._engine.write(first_seen))
 
     def schedules(self) -> list[StoredSchedule]:
-        parse = self._engine.parse_time
         return [
             StoredSchedule(
                 name=name,
@@ -77,9 +76,9 @@ class SqlSchedules(SqlPart):
                 timezone=timezone,
                 queue=queue,
                 queue_paused=bool(paused),
-                last_tick=None if last_tick is None else parse(last_tick),
+                last_tick=tick_of_key(name, key),
             )
-            for name, kind, expression, timezone, queue, paused, last_tick in self._engine.read(
+            for name, kind, expression, timezone, queue, paused, key in self._engine.read(
                 lambda conn: conn.execute(self._engine.sql("schedules")).fetchall()
             )
         ]

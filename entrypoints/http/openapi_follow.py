@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from jobtable.core.jobs import MAX_PAGE
+from jobtable.core.states import STATES
 from jobtable.entrypoints.http.conditional import MAX_WAIT
 from jobtable.entrypoints.http.openapi_parts import (
     COMMON,
@@ -69,6 +70,7 @@ LIST_JOBS = {
     "summary": "jobs, newest first, by status, kind and queue, a page at a time",
     "parameters": [
         _query("status", "queued includes jobs due later", {"type": "string", "enum": STATUSES}),
+        _query("state", "only jobs in this state", {"type": "string", "enum": list(STATES)}),
         _query("kind", "only jobs of this kind", {"type": "string"}),
         _query("queue", "only jobs in this queue", {"type": "string"}),
         _query(
@@ -86,7 +88,7 @@ LIST_JOBS = {
                 "required": ["jobs", "next_cursor"],
                 "additionalProperties": False,
                 "properties": {
-                    "jobs": {"type": "array", "items": ref("Job")},
+                    "jobs": {"type": "array", "items": ref("ListedJob")},
                     "next_cursor": {
                         "type": ["string", "null"],
                         "description": "opaque: pass it as cursor for the next page; null on "

@@ -6,6 +6,7 @@ from typing import Any
 
 from jobtable.core.enqueue_options import MAX_UNIQUE_KEY, QUEUE_NAME
 from jobtable.core.limits import MAX_RATE_WINDOW
+from jobtable.core.states import STATES
 from jobtable.entrypoints.http.job_requests import MAX_BATCH
 from jobtable.entrypoints.job_options import MAX_SECONDS
 
@@ -48,6 +49,13 @@ JOB_PROPERTIES = {
     "error": {"type": ["string", "null"], "description": "a failure code, only when failed"},
 }
 JOB = _object(JOB_PROPERTIES)
+STATE = {
+    "type": "string",
+    "enum": list(STATES),
+    "description": "scheduled (due later), retrying (due later after a failed attempt), "
+    "available (due), running, succeeded, failed, cancelled or timed_out",
+}
+LISTED_JOB = _object({**JOB_PROPERTIES, "state": STATE})
 
 JOB_REQUEST = {
     "type": "object",
@@ -128,6 +136,7 @@ ATTEMPT = _object(
 JOB_DETAIL = _object(
     {
         **JOB_PROPERTIES,
+        "state": STATE,
         "queue": {"type": "string"},
         "priority": {"type": "integer", "minimum": 0, "maximum": 9},
         "run_at": {**TIME, "description": "when it is (or was) due"},
@@ -178,6 +187,10 @@ QUEUE = _object(
         "counts": _object(
             {status: {"type": "integer", "minimum": 0} for status in STATUSES},
             description="jobs by status (queued includes those due later)",
+        ),
+        "states": _object(
+            {state: {"type": "integer", "minimum": 0} for state in STATES},
+            description="jobs by state",
         ),
         "limit": QUEUE_RUNNING_LIMIT,
         "rate": QUEUE_RATE,
@@ -244,6 +257,7 @@ SCHEDULE = _object(
 SCHEMAS = {
     "Error": ERROR,
     "Job": JOB,
+    "ListedJob": LISTED_JOB,
     "JobRequest": JOB_REQUEST,
     "BatchRequest": BATCH_REQUEST,
     "JobDetail": JOB_DETAIL,

@@ -36,6 +36,7 @@ class ListQuery:
     queue: str | None = None
     limit: int = DEFAULT_LIMIT
     after: str | None = None
+    state: str | None = None
 
 
 def list_query(req: falcon.Request) -> ListQuery:
@@ -55,6 +56,7 @@ def list_query(req: falcon.Request) -> ListQuery:
         queue=queue,
         limit=DEFAULT_LIMIT if limit is None else clamp_limit(limit),
         after=None if cursor is None else decode_cursor(cursor),
+        state=_param(req, "state"),
     )
 
 

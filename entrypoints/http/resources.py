@@ -10,6 +10,7 @@ from prometheus_client import CollectorRegistry
 
 from jobtable.core import InvalidOptionError, Runner
 from jobtable.core.jobs import Enqueued
+from jobtable.entrypoints import views
 from jobtable.entrypoints.http import json_text
 from jobtable.entrypoints.http.body import read_body
 from jobtable.entrypoints.http.errors import api_error
@@ -64,11 +65,12 @@ class JobsResource:
                 queue=query.queue,
                 limit=query.limit,
                 after=query.after,
+                state=query.state,
             )
         except InvalidOptionError as error:
             raise api_error(400, "invalid_option", f"{error.field}: {error.problem}") from None
         resp.media = {
-            "jobs": [job.to_public() for job in page.jobs],
+            "jobs": [views.listed(job) for job in page.jobs],
             "next_cursor": encode_cursor(page.next_after),
         }
 

@@ -1,4 +1,4 @@
-"""The job list: newest first, filtered by status, kind and queue, a page at a time.
+"""The job list: newest first, filtered by status, state, kind and queue, a page at a time.
 
 Pages follow each other by the opaque cursor the store gives (keyset
 pagination), carried in the "Next page" link with the filters.
@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from jobtable.core import Job
+from jobtable.core.states import STATES
 from jobtable.entrypoints.ui.layout import page
 from jobtable.entrypoints.ui.markup import Markup, el, fragment
 from jobtable.entrypoints.ui.shown import STATUSES, job_href, status_badge, when
@@ -27,6 +28,7 @@ RESULT_CHARS = 120
 @attrs.frozen(kw_only=True)
 class Filters:
     status: str = ""
+    state: str = ""
     kind: str = ""
     queue: str = ""
 
@@ -57,9 +59,13 @@ def _filters_form(filters: Filters) -> Markup:
     statuses = [el("option", "any status", value="")] + [
         el("option", status, value=status, selected=status == filters.status) for status in STATUSES
     ]
+    states = [el("option", "any state", value="")] + [
+        el("option", state, value=state, selected=state == filters.state) for state in STATES
+    ]
     return el(
         "form",
         el("label", "Status", el("select", statuses, name="status")),
+        el("label", "State", el("select", states, name="state")),
         el("label", "Kind", el("input", type="text", name="kind", value=filters.kind)),
         el("label", "Queue", el("input", type="text", name="queue", value=filters.queue)),
         el("button", "Filter", type="submit"),
@@ -76,6 +82,7 @@ def _row(job: Job) -> Markup:
         el("td", el("a", job.id, href=job_href(job.id)), class_="id"),
         el("td", job.kind),
         el("td", status_badge(job.status.value)),
+        el("td", job.state or "", class_="state"),
         el("td", job.error or ""),
         el("td", result_preview(job.result), class_="result-cell"),
         el("td", when(created_at(job.id))),
@@ -92,7 +99,7 @@ def render_jobs(
     problem: str | None,
     csrf: str,
 ) -> str:
-    heads = ("Id", "Kind", "Status", "Error", "Result", "Created")
+    heads = ("Id", "Kind", "Status", "State", "Error", "Result", "Created")
     rows = [_row(job) for job in jobs] or [
         el("tr", el("td", "No job matches.", colspan=len(heads)))
     ]

@@ -43,6 +43,7 @@ def _five_keys(detail: JobDetail) -> Markup:
 
 def _lifecycle(detail: JobDetail) -> Markup:
     rows = (
+        ("state", detail.state or "—"),
         ("queue", detail.queue),
         ("priority", detail.priority),
         ("run at", when(detail.run_at)),

@@ -78,6 +78,7 @@ class JobListPage(_Page):
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         filters = Filters(
             status=req.get_param("status") or "",
+            state=req.get_param("state") or "",
             kind=req.get_param("kind") or "",
             queue=req.get_param("queue") or "",
         )
@@ -85,6 +86,7 @@ class JobListPage(_Page):
         try:
             found = self._runner.list_jobs(
                 status=filters.status or None,
+                state=filters.state or None,
                 kind=filters.kind or None,
                 queue=filters.queue or None,
                 limit=PAGE_SIZE,

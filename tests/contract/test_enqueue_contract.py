@@ -39,9 +39,13 @@ def test_schedules_are_listed_as_last_recorded_with_their_queues_pause_and_last_
     )  # a later deploy changed it
     store.record_schedule(stored("beat", kind="ping", expression="every 30s"), now=T0)
     store.set_queue_paused("reports", paused=True, now=T0)
-    for tick in (later(3600), later(7200)):  # two ticks' jobs, and a look-alike of another kind
+    for tick in (later(3600), later(7200)):  # two ticks' jobs (the second retried: due later)
         key = f"schedule:nightly@{tick.isoformat()}"
-        store.create(new_job(unique_key=key, run_at=tick, unique_while_active=False), now=T0)
+        due = tick if tick == later(3600) else later(9000)
+        store.create(new_job(unique_key=key, run_at=due, unique_while_active=False), now=T0)
+    store.record_schedule(stored("nightly@eu"), now=T0)  # a name that starts with nightly@
+    eu_key = f"schedule:nightly@eu@{later(8000).isoformat()}"
+    store.create(new_job(unique_key=eu_key, run_at=later(8000)), now=T0)
     store.create(new_job(unique_key=f"schedule:nightlyx@{later(9999).isoformat()}"), now=T0)
     assert store.schedules() == [
         stored("beat", kind="ping", expression="every 30s"),
@@ -51,8 +55,9 @@ def test_schedules_are_listed_as_last_recorded_with_their_queues_pause_and_last_
             timezone="Europe/Berlin",
             queue="reports",
             queue_paused=True,
-            last_tick=later(7200),
+            last_tick=later(7200),  # the tick its key names, not the retry's due time
         ),
+        stored("nightly@eu", last_tick=later(8000)),
     ]
 
 

@@ -165,7 +165,8 @@ def test_the_readme_pasted_in_order_into_fresh_shells_works(tmp_path):
         )
         assert detail["waiting"][0].startswith("due at ")
         assert list(detail) == [
-            "id", "kind", "status", "result", "error", "queue", "priority", "run_at", "attempt",
+            "id", "kind", "status", "result", "error", "state", "queue", "priority", "run_at",
+            "attempt",
             "max_attempts", "snoozes", "created_at", "started_at", "finished_at", "timeout", "attempts",
             "waiting",
         ]  # fmt: skip

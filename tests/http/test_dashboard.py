@@ -14,6 +14,7 @@ import pytest
 
 from jobtable.core import Limit, NoopPayload, Rate
 from jobtable.core.batch import Batch
+from jobtable.core.builtins import NoopResult
 from jobtable.core.limits import QueueLimit
 from jobtable.entrypoints.http.app import create_app
 from jobtable.entrypoints.ui.overview import POLL_SECONDS, SHARE_FACTOR, OverviewReads
@@ -21,6 +22,7 @@ from jobtable.entrypoints.ui.session import SessionKeys
 from tests.http.conftest import FORM, TOKEN, log_in
 from tests.http.test_metrics import export
 from tests.support.markup_kind import MARKUP_KIND, SCRIPT, register_markup_kind
+from tests.support.states import states
 
 
 def set_cookie(result) -> str:
@@ -269,6 +271,7 @@ def test_the_overview_data_counts_queues_and_lists_runners(system, client):
             "name": "default",
             "paused": False,
             "counts": {"queued": 1, "running": 0, "succeeded": 0, "failed": 0},
+            "states": states(available=1),
             "limit": None,
             "rate": None,
             "running": 0,
@@ -451,3 +454,25 @@ def test_the_overview_shows_each_limit_its_use_and_what_it_holds_back(system, cl
         ("slow", 1, 1),
         ("export", 1, 2),
     ]
+
+
+def test_the_job_list_filters_by_state_and_a_failed_attempt_names_its_class(system, client):
+    def breaks(ctx, payload: NoopPayload) -> NoopResult:
+        raise LookupError("card 4242-4242 declined")
+
+    broken = system.kinds.register("breaks", breaks, payload=NoopPayload)
+    failed = broken.enqueue(NoopPayload())
+    later = system.runner.builtins.noop.enqueue(NoopPayload(), delay=3600)
+    system.runner.drain()
+    browser = log_in(client)
+    page = browser.get(client, "/ui/jobs?state=scheduled").text
+    assert later in page and failed not in page
+    assert '<option value="scheduled" selected>scheduled</option>' in page
+    page = browser.get(client, "/ui/jobs?state=failed").text
+    assert failed in page and later not in page
+    job_page = browser.get(client, f"/ui/jobs/{failed}").text
+    assert "internal_error (builtins.LookupError)" in job_page
+    assert "4242" not in job_page and "declined" not in job_page
+    assert "<dt>state</dt><dd>failed</dd>" in job_page
+    refused = browser.get(client, "/ui/jobs?state=waiting")
+    assert refused.status_code == 400 and "state: must be one of" in refused.text

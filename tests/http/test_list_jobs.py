@@ -62,7 +62,7 @@ def post(system):
     return system.kinds.register("post", send, payload=Letter, failure_codes=["no_address"])
 
 
-def test_the_list_is_newest_first_in_the_five_key_shape(system, client):
+def test_the_list_is_newest_first_in_the_five_key_shape_with_each_jobs_state(system, client):
     first = system.runner.builtins.noop.enqueue(NoopPayload())
     second = system.runner.builtins.noop.enqueue(NoopPayload())
     system.runner.drain()
@@ -72,9 +72,11 @@ def test_the_list_is_newest_first_in_the_five_key_shape(system, client):
     assert page["next_cursor"] is None
     assert page["jobs"][0] == {
         "id": third, "kind": "noop", "status": "queued", "result": None, "error": None,
+        "state": "available",
     }  # fmt: skip
     assert page["jobs"][2] == {
         "id": first, "kind": "noop", "status": "succeeded", "result": {"ok": True}, "error": None,
+        "state": "succeeded",
     }  # fmt: skip
 
 
@@ -180,10 +182,10 @@ def test_a_cursor_past_the_oldest_job_gives_an_empty_last_page(system, client):
     assert listed(client, cursor=before_everything) == {"jobs": [], "next_cursor": None}
 
 
-def test_times_in_the_list_are_not_shown_only_the_five_keys(system, client):
+def test_times_in_the_list_are_not_shown_only_the_five_keys_and_the_state(system, client):
     system.runner.builtins.noop.enqueue(
         NoopPayload(), run_at=system.clock.now() + datetime.timedelta(days=1)
     )
     (job,) = listed(client)["jobs"]
-    assert set(job) == {"id", "kind", "status", "result", "error"}
-    assert job["status"] == "queued"
+    assert set(job) == {"id", "kind", "status", "result", "error", "state"}
+    assert (job["status"], job["state"]) == ("queued", "scheduled")

@@ -23,6 +23,7 @@ from jobtable.entrypoints.http.app import create_app
 from jobtable.entrypoints.http.openapi import openapi_document
 from tests.http.conftest import AUTH, TOKEN
 from tests.support.harness import JobSystem
+from tests.support.states import states
 
 DOCUMENT = openapi_document("test")
 UNKNOWN_ID = "01900000-0000-7000-8000-0000000000ff"
@@ -101,7 +102,7 @@ def test_detail_of_a_queued_job_says_why_it_waits(system, client):
         "id": job_id, "kind": "noop", "status": "queued", "result": None, "error": None,
         "queue": "default", "priority": 0, "run_at": now, "attempt": 0, "max_attempts": 1,
         "snoozes": 0, "created_at": now, "started_at": None, "finished_at": None, "timeout": None,
-        "attempts": [], "waiting": ["no live runner serves kind noop"],
+        "attempts": [], "waiting": ["no live runner serves kind noop"], "state": "available",
     }  # fmt: skip
 
 
@@ -250,11 +251,14 @@ def test_queues_list_their_jobs_by_status(system, client):
     assert done
     assert queues(client) == [
         {"name": "default", "paused": False,
-         "counts": {"queued": 0, "running": 0, "succeeded": 0, "failed": 1}, "limit": None, "rate": None, "running": 0, "held_back": 0},
+         "counts": {"queued": 0, "running": 0, "succeeded": 0, "failed": 1}, "limit": None, "rate": None, "running": 0, "held_back": 0,
+         "states": states(cancelled=1)},
         {"name": "mail", "paused": False,
-         "counts": {"queued": 1, "running": 0, "succeeded": 1, "failed": 0}, "limit": None, "rate": None, "running": 0, "held_back": 0},
+         "counts": {"queued": 1, "running": 0, "succeeded": 1, "failed": 0}, "limit": None, "rate": None, "running": 0, "held_back": 0,
+         "states": states(available=1, succeeded=1)},
         {"name": "reports", "paused": False,
-         "counts": {"queued": 1, "running": 0, "succeeded": 0, "failed": 0}, "limit": None, "rate": None, "running": 0, "held_back": 0},
+         "counts": {"queued": 1, "running": 0, "succeeded": 0, "failed": 0}, "limit": None, "rate": None, "running": 0, "held_back": 0,
+         "states": states(scheduled=1)},
     ]  # fmt: skip
 
 
@@ -265,6 +269,7 @@ def test_a_paused_queue_is_passed_by_until_resumed(system, client):
     assert result.json == {
         "name": "mail", "paused": True,
         "counts": {"queued": 1, "running": 0, "succeeded": 0, "failed": 0},
+        "states": states(available=1),
         "limit": None, "rate": None, "running": 0, "held_back": 0,
     }  # fmt: skip
     assert system.runner.drain() == []
@@ -281,6 +286,7 @@ def test_a_queue_may_be_paused_before_it_holds_any_job(system, client):
     assert result.json == {
         "name": "billing", "paused": True,
         "counts": {"queued": 0, "running": 0, "succeeded": 0, "failed": 0},
+        "states": states(),
         "limit": None, "rate": None, "running": 0, "held_back": 0,
     }  # fmt: skip
     assert [queue["name"] for queue in queues(client)] == ["billing"]

@@ -26,11 +26,12 @@ from jobtable.entrypoints.queue_commands import QUEUE_COLUMNS, RUNNER_COLUMNS
 from jobtable.entrypoints.wiring import open_store
 from tests.support.databases import database_for
 from tests.support.observed import ObservedStore
+from tests.support.states import states
 
 DETAIL_KEYS = {
     "id", "kind", "status", "result", "error", "queue", "priority", "run_at", "attempt",
     "max_attempts", "snoozes", "created_at", "started_at", "finished_at", "timeout", "attempts",
-    "waiting",
+    "waiting", "state",
 }  # fmt: skip
 
 
@@ -321,6 +322,7 @@ def test_queues_pause_and_resume(capsys, database):
     assert json.loads(out) == {
         "name": "mail", "paused": True,
         "counts": {"queued": 2, "running": 0, "succeeded": 0, "failed": 0},
+        "states": states(available=1, scheduled=1),
         "limit": None, "rate": None, "running": 0, "held_back": 0,
     }  # fmt: skip
     code, out, _ = cli(capsys, "pause", "billing", "--database", database)  # holds no job yet
@@ -479,3 +481,15 @@ def test_a_list_is_a_table_when_stdout_is_a_terminal():
     listing.write(items, QUEUE_COLUMNS, out=pipe)
     assert terminal.getvalue().startswith("QUEUE")
     assert json_lines(pipe.getvalue()) == items
+
+
+def test_list_filters_by_state_and_shows_each_jobs_state(capsys, database):
+    later = enqueue(capsys, database, "--in", "3600")
+    now = enqueue(capsys, database)
+    _code, out, _ = cli(capsys, "list", "--state", "scheduled", "--database", database)
+    assert [(job["id"], job["state"]) for job in json_lines(out)] == [(later, "scheduled")]
+    _code, out, _ = cli(capsys, "list", "--database", database)
+    assert [job["state"] for job in json_lines(out)] == ["available", "scheduled"]
+    assert [job["id"] for job in json_lines(out)] == [now, later]
+    code, _, err = cli(capsys, "list", "--state", "waiting", "--database", database)
+    assert code == 2 and err.startswith("jobtable: --state: must be one of scheduled, available")

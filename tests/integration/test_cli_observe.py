@@ -115,7 +115,7 @@ def test_list_filters_and_pages_newest_first(capsys, database):
     assert f"--after {ids[2]}" in err
     rest = listed(capsys, database, "--limit", "2", "--after", ids[2])
     assert [job["id"] for job in rest] == [ids[1], ids[0]]
-    assert set(rest[0]) == {"id", "kind", "status", "result", "error"}
+    assert set(rest[0]) == {"id", "kind", "status", "result", "error", "state"}
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from tests.unit.test_async_handlers import *  # noqa: F403
 from tests.unit.test_job_lifecycle import *  # noqa: F403
 from tests.unit.test_jobs import *  # noqa: F403 - the same tests, with the fixtures below
 from tests.unit.test_liveness import *  # noqa: F403
+from tests.unit.test_states import *  # noqa: F403
 from tests.unit.test_tracing import *  # noqa: F403
 
 

@@ -40,6 +40,7 @@ def test_a_new_schema_gets_every_migration_once_and_reopening_changes_nothing():
             "0013_queue_limits",
             "0014_error_class_and_trace",
             "0015_schedule_listing",
+            "0016_failed_by_queue",
         ]
         store.close()
         again = open_store(url, schema)
@@ -85,6 +86,7 @@ def test_concurrent_openers_apply_each_migration_once():
             "0013_queue_limits",
             "0014_error_class_and_trace",
             "0015_schedule_listing",
+            "0016_failed_by_queue",
         ]
         for store in opened:
             store.close()

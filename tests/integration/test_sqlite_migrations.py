@@ -37,6 +37,7 @@ ALL_VERSIONS = [
     "0013_queue_limits",
     "0014_error_class_and_trace",
     "0015_schedule_listing",
+    "0016_failed_by_queue",
 ]
 
 LEGACY_SCHEMA = """

@@ -4,6 +4,7 @@ runners, and missed ticks run once for the latest only, never from before a firs
 from __future__ import annotations
 
 import datetime
+import zoneinfo
 
 import pytest
 
@@ -11,7 +12,7 @@ from jobtable.adapters.fake_clock import FakeClock
 from jobtable.core import RegistrationError, Status
 from jobtable.core.errors import StoreUnavailableError
 from jobtable.core.scheduler import LONGEST_WAIT
-from jobtable.core.schedules import Schedule, resolve_timezone
+from jobtable.core.schedules import Schedule, next_run, resolve_timezone, tick_of_key
 from tests.unit.kinds_for_tests import CountPayload, count
 
 UTC = datetime.UTC
@@ -340,3 +341,30 @@ def test_a_restart_in_the_repeated_hour_runs_no_tick_twice_even_once_pruned(make
     assert clock.wait_for_sleepers(1) == [LONGEST_WAIT]
     assert [str(run_at) for run_at in calls] == ["2025-10-26 00:30:00+00:00"]  # a duplicate
     assert len(jobs_of(second.store, "count")) == 1
+
+
+@pytest.mark.parametrize(
+    ("given", "expression"),
+    [
+        ({"every": 300.0}, "every 300s"),
+        ({"every": 1_209_601.0}, "every 1209601s"),  # past six significant digits
+        ({"every": 100_000.5}, "every 100000.5s"),
+        ({"cron": "0 3 * * *", "timezone": datetime.timezone(datetime.timedelta(hours=2))}, None),
+        ({"cron": "0 3 * * *", "timezone": zoneinfo.ZoneInfo("Europe/Berlin")}, None),
+    ],
+)
+def test_a_listed_schedules_next_run_is_its_next_tick(given, expression):
+    schedule = Schedule(name="s", kind="k", payload="{}", **given)
+    stored = schedule.stored("default")
+    if expression is not None:
+        assert stored.expression == expression
+    now = datetime.datetime(2026, 3, 29, 0, 30, tzinfo=datetime.UTC)
+    assert next_run(stored, now) == schedule.next_tick(now)
+
+
+def test_a_tick_is_read_from_its_key_and_never_from_another_schedules():
+    tick = datetime.datetime(2026, 1, 1, 3, tzinfo=datetime.UTC)
+    key = Schedule(name="nightly", kind="k", payload="{}", cron="0 3 * * *").unique_key(tick)
+    assert tick_of_key("nightly", key) == tick
+    assert tick_of_key("nightly", f"schedule:nightly@eu@{tick.isoformat()}") is None
+    assert tick_of_key("nightly", None) is None and tick_of_key("nightly", "other") is None

@@ -10,7 +10,7 @@ import pytest
 from jobtable.adapters.testkit import JobTestKit
 from jobtable.core import JobContext, Limit, NoopPayload, Rate, RunnerStateError, Status, demo
 from tests.support.settling import interrupt
-from tests.unit.kinds_for_tests import CountPayload, CountResult
+from tests.unit.kinds_for_tests import CountPayload, CountResult, count
 
 
 def test_drain_runs_every_queued_job_and_returns_them_in_the_order_they_finished():
@@ -177,3 +177,11 @@ def test_advancing_the_clock_fires_each_schedules_ticks_on_the_way():
     assert listed["hourly"].expression == "0 * * * *" and listed["hourly"].next_run is not None
     assert listed["half-hourly"].expression == "every 1800s"
     assert listed["hourly"].last_tick is not None and listed["hourly"].last_tick <= kit.clock.now()
+
+
+def test_advancing_with_no_schedule_leaves_the_kinds_open_and_refuses_going_back():
+    kit = JobTestKit()
+    kit.advance(60)
+    kit.kinds.register("late", count, payload=CountPayload)  # still allowed: no schedule
+    with pytest.raises(ValueError, match="advance needs seconds >= 0"):
+        kit.advance(-1)
