@@ -57,6 +57,8 @@ class KindSpec:
     """At most this many of its jobs started in any window, across every runner."""
 
     fair_key: FairKey | None = None
+    redact: tuple[tuple[str, ...], ...] = ()
+    """Payload field paths never shown (core/redaction.py)."""
     """Its jobs take turns by this key within a priority, across every runner."""
     is_async: bool = attrs.field(init=False)
     """Its handler is ``async def``: it runs on the runner's event loop, in an async slot."""

@@ -49,6 +49,7 @@ from jobtable.core.limits import (
     check_limit,
     check_rate,
 )
+from jobtable.core.redaction import check_redact
 from jobtable.core.retry import check_policy
 from jobtable.core.schedules import Schedule, check_cron, check_every
 from jobtable.core.text import PLAIN_TEXT, plain
@@ -215,6 +216,7 @@ class KindRegistry:
         limit: Limit | None = None,
         rate: Rate | None = None,
         fair_key: FairKey | None = None,
+        redact: Iterable[str] = (),
     ) -> Kind[P]:
         """Make ``handler`` run jobs of ``kind`` and return the handle that enqueues them.
 
@@ -234,7 +236,8 @@ class KindRegistry:
         (``Limit(n)``, or per key: ``Limit(n, key="customer_id")``); ``rate``
         bounds how many start in any window (``Rate(10, per=60)``, keyed too);
         ``fair_key`` (a payload field's dotted path, or a callable) has the keys
-        take turns, round robin, within each priority. Raises
+        take turns, round robin, within each priority. ``redact`` names payload
+        fields the detail never shows (``["card.number"]``, shown as ``"***"``). Raises
         RegistrationError for a bad registration and RunnerStateError once
         the runner has started.
         """
@@ -264,6 +267,7 @@ class KindRegistry:
                 check_rate(rate, payload)
             if fair_key is not None:
                 check_key(fair_key, payload, "fair key")
+            hidden = check_redact(redact, payload)
         except (ValueError, InvalidOptionError) as error:
             raise RegistrationError(f"register {kind!r}: {error}") from None
         spec = KindSpec(
@@ -280,6 +284,7 @@ class KindRegistry:
             limit=limit,
             rate=rate,
             fair_key=fair_key,
+            redact=hidden,
         )
         with self._lock:
             if self._frozen:

@@ -49,7 +49,7 @@ WORKER_SETTINGS = (
     "metrics_public",
 )
 """What ``jobtable worker`` takes (and ``manage.py jobtable_worker``, which passes them on)."""
-SWITCHES = frozenset({"metrics_public"})
+SWITCHES = frozenset({"metrics_public", "hide_payloads"})
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -115,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
         *RETENTION,
     )
     _add_switch(serve, "metrics_public")
+    _add_switch(serve, "hide_payloads")
     serve.set_defaults(run=commands.run_serve)
 
     worker = sub.add_parser("worker", help="run workers only")

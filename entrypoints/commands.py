@@ -235,6 +235,7 @@ def run_serve(args: argparse.Namespace) -> int:
             logger=logging.getLogger("jobtable.http"),
             metrics_public=metrics_public,
             streams=streams,
+            hide_payloads=config.parse_flag("hide_payloads", args.hide_payloads),
         )
         server = _listen(
             app,

@@ -140,6 +140,13 @@ SETTINGS = {
         default="false",
         help="serve GET /metrics without the bearer token (Prometheus scrapes with one by default)",
     ),
+    "hide_payloads": Setting(
+        flag="--hide-payloads",
+        env="JOBTABLE_HIDE_PAYLOADS",
+        default="false",
+        help="never show a job's payload in the detail or the dashboard (a kind's redact= "
+        "fields are hidden either way)",
+    ),
     "metrics_listen": Setting(
         flag="--metrics-listen",
         env="JOBTABLE_METRICS_LISTEN",

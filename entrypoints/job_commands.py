@@ -20,6 +20,7 @@ from jobtable.entrypoints import config, views
 from jobtable.entrypoints.commands import CommandError, one_off, one_off_runner, open_for
 from jobtable.entrypoints.config import SETTINGS, ConfigError
 from jobtable.entrypoints.follow import show_changes
+from jobtable.entrypoints.http.operations import shown as payload_of
 from jobtable.entrypoints.times import TimeFormatError, parse_duration, parse_rfc3339
 from jobtable.entrypoints.wiring import Store, follow_changes, redact
 
@@ -49,8 +50,11 @@ def run_get(args: argparse.Namespace) -> int:
                 raise _no_such_job(args)
             return _wait_for(store, runner, args.id)
         if detail:
-            found = one_off_runner(args, store).detail(args.id)
-            shown = None if found is None else views.job_detail(found)
+            runner = one_off_runner(args, store)
+            found = runner.detail(args.id)
+            shown = (
+                None if found is None else views.job_detail(found, payload_of(runner, found, False))
+            )
         else:
             job = store.get(args.id) if could_exist(args.id) else None
             shown = None if job is None else job.to_public()

@@ -18,11 +18,15 @@ from jobtable.core.states import STATES
 from jobtable.entrypoints.times import format_time
 
 
-def job_detail(detail: JobDetail) -> dict[str, Any]:
-    """The five public keys of the job, then its lifecycle, then why it waits (if it does)."""
+def job_detail(detail: JobDetail, payload: Any = None) -> dict[str, Any]:
+    """The five public keys of the job, then its lifecycle, then why it waits (if it does).
+
+    ``payload``: the payload as it may be shown (``core.redaction.shown_payload``), or None.
+    """
     return {
         **detail.job.to_public(),
         "state": detail.state,
+        "payload": payload,
         "queue": detail.queue,
         "priority": detail.priority,
         "run_at": format_time(detail.run_at),

@@ -61,6 +61,7 @@ def create_app(
     metrics_public: bool = False,
     clock: Clock | None = None,
     streams: StreamSlots | None = None,
+    hide_payloads: bool = False,
 ) -> falcon.App:
     """The HTTP API over ``runner``, and the dashboard at /ui/. ``api_token`` guards
     everything under /api/v1 as a bearer token, and /metrics unless ``metrics_public``.
@@ -71,7 +72,8 @@ def create_app(
     key derived from it; ``clock`` times the sessions. ``streams`` bounds the
     event streams and long-polls waiting at once, the API's and the
     dashboard's together (each holds a server thread: ``HttpServer`` gives
-    them ``stream_slots`` threads of their own).
+    them ``stream_slots`` threads of their own). ``hide_payloads``: the detail and the job
+    page show no payload (a kind's ``redact`` fields are hidden either way).
     """
     if runner is None:
         raise ValueError("create_app needs a runner")
@@ -92,7 +94,9 @@ def create_app(
     slots = streams or StreamSlots()
     app.add_route("/api/v1/jobs/{job_id}", JobResource(runner, slots))
     app.add_route("/api/v1/jobs/{job_id}/events", JobEventsResource(runner, slots))
-    app.add_route("/api/v1/jobs/{job_id}/detail", JobDetailResource(runner))
+    app.add_route(
+        "/api/v1/jobs/{job_id}/detail", JobDetailResource(runner, hide_payloads=hide_payloads)
+    )
     app.add_route("/api/v1/jobs/{job_id}/cancel", CancelResource(runner))
     app.add_route("/api/v1/jobs/{job_id}/retry", RetryResource(runner))
     app.add_route("/api/v1/queues", QueuesResource(runner))
@@ -101,7 +105,7 @@ def create_app(
     app.add_route("/api/v1/queues/{name}/resume", QueuePauseResource(runner, paused=False))
     app.add_route("/api/v1/runners", RunnersResource(runner))
     app.add_route("/api/v1/schedules", SchedulesResource(runner))
-    add_dashboard(app, runner, gate, streams=slots)
+    add_dashboard(app, runner, gate, streams=slots, hide_payloads=hide_payloads)
     return app
 
 

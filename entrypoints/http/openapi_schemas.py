@@ -137,6 +137,10 @@ JOB_DETAIL = _object(
     {
         **JOB_PROPERTIES,
         "state": STATE,
+        "payload": {
+            "description": "the job's payload, its kind's redact= fields as \"***\"; null under "
+            "--hide-payloads or when its kind is not registered in the serving process"
+        },
         "queue": {"type": "string"},
         "priority": {"type": "integer", "minimum": 0, "maximum": 9},
         "run_at": {**TIME, "description": "when it is (or was) due"},

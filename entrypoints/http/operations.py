@@ -6,12 +6,15 @@ CLI prints the same shapes).
 
 from __future__ import annotations
 
+from typing import Any
+
 import falcon
 
 from jobtable.core import Runner
 from jobtable.core.enqueue_options import InvalidOptionError
-from jobtable.core.jobs import CancelOutcome, RetryOutcome
+from jobtable.core.jobs import CancelOutcome, JobDetail, RetryOutcome
 from jobtable.core.limits import check_queue_limit
+from jobtable.core.redaction import shown_payload
 from jobtable.entrypoints import views
 from jobtable.entrypoints.http.body import parse_json_object, read_body
 from jobtable.entrypoints.http.errors import api_error
@@ -20,14 +23,24 @@ JOB_NOT_FOUND = ("not_found", "job not found")
 
 
 class JobDetailResource:
-    def __init__(self, runner: Runner) -> None:
+    def __init__(self, runner: Runner, *, hide_payloads: bool = False) -> None:
         self._runner = runner
+        self._hide_payloads = hide_payloads
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, job_id: str) -> None:
         found = self._runner.detail(job_id)
         if found is None:
             raise api_error(404, *JOB_NOT_FOUND)
-        resp.media = views.job_detail(found)
+        resp.media = views.job_detail(found, shown(self._runner, found, self._hide_payloads))
+
+
+def shown(runner: Runner, detail: JobDetail, hide: bool) -> Any:
+    """The detail's payload as this process may show it: redacted by its kind, or None when
+    payloads are hidden or its kind is not registered here."""
+    if hide:
+        return None
+    spec = runner.kinds.get(detail.job.kind)
+    return shown_payload(detail.payload, None if spec is None else spec.redact)
 
 
 class CancelResource:

@@ -7,6 +7,8 @@ the page again, so the attempts, reasons and buttons are the server's.
 
 from __future__ import annotations
 
+from typing import Any
+
 from jobtable.core.jobs import AttemptRecord, JobDetail
 from jobtable.entrypoints.ui.layout import action_form, page
 from jobtable.entrypoints.ui.markup import Markup, el, fragment
@@ -108,7 +110,7 @@ def _actions(detail: JobDetail, csrf: str) -> Markup:
     )
 
 
-def render_job(detail: JobDetail, *, csrf: str, notice: str | None) -> str:
+def render_job(detail: JobDetail, *, csrf: str, notice: str | None, payload: Any = None) -> str:
     if notice == "stopping" and detail.job.status.finished:
         # It stopped before this page was drawn: say what became of it.
         notice = "cancelled" if detail.job.error == "cancelled" else None
@@ -123,6 +125,12 @@ def render_job(detail: JobDetail, *, csrf: str, notice: str | None) -> str:
             class_="columns",
         ),
         _waiting(detail.waiting),
+        el(
+            "section",
+            el("h2", "Payload"),
+            el("pre", "not shown" if payload is None else result_text(payload)),
+            id="payload",
+        ),
         _attempts(detail),
         el("p", "", class_="live", data_field="live"),
     )

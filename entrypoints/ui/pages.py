@@ -7,6 +7,7 @@ import falcon
 from jobtable.core import Runner
 from jobtable.core.enqueue_options import InvalidOptionError
 from jobtable.entrypoints.http.errors import api_error
+from jobtable.entrypoints.http.operations import shown
 from jobtable.entrypoints.http.streams import (
     MEDIA_TYPE,
     JobEventStream,
@@ -63,6 +64,10 @@ class SchedulesPage(_Page):
 
 
 class JobPage(_Page):
+    def __init__(self, runner: Runner, gate: DashboardGate, *, hide_payloads: bool) -> None:
+        super().__init__(runner, gate)
+        self._hide_payloads = hide_payloads
+
     def on_get(self, req: falcon.Request, resp: falcon.Response, job_id: str) -> None:
         # The job and its version come from one read: the page's stream starts at that
         # version, so no change after the page was drawn is missed.
@@ -70,7 +75,10 @@ class JobPage(_Page):
         if detail is None:
             send_page(resp, render_missing(csrf=self._csrf(req)), status=404)
             return
-        document = render_job(detail, csrf=self._csrf(req), notice=req.get_param("done"))
+        payload = shown(self._runner, detail, self._hide_payloads)
+        document = render_job(
+            detail, csrf=self._csrf(req), notice=req.get_param("done"), payload=payload
+        )
         send_page(resp, document)
 
 

@@ -26,7 +26,12 @@ PUBLIC_ROUTES = frozenset({LOGIN_PATH, "/ui/static/{name}"})
 
 
 def add_dashboard(
-    app: falcon.App, runner: Runner, gate: DashboardGate, *, streams: StreamSlots
+    app: falcon.App,
+    runner: Runner,
+    gate: DashboardGate,
+    *,
+    streams: StreamSlots,
+    hide_payloads: bool = False,
 ) -> None:
     app.add_route(LOGIN_PATH, LoginResource(gate))
     app.add_route("/ui/static/{name}", StaticFiles())
@@ -37,7 +42,7 @@ def add_dashboard(
     app.add_route("/ui/data/overview", OverviewData(runner, gate, reads))
     app.add_route("/ui/jobs", JobListPage(runner, gate))
     app.add_route("/ui/schedules", SchedulesPage(runner, gate))
-    app.add_route("/ui/jobs/{job_id}", JobPage(runner, gate))
+    app.add_route("/ui/jobs/{job_id}", JobPage(runner, gate, hide_payloads=hide_payloads))
     app.add_route("/ui/jobs/{job_id}/events", JobEvents(runner, gate, streams))
     app.add_route("/ui/jobs/{job_id}/cancel", CancelAction(runner, gate))
     app.add_route("/ui/jobs/{job_id}/retry", RetryAction(runner, gate))

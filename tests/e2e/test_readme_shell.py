@@ -165,10 +165,9 @@ def test_the_readme_pasted_in_order_into_fresh_shells_works(tmp_path):
         )
         assert detail["waiting"][0].startswith("due at ")
         assert list(detail) == [
-            "id", "kind", "status", "result", "error", "state", "queue", "priority", "run_at",
-            "attempt",
-            "max_attempts", "snoozes", "created_at", "started_at", "finished_at", "timeout", "attempts",
-            "waiting",
+            "id", "kind", "status", "result", "error", "state", "payload", "queue", "priority",
+            "run_at", "attempt", "max_attempts", "snoozes", "created_at", "started_at",
+            "finished_at", "timeout", "attempts", "waiting",
         ]  # fmt: skip
         claimed = re.search(r'"attempt":(\d+),"max_attempts":(\d+)', blocks()["http-lifecycle"])
         assert claimed, "the README shows the detail's attempt and max_attempts"

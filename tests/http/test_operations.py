@@ -103,6 +103,7 @@ def test_detail_of_a_queued_job_says_why_it_waits(system, client):
         "queue": "default", "priority": 0, "run_at": now, "attempt": 0, "max_attempts": 1,
         "snoozes": 0, "created_at": now, "started_at": None, "finished_at": None, "timeout": None,
         "attempts": [], "waiting": ["no live runner serves kind noop"], "state": "available",
+        "payload": {},
     }  # fmt: skip
 
 

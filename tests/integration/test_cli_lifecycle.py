@@ -31,7 +31,7 @@ from tests.support.states import states
 DETAIL_KEYS = {
     "id", "kind", "status", "result", "error", "queue", "priority", "run_at", "attempt",
     "max_attempts", "snoozes", "created_at", "started_at", "finished_at", "timeout", "attempts",
-    "waiting", "state",
+    "waiting", "state", "payload",
 }  # fmt: skip
 
 
