@@ -31,7 +31,8 @@ from jobtable.core.jobs import (
     QueueState,
     Recovered,
 )
-from jobtable.core.kinds import Kind, KindRegistry
+from jobtable.core.kind_handle import Kind
+from jobtable.core.kinds import KindRegistry
 from jobtable.core.limits import Limit, Rate
 from jobtable.core.liveness import (
     DeadRunner,

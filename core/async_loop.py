@@ -123,10 +123,6 @@ class EventLoop:
         from an async handler: ``apublish``)."""
         return await asyncio.get_running_loop().run_in_executor(None, function)
 
-    def submit(self, function: Callable[[], None]) -> None:
-        """Call ``function`` on the loop's thread, soon."""
-        self._started().call_soon_threadsafe(function)
-
     def close(self) -> None:
         """Stop the loop once no handler runs on it (one left behind keeps it, as a daemon)."""
         with self._lock:

@@ -11,7 +11,8 @@ from typing import Any
 import attrs
 
 from jobtable.core.context import JobContext
-from jobtable.core.kinds import Kind, KindRegistry
+from jobtable.core.kind_handle import Kind
+from jobtable.core.kinds import KindRegistry
 
 NOOP = "noop"
 

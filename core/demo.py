@@ -17,7 +17,8 @@ import attrs
 
 from jobtable.core.context import JobContext
 from jobtable.core.errors import Failure
-from jobtable.core.kinds import Kind, KindRegistry
+from jobtable.core.kind_handle import Kind
+from jobtable.core.kinds import KindRegistry
 
 COUNTDOWN = "countdown"
 MAX_SECONDS = 3600

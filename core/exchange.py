@@ -14,12 +14,11 @@ import time
 from collections import deque
 from collections.abc import Callable, Collection
 
-import attrs
-
 from jobtable.core.ahead import AHEAD_LIMIT, AheadPolicy
 from jobtable.core.batch import Batch, BatchDone
 from jobtable.core.clock import Clock
 from jobtable.core.errors import StoreError
+from jobtable.core.exchange_items import InHand, Unsent, Want
 from jobtable.core.jobs import Claim, ClaimedJob
 from jobtable.core.limits import RateLimit, RunningLimit
 from jobtable.core.outcome import Outcome
@@ -34,39 +33,6 @@ FLUSH_AT = 100
 
 MAX_STARTS = 128
 """Workers' requests one transaction carries at most; the rest go in the next."""
-
-
-@attrs.frozen(kw_only=True)
-class InHand:
-    """What ``JobExchange.in_hand`` reads: claims held beside the attempts, the batch in flight."""
-
-    claims: set[Claim]
-    batch_in_flight: int | None
-
-
-class Want:
-    """One worker's request for a job, filled in by the batch that served it."""
-
-    __slots__ = ("done", "error", "held", "job", "lane")
-
-    def __init__(self, lane: int) -> None:
-        self.lane = lane
-        """Whose kinds it takes: 0, the threads' (sync handlers); 1, the async slots'."""
-        self.held: ClaimedJob | None = None  # the job held ahead chosen to start for it
-        self.job: ClaimedJob | None = None
-        self.error: Exception | None = None
-        self.done = False
-
-
-class Unsent:
-    """An outcome handed in and not yet written."""
-
-    __slots__ = ("claimed", "outcome", "since")
-
-    def __init__(self, claimed: ClaimedJob, outcome: Outcome, since: float) -> None:
-        self.claimed = claimed
-        self.outcome = outcome
-        self.since = since
 
 
 def _nobody_to_wake(count: int) -> None:

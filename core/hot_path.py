@@ -12,7 +12,8 @@ from collections.abc import Callable
 from jobtable.core.ahead import AheadPolicy
 from jobtable.core.attempts import Attempts
 from jobtable.core.clock import Clock
-from jobtable.core.exchange import JobExchange, Unsent
+from jobtable.core.exchange import JobExchange
+from jobtable.core.exchange_items import Unsent
 from jobtable.core.flusher import Flusher
 from jobtable.core.ports import JobStore
 from jobtable.core.recording import OutcomeRecorder

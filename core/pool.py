@@ -9,9 +9,33 @@ import logging
 import threading
 
 from jobtable.core.clock import Clock
+from jobtable.core.errors import RunnerStateError
 from jobtable.core.recording import loggable_category
 from jobtable.core.wakes import SchedulerWakes, WorkerWakes
 from jobtable.core.worker import WorkerLoop
+
+
+def check_count(value: object, what: str) -> None:
+    """ValueError unless ``value`` is a whole number of ``what`` (workers, async workers) >= 0."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"Runner needs 0 or more {what}, got {value!r}")
+
+
+def worker_slots(
+    kinds: frozenset[str], async_kinds: list[str], *, threads: int, async_workers: int
+) -> list[int]:
+    """The worker slots a runner starts: the threads' (0 up) unless every kind is async, and
+    the async slots' (after them) when some kind is; RunnerStateError when async kinds
+    would have no slot."""
+    if async_kinds and not async_workers:
+        raise RunnerStateError(
+            f"kinds {async_kinds} have async def handlers and async_workers is 0: "
+            "give the runner async workers (--async-workers N)"
+        )
+    slots = list(range(threads)) if len(async_kinds) < len(kinds) or not async_kinds else []
+    if async_kinds:
+        slots += range(threads, threads + async_workers)
+    return slots
 
 
 class WorkerPool:

@@ -13,7 +13,8 @@ from jobtable.core.backoff import CLAIM_RETRY_MAXIMUM, next_claim_retry_delay
 from jobtable.core.clock import Clock
 from jobtable.core.codes import INTERNAL_ERROR, INTERRUPTED, UNKNOWN_KIND
 from jobtable.core.errors import StoreError
-from jobtable.core.exchange import JobExchange, Unsent
+from jobtable.core.exchange import JobExchange
+from jobtable.core.exchange_items import Unsent
 from jobtable.core.jobs import Claim, ClaimedJob
 from jobtable.core.outcome import AttemptEnd, Fail, Outcome, Raised, RunAgain, Succeed
 from jobtable.core.ports import JobQueue

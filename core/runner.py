@@ -26,24 +26,25 @@ from jobtable.core.errors import RunnerStateError
 from jobtable.core.executor import Executor
 from jobtable.core.hot_path import HotPath
 from jobtable.core.ids import JobIdGenerator, unix_ms
-from jobtable.core.jobs import Job, Retention
+from jobtable.core.in_this_thread import InThisThread
+from jobtable.core.jobs import Retention
 from jobtable.core.left_behind import LeftBehind
 from jobtable.core.liveness import CHECK_INTERVAL, SWEEP_INTERVAL, RunnerInfo
 from jobtable.core.observer import GuardedObserver, NoObserver, RunnerObserver
-from jobtable.core.pool import WorkerPool
+from jobtable.core.pool import WorkerPool, check_count, worker_slots
 from jobtable.core.ports import JobStore
 from jobtable.core.preemption import Preemption
 from jobtable.core.registration import Registration
 from jobtable.core.sweeper import Sweeper
 from jobtable.core.tracing import Tracing
 from jobtable.core.wakes import SchedulerWakes, WorkerWakes
-from jobtable.core.worker import WorkerLoop, drain
+from jobtable.core.worker import WorkerLoop
 
 STOP_NOW_WAIT = 5.0
 """Seconds ``shutdown`` waits for handlers once they were told to stop."""
 
 
-class Runner(ClientMethods):
+class Runner(ClientMethods, InThisThread):
     """A bounded pool of worker threads over one store, with its Client."""
 
     def __init__(
@@ -97,14 +98,8 @@ class Runner(ClientMethods):
             raise ValueError("Runner needs a store")
         if clock is None:
             raise ValueError("Runner needs a clock")
-        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
-            raise ValueError(f"Runner needs 0 or more workers, got {workers!r}")
-        if (
-            isinstance(async_workers, bool)
-            or not isinstance(async_workers, int)
-            or async_workers < 0
-        ):
-            raise ValueError(f"Runner needs 0 or more async workers, got {async_workers!r}")
+        check_count(workers, "workers")
+        check_count(async_workers, "async workers")
         async_workers = async_workers if workers else 0  # insert-only: nothing runs
         self._async_workers = async_workers
         self._clock = clock
@@ -289,12 +284,6 @@ class Runner(ClientMethods):
         self._freeze_kinds()
         if not self._workers:
             return  # insert-only: not registered, no claims, nobody to sweep for
-        try:
-            slots = self._slots()
-        except RunnerStateError:
-            with self._lifecycle:
-                self._started = False
-            raise
         info = RunnerInfo(
             id=self.id,
             host=self._host,
@@ -306,6 +295,8 @@ class Runner(ClientMethods):
             limits=tuple(sorted((kind, limit.n) for kind, limit in self.kinds.limits().items())),
         )
         try:
+            slots = worker_slots(self._kinds, self.kinds.async_names(),
+                                 threads=self._workers, async_workers=self._async_workers)  # fmt: skip
             self._loops.prepare()  # schedules recorded, the watch started
             self._registration.register(info)
         except BaseException:
@@ -327,21 +318,6 @@ class Runner(ClientMethods):
         self._exchange.serve(
             self._kinds, self._queues, self._rules, async_kinds=self.kinds.async_names()
         )
-
-    def _slots(self) -> list[int]:
-        """The worker slots to start: the threads' (0 up) unless every kind is async, and
-        the async slots' (after them) when some kind is."""
-        asynchronous = self.kinds.async_names()
-        if asynchronous and not self._async_workers:
-            raise RunnerStateError(
-                f"kinds {asynchronous} have async def handlers and async_workers is 0: "
-                "give the runner async workers (--async-workers N)"
-            )
-        threads = len(asynchronous) < len(self._kinds)
-        slots = list(range(self._workers)) if threads or not asynchronous else []
-        if asynchronous:
-            slots += range(self._workers, self._workers + self._async_workers)
-        return slots
 
     def stop(self) -> None:
         """The first phase of stopping: take no new job; running jobs go on. Returns at once.
@@ -377,10 +353,11 @@ class Runner(ClientMethods):
             # Every call waits (what is left of its timeout) for the same deletion, so a
             # caller that joins in short slices does not give it up after the first.
             spent = self._clock.monotonic() - started
+            left = None if timeout is None else max(0.0, timeout - spent)
             self._loops.stop_watching()
-            self._flusher.finish(None if timeout is None else max(0.0, timeout - spent))
-            self._registration.finish(None if timeout is None else max(0.0, timeout - spent))
-            self._loops.join_pruning(None if timeout is None else max(0.0, timeout - spent))
+            self._flusher.finish(left)
+            self._registration.finish(left)
+            self._loops.join_pruning(left)
         if finished:
             self._event_loop.close()
         return finished
@@ -419,39 +396,3 @@ class Runner(ClientMethods):
         """
         self._scheduler_wakes.noticed_elsewhere()
         self._wakes.wake_one()
-
-    # -- running jobs in the calling thread (tests) -------------------------
-
-    def run_schedules(self) -> float | None:
-        """Enqueue each periodic schedule's tick due by now, in the calling thread; when the
-        next is due, on the clock's monotonic time (None: no schedule). For tests that drive
-        a fake clock (``JobTestKit.advance``); a started runner's scheduler does this itself.
-        The schedules are recorded on the first call."""
-        with self._lifecycle:
-            if self._started:
-                raise RunnerStateError("a started runner's scheduler enqueues the ticks")
-        self._freeze_kinds()
-        return self._loops.tick_in_this_thread()
-
-    def drain(self) -> list[Job]:
-        """Run every due job to completion in the calling thread; return them as finished.
-
-        Jobs the handlers enqueue run too, when they are due. For tests:
-        deterministic, no worker threads; a test advances its clock to make
-        scheduled and retrying jobs due, then drains again. Refused once the
-        runner has started; no kind may be registered after the first drain, as
-        after start.
-        """
-        with self._lifecycle:
-            if self._started:
-                raise RunnerStateError("drain runs jobs without workers; the runner has started")
-        self._freeze_kinds()
-        return drain(
-            self._executor,
-            self._store,
-            self._clock,
-            runner_id=self.id,
-            kinds=self._kinds,
-            queues=self._queues,
-            rules=self._rules,
-        )

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from jobtable.core.attempts import Attempt, Attempts
 from jobtable.core.clock import Clock
 from jobtable.core.codes import CANCELLED, INTERRUPTED
-from jobtable.core.exchange import InHand
+from jobtable.core.exchange_items import InHand
 from jobtable.core.jobs import Claim, HeldJob
 from jobtable.core.liveness import SWEEP_INTERVAL, DeathJudge
 from jobtable.core.observer import NoObserver, RunnerObserver

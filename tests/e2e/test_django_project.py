@@ -156,7 +156,8 @@ def test_django_tasks_enqueue_run_and_report_through_jobtable(database, django_p
 
 def test_a_project_on_psycopg2_is_refused_at_start_with_one_clear_error(django_python, tmp_path):
     """Django falls back to psycopg2 when psycopg 3 cannot be imported; jobtable refuses it."""
-    env = project_env("postgresql://postgres@127.0.0.1:5432/test", tmp_path)
+    # A server nobody listens on: the refusal comes before any connection is made.
+    env = project_env("postgresql://postgres@127.0.0.1:9/no_such_database", tmp_path)
     blocked = (
         "import runpy, sys\n"
         "class NoPsycopg3:\n"

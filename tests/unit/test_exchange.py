@@ -15,7 +15,8 @@ from jobtable.core import exchange as exchange_module
 from jobtable.core.ahead import AHEAD_LIMIT, AHEAD_WAIT, MAX_AHEAD, AheadPolicy
 from jobtable.core.batch import Batch
 from jobtable.core.errors import StoreUnavailableError
-from jobtable.core.exchange import FLUSH_AFTER, FLUSH_AT, JobExchange, Unsent
+from jobtable.core.exchange import FLUSH_AFTER, FLUSH_AT, JobExchange
+from jobtable.core.exchange_items import Unsent
 from jobtable.core.ids import JobIdGenerator
 from jobtable.core.limits import QueueLimit
 from jobtable.core.outcome import Succeed
@@ -290,7 +291,7 @@ def test_a_retry_whose_write_was_refused_as_stale_still_has_the_scheduler_look_a
     stale. The scheduler must still hear of the job due later, or it waits forever."""
     import logging
 
-    from jobtable.core.exchange import Unsent
+    from jobtable.core.exchange_items import Unsent
     from jobtable.core.outcome import RunAgain
     from jobtable.core.recording import OutcomeRecorder
 
