@@ -16,6 +16,7 @@ import attrs
 from jobtable.adapters.batched_calls import BatchedCalls
 from jobtable.adapters.memory_claims import MemoryClaims
 from jobtable.adapters.memory_held_back import MemoryHeldBack
+from jobtable.adapters.memory_history import MemoryHistory
 from jobtable.adapters.memory_limits import limited_due
 from jobtable.adapters.memory_operations import MemoryOperations
 from jobtable.adapters.memory_reads import MemoryReads
@@ -42,7 +43,13 @@ from jobtable.core.status import Status
 
 
 class MemoryStore(
-    BatchedCalls, MemoryClaims, MemoryOperations, MemoryReads, MemoryHeldBack, MemoryRegistry
+    BatchedCalls,
+    MemoryClaims,
+    MemoryOperations,
+    MemoryReads,
+    MemoryHeldBack,
+    MemoryRegistry,
+    MemoryHistory,
 ):
     # -- enqueue -----------------------------------------------------------
 

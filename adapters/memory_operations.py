@@ -12,12 +12,15 @@ from jobtable.adapters.memory_state import (
     MemoryState,
     _Row,
     _stamp,
+    newest_first,
 )
+from jobtable.core.bulk import BulkBatch
 from jobtable.core.codes import CANCELLED
 from jobtable.core.idempotency import KeptAnswer, stale_before
 from jobtable.core.jobs import (
     CancelOutcome,
     Claim,
+    JobFilter,
     Pruned,
     RetryOutcome,
 )
@@ -41,6 +44,39 @@ class MemoryOperations(MemoryState):
                 row.updated_at = stamp
                 return CancelOutcome.REQUESTED
             return CancelOutcome.CANCELLED if row.error == CANCELLED else CancelOutcome.REFUSED
+
+    def cancel_jobs(
+        self, which: JobFilter, *, after: str | None, limit: int, now: datetime.datetime
+    ) -> BulkBatch:
+        changed, stop_requested = [], []
+        with self._lock:
+            ids = [
+                row.id for row in newest_first(self._rows.values(), which, limit=limit, after=after)
+            ]
+            for job_id in ids:
+                running = self._rows[job_id].status is Status.RUNNING
+                if self.cancel(job_id, now=now) is CancelOutcome.CANCELLED:
+                    changed.append(job_id)
+                elif running:
+                    stop_requested.append(job_id)
+        return BulkBatch(
+            matched=len(ids),
+            last_id=ids[-1] if ids else None,
+            changed=tuple(changed),
+            stop_requested=tuple(stop_requested),
+        )
+
+    def retry_jobs(
+        self, which: JobFilter, *, after: str | None, limit: int, now: datetime.datetime
+    ) -> BulkBatch:
+        with self._lock:
+            ids = [
+                row.id for row in newest_first(self._rows.values(), which, limit=limit, after=after)
+            ]
+            changed = tuple(
+                job_id for job_id in ids if self.retry(job_id, now=now) is RetryOutcome.RETRIED
+            )
+        return BulkBatch(matched=len(ids), last_id=ids[-1] if ids else None, changed=changed)
 
     def cancel_requests(self, runner_id: str) -> list[Claim]:
         with self._lock:

@@ -14,8 +14,10 @@ from jobtable.adapters.memory_state import (
     MemoryState,
     _parse,
     _parse_or_none,
-    _Row,
     _stamp,
+    _state,
+    matching_rows,
+    newest_first,
 )
 from jobtable.core.job_history import JobEvents, events_after
 from jobtable.core.jobs import (
@@ -29,7 +31,7 @@ from jobtable.core.jobs import (
 )
 from jobtable.core.limits import QueueLimit
 from jobtable.core.schedules import StoredSchedule, tick_of_key
-from jobtable.core.states import STATES, job_state
+from jobtable.core.states import STATES
 from jobtable.core.status import Status
 
 
@@ -39,20 +41,16 @@ class MemoryReads(MemoryState):
             row = self._rows.get(job_id)
             return None if row is None else self._public(row)
 
-    def list_jobs(self, which: JobFilter, *, limit: int, after: str | None) -> list[Job]:
-        statuses = set(which.stored_statuses())
+    def list_jobs(
+        self, which: JobFilter, *, limit: int, after: str | None, before: str | None = None
+    ) -> list[Job]:
         with self._lock:
-            rows = [
-                row
-                for row in self._rows.values()
-                if _stored(row) in statuses
-                and (which.kind is None or row.kind == which.kind)
-                and (which.queue is None or row.queue == which.queue)
-                and (which.state is None or _state(row) == which.state.value)
-                and (after is None or row.id < after)
-            ]
-            rows.sort(key=lambda row: row.id, reverse=True)
-            return [attrs.evolve(self._public(row), state=_state(row)) for row in rows[:limit]]
+            rows = newest_first(self._rows.values(), which, limit=limit, after=after, before=before)
+            return [attrs.evolve(self._public(row), state=_state(row)) for row in rows]
+
+    def count_jobs(self, which: JobFilter) -> int:
+        with self._lock:
+            return sum(1 for _ in matching_rows(self._rows.values(), which))
 
     def events(self, job_id: str, *, after: int | None) -> JobEvents | None:
         with self._lock:
@@ -165,15 +163,15 @@ class MemoryReads(MemoryState):
             return len(alike), sum(row.limit_key == job.limit_key for row in alike)
 
     def job_counts(self) -> list[JobCount]:
-        counts: collections.Counter[tuple[str, str, str]] = collections.Counter()
+        counts: collections.Counter[tuple[str, str, str, str]] = collections.Counter()
         with self._lock:
             for row in self._rows.values():
                 stored = row.status.value if isinstance(row.status, Status) else row.status
                 if stored in ("queued", SCHEDULED, "running"):
-                    counts[(row.queue, row.kind, stored)] += 1
+                    counts[(row.queue, row.kind, stored, _state(row))] += 1
         return [
-            JobCount(queue=queue, kind=kind, status=status, count=count)
-            for (queue, kind, status), count in sorted(counts.items())
+            JobCount(queue=queue, kind=kind, status=status, count=count, state=state)
+            for (queue, kind, status, state), count in sorted(counts.items())
         ]
 
     def row(self, job_id: str) -> dict[str, Any] | None:
@@ -214,11 +212,3 @@ class MemoryReads(MemoryState):
     def paused_queues(self) -> frozenset[str]:
         with self._lock:
             return frozenset(self._paused)
-
-
-def _stored(row: _Row) -> str:
-    return row.status.value if isinstance(row.status, Status) else str(row.status)
-
-
-def _state(row: _Row) -> str:
-    return job_state(_stored(row), row.last_code, row.error).value

@@ -6,6 +6,7 @@ import collections
 import datetime
 import heapq
 import threading
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import attrs
@@ -13,14 +14,16 @@ import attrs
 from jobtable.core.codes import CANCELLED
 from jobtable.core.idempotency import KeptAnswer
 from jobtable.core.job_history import JobEvent
-from jobtable.core.jobs import ATTEMPTS_KEPT, EVENTS_KEPT, Job, stored_result
+from jobtable.core.jobs import ATTEMPTS_KEPT, EVENTS_KEPT, Job, JobFilter, stored_result
 from jobtable.core.limits import QueueLimit
 from jobtable.core.liveness import (
     LivenessTerms,
     RunnerInfo,
 )
+from jobtable.core.minutes import MinuteCounts
 from jobtable.core.policies import RetryPolicy
 from jobtable.core.schedules import StoredSchedule
+from jobtable.core.states import job_state
 from jobtable.core.status import Status
 
 SCHEDULED = "scheduled"
@@ -122,6 +125,7 @@ class MemoryState:
         self._queue_starts: list[tuple[str, datetime.datetime]] = []  # rate-limited queues'
         self._schedules: dict[str, datetime.datetime] = {}  # by name: when first seen
         self._stored_schedules: dict[str, StoredSchedule] = {}  # by name: as last recorded
+        self._minutes: dict[tuple[datetime.datetime, str, str], MinuteCounts] = {}
         self._idempotency: dict[str, KeptAnswer] = {}
         self._leases: dict[str, tuple[str, datetime.datetime]] = {}
         self._locks: set[str] = set()  # runner ids holding their liveness lock
@@ -207,3 +211,53 @@ class MemoryState:
             error=row.error,
             version=row.version,
         )
+
+
+def _stored(row: _Row) -> str:
+    return row.status.value if isinstance(row.status, Status) else str(row.status)
+
+
+def _state(row: _Row) -> str:
+    return job_state(_stored(row), row.last_code, row.error).value
+
+
+def matching_rows(rows: Iterable[_Row], which: JobFilter) -> Iterator[_Row]:
+    """The rows ``which`` matches, in their order."""
+    statuses = set(which.stored_statuses())
+    after = None if which.created_after is None else _stamp(which.created_after)
+    before = None if which.created_before is None else _stamp(which.created_before)
+    return (
+        row
+        for row in rows
+        if _stored(row) in statuses
+        and (which.kind is None or row.kind == which.kind)
+        and (which.queue is None or row.queue == which.queue)
+        and (which.state is None or _state(row) == which.state.value)
+        and (which.through is None or row.id <= which.through)
+        and (after is None or row.created_at >= after)
+        and (before is None or row.created_at < before)
+        and (
+            which.id_part is None
+            or row.id.startswith(which.id_part)
+            or row.id.endswith(which.id_part)
+        )
+    )
+
+
+def newest_first(
+    rows: Iterable[_Row],
+    which: JobFilter,
+    *,
+    limit: int,
+    after: str | None,
+    before: str | None = None,
+) -> list[_Row]:
+    """Up to ``limit`` rows ``which`` matches with ids below ``after``, newest first; with
+    ``before``, the ``limit`` just above it, oldest first."""
+    found = [
+        row
+        for row in matching_rows(rows, which)
+        if (after is None or row.id < after) and (before is None or row.id > before)
+    ]
+    found.sort(key=lambda row: row.id, reverse=before is None)
+    return found[:limit]

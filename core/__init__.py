@@ -5,6 +5,7 @@ Nothing here does I/O; the database and the clock come in through the
 """
 
 from jobtable.core.builtins import NOOP, NoopPayload, NoopResult
+from jobtable.core.bulk import BulkAction, BulkFilter, BulkResult
 from jobtable.core.clock import Clock
 from jobtable.core.codes import CANCELLED, INTERNAL_ERROR, INTERRUPTED, TIMED_OUT, UNKNOWN_KIND
 from jobtable.core.context import JobContext, JobNotHeldError
@@ -44,6 +45,7 @@ from jobtable.core.liveness import (
 )
 from jobtable.core.ports import JobStore
 from jobtable.core.runner import Runner
+from jobtable.core.states import State
 from jobtable.core.status import Status
 
 __all__ = [
@@ -53,6 +55,9 @@ __all__ = [
     "NOOP",
     "TIMED_OUT",
     "UNKNOWN_KIND",
+    "BulkAction",
+    "BulkFilter",
+    "BulkResult",
     "CancelOutcome",
     "Claim",
     "ClaimedJob",
@@ -87,6 +92,7 @@ __all__ = [
     "RunnerSighting",
     "RunnerStateError",
     "Snooze",
+    "State",
     "Status",
     "StoreError",
     "StoreUnavailableError",

@@ -120,6 +120,18 @@ def _retried(tell: Tell, call: Call, outcome: Any) -> None:
         tell.work()  # queued again: the runner serving its queue may be another
 
 
+def _bulk_cancelled(tell: Tell, call: Call, batch: Any) -> None:
+    for job_id in (*batch.changed, *batch.stop_requested):
+        tell.job(job_id)
+
+
+def _bulk_retried(tell: Tell, call: Call, batch: Any) -> None:
+    for job_id in batch.changed:
+        tell.job(job_id)
+    if batch.changed:
+        tell.work()
+
+
 def _pruned(tell: Tell, call: Call, pruned: Any) -> None:
     if pruned.jobs:
         tell.some_job()  # a stream of a job that is gone ends
@@ -142,6 +154,8 @@ ANNOUNCES: Mapping[str, Announce] = {
     "set_queue_limit": _limited,
     "cancel": _cancelled,
     "retry": _retried,
+    "cancel_jobs": _bulk_cancelled,
+    "retry_jobs": _bulk_retried,
     "prune": _pruned,
 }
 """What each store method that changes something announces once it has returned."""

@@ -1,5 +1,5 @@
 """A runner's background loops besides its workers: the scheduler (due jobs, periodic ticks,
-handlers' deadlines), retention's pruning, and the watch for jobs other connections commit;
+handlers' deadlines), retention's pruning, the dashboard's minute counts, and the watch for jobs other connections commit;
 started, stopped and joined together by the runner (core/runner.py)."""
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from jobtable.core.deadlines import Deadlines
 from jobtable.core.jobs import NewJob
 from jobtable.core.kind_spec import EncodedJob
 from jobtable.core.kinds import KindRegistry
+from jobtable.core.minutes import MinuteTally
+from jobtable.core.minutes_loop import MinutesLoop
 from jobtable.core.ports import JobStore
 from jobtable.core.retention import PruneLoop, Pruner
 from jobtable.core.scheduler import Scheduler
@@ -40,9 +42,11 @@ class BackgroundLoops:
         pruner: Pruner,
         notice: Callable[[], None],
         watch: bool,
+        tally: MinuteTally,
     ) -> None:
         """``notice`` hears of jobs other connections committed (when ``watch`` and the store
-        can be watched); the rest is what the scheduler and pruning need."""
+        can be watched); ``tally`` is written for the dashboard's charts; the rest is what
+        the scheduler and pruning need."""
         self._ticks = Ticks(
             store, clock, log, kinds=kinds, new_job=new_job, enqueued=workers.wake_one
         )
@@ -58,6 +62,9 @@ class BackgroundLoops:
             workers_gone=workers_gone,
         )
         self._pruning = PruneLoop(pruner, clock, log)
+        self._minutes = MinutesLoop(
+            tally, lambda rows: store.add_minutes(rows, now=clock.now()), clock, log
+        )
         self._watching = StoreWatch(store, notice, enabled=watch)
 
     def prepare(self) -> None:
@@ -76,6 +83,7 @@ class BackgroundLoops:
 
     def start(self, *, prunes: bool) -> None:
         self._scheduler.start()
+        self._minutes.start()
         if prunes:
             self._pruning.start()
 
@@ -85,6 +93,8 @@ class BackgroundLoops:
     def stop_pruning(self) -> None:
         self._pruning.stop()
 
-    def join_pruning(self, timeout: float | None) -> None:
-        """A prune under way ends before the store closes."""
+    def finish(self, timeout: float | None) -> None:
+        """Once the workers are done: the last minute counts written, and a prune under way
+        ended, before the store closes."""
+        self._minutes.stop(timeout)
         self._pruning.join(timeout)

@@ -80,6 +80,7 @@ class Client(OperatorActions):
         self.store = around(store, Announcer(self.changes, claimer=claimer or self))
         """The store as this client writes it: each change is announced to ``changes``."""
         self._clock = clock
+        self._logger = logger or logging.getLogger("jobtable.client")
         self._workers = LocalWorkers() if workers is None else workers
         self._converter = codec.make_converter() if converter is None else converter
         self._ids = JobIdGenerator()
@@ -92,7 +93,7 @@ class Client(OperatorActions):
         self.pruner = Pruner(
             self.store,
             clock,
-            logger or logging.getLogger("jobtable.client"),
+            self._logger,
             holder=holder or self._ids.next_id(unix_ms(clock.now())),
             retention=retention or Retention(),
         )

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
+from jobtable.core.bulk import BulkAction, BulkFilter, BulkResult
 from jobtable.core.client import Client
 from jobtable.core.enqueue_options import EnqueueOptions
 from jobtable.core.held_back import HeldBack
+from jobtable.core.history import History
 from jobtable.core.idempotency import KeepAnswer, Repeat
 from jobtable.core.job_history import JobEvents
 from jobtable.core.jobs import (
@@ -74,9 +76,18 @@ class ClientMethods:
         limit: int = 50,
         after: str | None = None,
         state: str | None = None,
+        before: str | None = None,
+        id_part: str | None = None,
     ) -> JobPage:
         return self.client.list_jobs(
-            status=status, kind=kind, queue=queue, limit=limit, after=after, state=state
+            status=status,
+            kind=kind,
+            queue=queue,
+            limit=limit,
+            after=after,
+            state=state,
+            before=before,
+            id_part=id_part,
         )
 
     def cancel(self, job_id: str) -> tuple[CancelOutcome, Job] | None:
@@ -84,6 +95,17 @@ class ClientMethods:
 
     def retry(self, job_id: str) -> tuple[RetryOutcome, Job] | None:
         return self.client.retry(job_id)
+
+    def bulk(
+        self,
+        action: BulkAction,
+        which: BulkFilter,
+        *,
+        dry_run: bool = False,
+        by: str = "python",
+        through: str | None = None,
+    ) -> BulkResult:
+        return self.client.bulk(action, which, dry_run=dry_run, by=by, through=through)
 
     def queues(self, held_back: list[HeldBack] | None = None) -> list[QueueState]:
         return self.client.queues(held_back)
@@ -96,6 +118,11 @@ class ClientMethods:
 
     def set_queue_limit(self, name: str, limit: QueueLimit) -> None:
         self.client.set_queue_limit(name, limit)
+
+    def history(
+        self, *, queue: str | None = None, kind: str | None = None, queues: Collection[str] = ()
+    ) -> History:
+        return self.client.history(queue=queue, kind=kind, queues=queues)
 
     def runners(self) -> list[RunnerRecord]:
         return self.client.runners()

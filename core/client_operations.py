@@ -3,13 +3,26 @@ retry, pause, prune), the lists and counts they read, and HTTP idempotency keys.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
+import re
+import time
+from collections.abc import Callable, Collection
 
 import attrs
 
+from jobtable.core.bulk import (
+    BATCH,
+    BulkAction,
+    BulkBatch,
+    BulkFilter,
+    BulkResult,
+    check_action_state,
+    job_filter,
+)
 from jobtable.core.clock import Clock
 from jobtable.core.enqueue_options import InvalidOptionError, check_queue, check_text
 from jobtable.core.held_back import HeldBack, total_by_queue
+from jobtable.core.history import History, read_history
 from jobtable.core.idempotency import Repeat, check_key, judge_repeat
 from jobtable.core.ids import could_exist
 from jobtable.core.jobs import (
@@ -63,6 +76,7 @@ class OperatorActions:
     kinds: KindRegistry
     _clock: Clock
     _workers: LocalWorkers
+    _logger: logging.Logger
 
     # -- cancel and retry --------------------------------------------------
 
@@ -105,6 +119,72 @@ class OperatorActions:
         job = self.store.get(job_id)
         return None if job is None else (outcome, job)
 
+    def bulk(
+        self,
+        action: BulkAction,
+        which: BulkFilter,
+        *,
+        dry_run: bool = False,
+        by: str = "python",
+        through: str | None = None,
+    ) -> BulkResult:
+        """Cancel or retry every job ``which`` matches that ``action`` applies to, up to the
+        newest job now (or up to ``through``: a dry run's), in batches of ``BATCH``
+        (core/bulk.py); with ``dry_run``, count them.
+
+        Each batch is one transaction; the action and its counts are logged (``by`` says
+        from where: http, dashboard, cli, python). Raises InvalidOptionError for a state the
+        action cannot change.
+        """
+        states = check_action_state(action, which)
+        if through is not None and not could_exist(through):
+            raise InvalidOptionError("through", "must be a job's id")
+        if through is None:
+            newest = self.store.list_jobs(JobFilter(), limit=1, after=None)
+            if not newest:
+                return BulkResult(matched=0, changed=0)
+            through = newest[0].id
+        what = f"bulk {action.value}{' (dry run)' if dry_run else ''}"
+        if not dry_run:  # a count changes nothing: its one line says what it counted
+            self._logger.info("%s begins by=%s filter=%s", what, by, which.described())
+        began = time.monotonic()
+        matched = changed = 0
+        for state in states:
+            listed = job_filter(which, state, through=through)
+            if dry_run:
+                matched += self.store.count_jobs(listed)
+                continue
+            after = None
+            while True:
+                batch = self._bulk_batch(action, listed, after)
+                matched += batch.matched
+                changed += len(batch.changed) + len(batch.stop_requested)
+                if batch.matched < BATCH or batch.last_id is None:
+                    break
+                after = batch.last_id
+        self._logger.info(
+            "%s done by=%s filter=%s matched=%d changed=%d seconds=%.3f",
+            what,
+            by,
+            which.described(),
+            matched,
+            changed,
+            time.monotonic() - began,
+        )
+        return BulkResult(matched=matched, changed=changed, through=through)
+
+    def _bulk_batch(self, action: BulkAction, which: JobFilter, after: str | None) -> BulkBatch:
+        now = self._clock.now()
+        if action is BulkAction.CANCEL:
+            batch = self.store.cancel_jobs(which, after=after, limit=BATCH, now=now)
+            for job_id in batch.stop_requested:
+                self._workers.cancel_requested(job_id)  # ours: no need to wait for a sweep
+        else:
+            batch = self.store.retry_jobs(which, after=after, limit=BATCH, now=now)
+            if batch.changed:
+                self._workers.jobs_due(len(batch.changed))
+        return batch
+
     # -- queues and runners ------------------------------------------------
 
     def queues(self, held_back: list[HeldBack] | None = None) -> list[QueueState]:
@@ -135,6 +215,14 @@ class OperatorActions:
         self.store.set_queue_limit(check_queue(name), limit, now=self._clock.now())
         self._workers.queue_resumed()  # a lifted limit lets its jobs run: look again
 
+    def history(
+        self, *, queue: str | None = None, kind: str | None = None, queues: Collection[str] = ()
+    ) -> History:
+        """The dashboard's charts: throughput and queue wait per minute over the last hour
+        (of ``queue`` and ``kind``, None: all), each kind's hour, and the age of the oldest
+        waiting job of each of ``queues``."""
+        return read_history(self.store, self._clock.now(), queues=queues, queue=queue, kind=kind)
+
     def runners(self) -> list[RunnerRecord]:
         """Every live runner on the database, oldest first."""
         return self.store.runners()
@@ -159,27 +247,44 @@ class OperatorActions:
         limit: int = 50,
         after: str | None = None,
         state: str | None = None,
+        before: str | None = None,
+        id_part: str | None = None,
     ) -> JobPage:
         """A page of jobs, newest first, that match every filter given, each with its state.
 
         ``status`` is a public status (queued includes jobs due later); ``state`` an
-        operator's state (core/states.py);
-        ``limit`` is clamped to 1..500; ``after`` is the previous page's
-        ``next_after``. Raises InvalidOptionError for an unknown status, or a kind, queue
-        or ``after`` that no job could have.
+        operator's state (core/states.py); ``id_part`` the start or the end of an id (a
+        search); ``limit`` is clamped to 1..500; ``after`` is the previous page's
+        ``next_after``, ``before`` a page's ``newer_before`` (the page of newer jobs). Raises
+        InvalidOptionError for an unknown status, or a kind, queue, id part or cursor that no
+        job could have.
         """
         which = JobFilter(
             status=_public_status(status),
             kind=None if kind is None else check_text(kind, "kind"),
             queue=None if queue is None else check_queue(queue),
             state=_state(state),
+            id_part=None if id_part is None else _id_part(id_part),
         )
-        if after is not None and not could_exist(after):
-            raise InvalidOptionError("after", "must be the id of the last job of a page")
+        for name, cursor, end in (("after", after, "last"), ("before", before, "first")):
+            if cursor is not None and not could_exist(cursor):
+                raise InvalidOptionError(name, f"must be the id of the {end} job of a page")
         size = max(1, min(MAX_PAGE, int(limit)))
+        if before is not None and after is None:
+            found = self.store.list_jobs(which, limit=size + 1, after=None, before=before)
+            page = tuple(reversed(found[:size]))
+            return JobPage(
+                jobs=page,
+                next_after=page[-1].id if page else None,
+                newer_before=page[0].id if len(found) > size else None,
+            )
         found = self.store.list_jobs(which, limit=size + 1, after=after)
         page = tuple(found[:size])
-        return JobPage(jobs=page, next_after=page[-1].id if len(found) > size else None)
+        return JobPage(
+            jobs=page,
+            next_after=page[-1].id if len(found) > size else None,
+            newer_before=page[0].id if after is not None and page else None,
+        )
 
     def job_counts(self) -> list[JobCount]:
         """Jobs queued, scheduled and running, by queue and kind: cheap enough for every scrape."""
@@ -209,6 +314,16 @@ class OperatorActions:
         """Let ``key`` go: its request failed in a way a retry may fix (the database). A key
         whose answer was kept stays: its jobs were stored (the reply was lost after)."""
         self.store.drop_idempotent(key)
+
+
+_ID_PART = re.compile(r"[0-9a-f-]{1,36}")
+
+
+def _id_part(text: str) -> str:
+    part = text.strip().lower()
+    if not _ID_PART.fullmatch(part):
+        raise InvalidOptionError("id", "must be a job id, or its start or end (hex digits)")
+    return part
 
 
 def _state(name: str | None) -> State | None:

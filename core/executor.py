@@ -24,6 +24,7 @@ from jobtable.core.context import JobContext, JobNotHeldError
 from jobtable.core.handling import run_handler
 from jobtable.core.jobs import Claim, ClaimedJob
 from jobtable.core.kinds import KindRegistry
+from jobtable.core.minutes import MinuteTally
 from jobtable.core.observer import SUCCEEDED, RunnerObserver
 from jobtable.core.outcome import AttemptEnd, Outcome, Raised, RunAgain, Stopped, Succeed, decide
 from jobtable.core.preemption import Preemption
@@ -67,12 +68,13 @@ class Executor:
         jitter: Callable[[], float],
         event_loop: EventLoop,
         tracing: Tracing = NO_TRACING,
+        tally: MinuteTally | None = None,
     ) -> None:
         """``ahead`` hears how long each handler took; ``began`` that a job taken is tracked
         (core/exchange.py); ``wakes`` says whether the runner is
         stopping; ``scheduler`` hears of jobs due again later; ``jitter`` draws the retry
         backoff's random share; ``event_loop`` runs ``async def`` handlers; ``tracing`` gets a
-        ``process`` span per attempt."""
+        ``process`` span per attempt; ``tally`` counts waits and ends for the dashboard."""
         self._clock = clock
         self._log = log
         self._kinds = kinds
@@ -89,6 +91,7 @@ class Executor:
         self._jitter = jitter
         self._event_loop = event_loop
         self._tracing = tracing
+        self._tally = MinuteTally() if tally is None else tally
 
     def run(
         self, number: int, claimed: ClaimedJob, *, pooled: bool
@@ -134,7 +137,7 @@ class Executor:
             outcome = self._decide(claimed, end)
             tracing = False
             traced.end(outcome_name(outcome))
-            self._job_ended(attempt, claimed.kind, outcome)
+            self._job_ended(attempt, claimed, outcome)
             following = self._recorder.record(
                 claimed,
                 end,
@@ -161,7 +164,7 @@ class Executor:
         claimed: ClaimedJob = attempt.job
         end = Stopped(code=stop_code(attempt))
         outcome = self._decide(claimed, end)
-        self._job_ended(attempt, claimed.kind, outcome)
+        self._job_ended(attempt, claimed, outcome)
         self._recorder.record(claimed, end, outcome, claim_next=False)
         self._attempts.settled(attempt)
         if isinstance(outcome, RunAgain):
@@ -198,6 +201,7 @@ class Executor:
         if claimed.due_at is not None:
             waited = max(0.0, (self._clock.now() - claimed.due_at).total_seconds())
         self._observer.job_started(claimed.kind, waited=waited)
+        self._tally.started(claimed.queue, claimed.kind, waited=waited, at=self._clock.now())
         if self._log.isEnabledFor(logging.DEBUG):
             self._log.debug(
                 "job started job_id=%s kind=%s attempt=%d",
@@ -207,15 +211,19 @@ class Executor:
                 extra=job_fields(claimed),
             )
 
-    def _job_ended(self, attempt: Attempt, kind: str, outcome: Outcome) -> None:
+    def _job_ended(self, attempt: Attempt, claimed: ClaimedJob, outcome: Outcome) -> None:
         """Report an attempt's end to the observer, before its outcome is recorded."""
         seconds = max(0.0, self._clock.monotonic() - attempt.started)
         self._ahead.ran(seconds)
+        kind = claimed.kind
         if isinstance(outcome, Succeed):
             self._observer.job_ended(kind, code=SUCCEEDED, final=True, seconds=seconds)
         else:
             final = not isinstance(outcome, RunAgain)
             self._observer.job_ended(kind, code=outcome.code, final=final, seconds=seconds)
+        if not isinstance(outcome, RunAgain):
+            succeeded = isinstance(outcome, Succeed)
+            self._tally.ended(claimed.queue, kind, succeeded=succeeded, at=self._clock.now())
 
     def _decide(self, claimed: ClaimedJob, end: AttemptEnd) -> Outcome:
         """What to record for an attempt: its result, or its failure as the job's policy says."""

@@ -268,6 +268,8 @@ class JobPage:
 
     jobs: tuple[Job, ...]
     next_after: str | None
+    newer_before: str | None = None
+    """Where the page of newer jobs ends (its ``before``); None on the newest page."""
 
 
 @attrs.frozen(kw_only=True)
@@ -279,6 +281,14 @@ class JobFilter:
     queue: str | None = None
     state: State | None = None
     """An operator's state (core/states.py); with ``status`` too, a job must match both."""
+    created_after: datetime.datetime | None = None
+    """Created at or after this moment."""
+    created_before: datetime.datetime | None = None
+    """Created before this moment."""
+    through: str | None = None
+    """No job newer than this id (a bulk action's newest job when it began)."""
+    id_part: str | None = None
+    """Only jobs whose id starts or ends with this (lower-case hex and dashes): a search."""
 
     def stored_statuses(self) -> tuple[str, ...]:
         """The stored statuses the public one covers (queued covers scheduled too), narrowed
@@ -320,6 +330,9 @@ class JobCount:
     status: str
     """``queued`` (due), ``scheduled`` (due later) or ``running``."""
     count: int
+    state: str = ""
+    """Its state (core/states.py): available, scheduled, retrying or running; a stored
+    status's jobs may come in two counts, scheduled and retrying."""
 
 
 @attrs.frozen(kw_only=True)

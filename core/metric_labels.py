@@ -40,11 +40,14 @@ class Labels:
     def kind(self, name: str) -> str:
         return name if name in self.kinds else OTHER
 
-    def counts(self, counts: Iterable[JobCount]) -> dict[tuple[str, str, str], int]:
-        """``counts`` summed by (queue label, kind label, status)."""
+    def counts(
+        self, counts: Iterable[JobCount], *, by_state: bool = False
+    ) -> dict[tuple[str, str, str], int]:
+        """``counts`` summed by (queue label, kind label, status), or state ``by_state``."""
         summed: Counter[tuple[str, str, str]] = Counter()
         for count in counts:
-            summed[(self.queue(count.queue), self.kind(count.kind), count.status)] += count.count
+            split = count.state if by_state else count.status
+            summed[(self.queue(count.queue), self.kind(count.kind), split)] += count.count
         return dict(summed)
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from jobtable.core import StoreError
+from jobtable.core.bulk import BulkAction
 from jobtable.entrypoints import (
     commands,
     config,
@@ -77,6 +78,43 @@ def _add_switch(parser: argparse.ArgumentParser, name: str) -> None:
         default=env_default(name),
         help=setting.describe(),
     )
+
+
+def _add_bulk_filter(parser: argparse.ArgumentParser, action: str) -> None:
+    """The filter of a bulk action (instead of an ID). No ``JOBTABLE_`` variable sets these:
+    a variable left in an environment must never widen what a command changes."""
+    group = parser.add_argument_group(f"{action} every job a filter matches (instead of an ID)")
+    group.add_argument(
+        "--state",
+        dest="bulk_state",
+        metavar="STATE",
+        help=f"only jobs in this state; {action} "
+        f"applies to {', '.join(s.value for s in BulkAction(action).states)}",
+    )
+    group.add_argument("--kind", dest="bulk_kind", metavar="KIND", help="only jobs of this kind")
+    group.add_argument(
+        "--queue", dest="bulk_queue", metavar="QUEUE", help="only jobs in this queue"
+    )
+    group.add_argument(
+        "--created-after",
+        dest="bulk_created_after",
+        metavar="TIME",
+        help="only jobs created at or after this RFC 3339 time",
+    )
+    group.add_argument(
+        "--created-before",
+        dest="bulk_created_before",
+        metavar="TIME",
+        help="only jobs created before this RFC 3339 time",
+    )
+    group.add_argument(
+        "--dry-run",
+        dest="bulk_dry_run",
+        action="store_true",
+        help="count the matching jobs; change none",
+    )
+    group.add_argument("--all", dest="bulk_all", action="store_true",
+                       help=f"{action} every job it applies to (no other filter needed)")  # fmt: skip
 
 
 def add_settings(parser: argparse.ArgumentParser, *names: str) -> None:
@@ -154,8 +192,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add(listed, "status", "state", "kind", "list_queue", "limit", "after", *ONE_OFF)
     listed.set_defaults(run=operator_commands.run_list)
 
-    retry = sub.add_parser("retry", help="queue a failed job again with one more attempt allowed")
-    retry.add_argument("id", metavar="ID", help="the id of a failed job")
+    retry = sub.add_parser(
+        "retry",
+        help="queue a failed job again with one more attempt allowed; or every failed job a "
+        "filter matches",
+    )
+    retry.add_argument("id", metavar="ID", nargs="?", help="the id of a failed job")
+    _add_bulk_filter(retry, "retry")
     _add(retry, *ONE_OFF)
     retry.set_defaults(run=job_commands.run_retry)
 
@@ -164,9 +207,12 @@ def build_parser() -> argparse.ArgumentParser:
     prune.set_defaults(run=operator_commands.run_prune)
 
     cancel = sub.add_parser(
-        "cancel", help="cancel a job: at once if not running, else its handler is told to stop"
+        "cancel",
+        help="cancel a job: at once if not running, else its handler is told to stop; or every "
+        "job a filter matches",
     )
-    cancel.add_argument("id", metavar="ID", help="the id enqueue printed")
+    cancel.add_argument("id", metavar="ID", nargs="?", help="the id enqueue printed")
+    _add_bulk_filter(cancel, "cancel")
     _add(cancel, *ONE_OFF)
     cancel.set_defaults(run=job_commands.run_cancel)
 

@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 from jobtable.core import InvalidPayloadError, Runner, UnknownKindError
+from jobtable.core.bulk import BulkAction, bulk_filter
 from jobtable.core.enqueue_options import EnqueueOptions, InvalidOptionError
 from jobtable.core.ids import could_exist
 from jobtable.core.jobs import CancelOutcome, RetryOutcome
@@ -67,6 +68,8 @@ def run_get(args: argparse.Namespace) -> int:
 
 
 def run_cancel(args: argparse.Namespace) -> int:
+    if args.id is None or _bulk_fields(args):
+        return run_bulk(args, BulkAction.CANCEL)
     with one_off(args) as runner:
         cancelled = runner.cancel(args.id)
     if cancelled is None:
@@ -86,6 +89,8 @@ def run_cancel(args: argparse.Namespace) -> int:
 
 
 def run_retry(args: argparse.Namespace) -> int:
+    if args.id is None or _bulk_fields(args):
+        return run_bulk(args, BulkAction.RETRY)
     with one_off(args) as runner:
         retried = runner.retry(args.id)
     if retried is None:
@@ -97,6 +102,54 @@ def run_retry(args: argparse.Namespace) -> int:
     if outcome is RetryOutcome.KEY_HELD:
         raise CommandError(f"cannot retry job {job.id}: {views.KEY_HELD_REFUSAL}")
     print(json.dumps(job.to_public()))
+    return 0
+
+
+_FILTER_FLAGS = {
+    "state": "--state",
+    "kind": "--kind",
+    "queue": "--queue",
+    "created_after": "--created-after",
+    "created_before": "--created-before",
+}
+
+
+def _bulk_fields(args: argparse.Namespace) -> dict[str, str]:
+    """The filter flags given, by field name."""
+    return {
+        name: value
+        for name in _FILTER_FLAGS
+        if (value := getattr(args, f"bulk_{name}")) is not None
+    }
+
+
+def run_bulk(args: argparse.Namespace, action: BulkAction) -> int:
+    """``cancel``/``retry`` with a filter instead of an ID: prints ``{"matched", "changed"}``."""
+    fields = _bulk_fields(args)
+    verb = action.value
+    if args.id is not None:
+        raise CommandError(
+            f"give a job's ID or a filter ({', '.join(_FILTER_FLAGS.values())}), not both"
+        )
+    if not fields and not args.bulk_all:
+        raise CommandError(
+            f"give the ID of the job to {verb}, or a filter ({', '.join(_FILTER_FLAGS.values())};"
+            f" --all for every job {verb} applies to), with --dry-run to count them first"
+        )
+    try:
+        which = bulk_filter(fields, parse_rfc3339)
+        with one_off(args) as runner:
+            done = runner.bulk(action, which, dry_run=args.bulk_dry_run, by="cli")
+    except InvalidOptionError as error:
+        flag = _FILTER_FLAGS.get(error.field.removeprefix("filter."), error.field)
+        raise CommandError(f"{flag}: {error.problem}") from None
+    print(json.dumps({"matched": done.matched, "changed": done.changed}))
+    if args.bulk_dry_run:
+        print(
+            f"jobtable: dry run: {done.matched} {'job matches' if done.matched == 1 else 'jobs match'}"
+            f"; none changed (without --dry-run, {verb} them)",
+            file=sys.stderr,
+        )
     return 0
 
 

@@ -48,6 +48,9 @@ SCRAPED_STATUSES = ("queued", "scheduled", "running")
 """The statuses counted at each scrape (from partial indexes); finished jobs are counted
 by the completions counter instead, so a scrape never reads the finished rows."""
 
+SCRAPED_STATES = ("scheduled", "available", "retrying", "running")
+"""The operator's states of the same jobs (core/states.py), in ``jobtable_jobs_by_state``."""
+
 RUN_TIME_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600)
 """Seconds a handler ran: from a noop's milliseconds to an hour's report."""
 
@@ -187,6 +190,7 @@ class StoreCollector(Collector):
         yield up
         labels = self._labels(counts, runners)
         yield self._jobs(counts, labels)
+        yield self._jobs(counts, labels, by_state=True)
         yield _held_back(held_back, labels)
         yield GaugeMetricFamily(
             "jobtable_jobs_age_seconds",
@@ -208,22 +212,37 @@ class StoreCollector(Collector):
             kinds.update(record.info.kinds)
         return choose_labels(counts, queues=queues, kinds=kinds)
 
-    def _jobs(self, counts: list[JobCount], labels: Labels) -> GaugeMetricFamily:
-        # Every status of every queue and kind seen (and every kind registered here, in
-        # its queue) is written, zeros too: a drained queue reads 0, not a gap.
+    def _jobs(
+        self, counts: list[JobCount], labels: Labels, *, by_state: bool = False
+    ) -> GaugeMetricFamily:
+        # Every status (or state) of every queue and kind seen (and every kind registered
+        # here, in its queue) is written, zeros too: a drained queue reads 0, not a gap.
         registered = self._registered()
-        found = labels.counts(counts)
+        found = labels.counts(counts, by_state=by_state)
         pairs = {(queue, kind) for queue, kind, _ in found}
         pairs.update((labels.queue(queue), labels.kind(kind)) for queue, kind in registered)
-        family = GaugeMetricFamily(
-            "jobtable_jobs",
-            "Unfinished jobs by queue, kind and status (queued, scheduled or running); at most "
-            f"{LABEL_VALUES} queue and {LABEL_VALUES} kind values, the rest summed as {OTHER}.",
-            labels=["queue", "kind", "status"],
+        bounded = (
+            f"at most {LABEL_VALUES} queue and {LABEL_VALUES} kind values, the rest summed as "
+            f"{OTHER}."
         )
+        if by_state:
+            family = GaugeMetricFamily(
+                "jobtable_jobs_by_state",
+                "Unfinished jobs by queue, kind and state (scheduled, available, retrying or "
+                f"running: jobtable_jobs split as the dashboard shows it); {bounded}",
+                labels=["queue", "kind", "state"],
+            )
+            splits: tuple[str, ...] = SCRAPED_STATES
+        else:
+            family = GaugeMetricFamily(
+                "jobtable_jobs",
+                f"Unfinished jobs by queue, kind and status (queued, scheduled or running); {bounded}",
+                labels=["queue", "kind", "status"],
+            )
+            splits = SCRAPED_STATUSES
         for queue, kind in sorted(pairs):
-            for status in SCRAPED_STATUSES:
-                family.add_metric([queue, kind, status], found.get((queue, kind, status), 0))
+            for split in splits:
+                family.add_metric([queue, kind, split], found.get((queue, kind, split), 0))
         return family
 
     def _registered(self) -> list[tuple[str, str]]:

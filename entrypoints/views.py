@@ -37,6 +37,7 @@ def job_detail(detail: JobDetail, payload: Any = None) -> dict[str, Any]:
         "started_at": format_time(detail.started_at),
         "finished_at": format_time(detail.finished_at),
         "timeout": None if detail.timeout is None else float(detail.timeout),
+        "waited": waited(detail),
         "attempts": [_attempt(record) for record in detail.attempts],
         "waiting": list(detail.waiting),
     }
@@ -50,7 +51,23 @@ def _attempt(record: AttemptRecord) -> dict[str, Any]:
         "ended_at": format_time(record.ended_at),
         "outcome": record.outcome,
         "error_class": record.error_class,
+        "seconds": attempt_seconds(record),
     }
+
+
+def attempt_seconds(record: AttemptRecord) -> float | None:
+    """How long an attempt ran; None while it runs (or when it never started)."""
+    if record.started_at is None or record.ended_at is None:
+        return None
+    return max(0.0, (record.ended_at - record.started_at).total_seconds())
+
+
+def waited(detail: JobDetail) -> float | None:
+    """Seconds its latest attempt waited from when it was due to when it started; None when
+    it has not started since it was last due (queued, scheduled or retrying)."""
+    if detail.started_at is None or detail.started_at < detail.run_at:
+        return None
+    return (detail.started_at - detail.run_at).total_seconds()
 
 
 def queue(state: QueueState) -> dict[str, Any]:

@@ -1,12 +1,15 @@
-"""Operators' actions on one job: cancel it, or retry it once it failed."""
+"""Operators' actions on jobs: cancel one, or retry it once it failed; or a batch of those a
+filter matches, in one transaction (the same statements, job by job)."""
 
 from __future__ import annotations
 
 import datetime
 
 from jobtable.adapters.sql.engine import Connection, SqlPart
+from jobtable.adapters.sql_rows import list_statement
+from jobtable.core.bulk import BulkBatch
 from jobtable.core.codes import CANCELLED
-from jobtable.core.jobs import CancelOutcome, RetryOutcome
+from jobtable.core.jobs import CancelOutcome, JobFilter, RetryOutcome
 from jobtable.core.status import Status
 
 
@@ -44,3 +47,60 @@ class SqlOperations(SqlPart):
             return RetryOutcome.KEY_HELD if failed else RetryOutcome.REFUSED
 
         return self._engine.write(retry)
+
+    def cancel_jobs(
+        self, which: JobFilter, *, after: str | None, limit: int, now: datetime.datetime
+    ) -> BulkBatch:
+        stamp = self._engine.stamp(now)
+
+        def cancel(conn: Connection) -> BulkBatch:
+            ids = self._matching(conn, which, after=after, limit=limit)
+            changed, stop_requested = [], []
+            for job_id in ids:
+                params = {"id": job_id, "now": stamp}
+                if conn.execute(self._engine.sql("cancel_queued"), params).rowcount:
+                    changed.append(job_id)
+                elif conn.execute(self._engine.sql("cancel_running"), params).rowcount:
+                    stop_requested.append(job_id)
+            return BulkBatch(
+                matched=len(ids),
+                last_id=ids[-1] if ids else None,
+                changed=tuple(changed),
+                stop_requested=tuple(stop_requested),
+            )
+
+        return self._engine.write(cancel)
+
+    def retry_jobs(
+        self, which: JobFilter, *, after: str | None, limit: int, now: datetime.datetime
+    ) -> BulkBatch:
+        stamp = self._engine.stamp(now)
+
+        def retry(conn: Connection) -> BulkBatch:
+            ids = self._matching(conn, which, after=after, limit=limit)
+            statement = self._engine.sql("retry_failed_job")
+            changed = tuple(
+                job_id
+                for job_id in ids
+                if conn.execute(statement, {"id": job_id, "now": stamp}).rowcount
+            )
+            if changed:
+                self._engine.announce(conn)
+            return BulkBatch(matched=len(ids), last_id=ids[-1] if ids else None, changed=changed)
+
+        return self._engine.write(retry)
+
+    def _matching(
+        self, conn: Connection, which: JobFilter, *, after: str | None, limit: int
+    ) -> list[str]:
+        """The ids of the next ``limit`` jobs ``which`` matches, older than ``after``, newest
+        first."""
+        sql, params = list_statement(
+            which,
+            limit=limit,
+            after=after,
+            placeholder=self._engine.placeholder,
+            stamp=self._engine.stamp,
+            columns="id",
+        )
+        return [row[0] for row in conn.execute(sql, params).fetchall()]

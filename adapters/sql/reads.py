@@ -7,6 +7,8 @@ from typing import Any
 
 from jobtable.adapters.sql.engine import Connection, SqlPart
 from jobtable.adapters.sql_rows import (
+    JOB_COUNTS,
+    count_statement,
     job_detail,
     job_events,
     list_statement,
@@ -15,6 +17,7 @@ from jobtable.adapters.sql_rows import (
 )
 from jobtable.core.job_history import JobEvents
 from jobtable.core.jobs import Job, JobCount, JobDetail, JobFilter
+from jobtable.core.states import job_state
 
 
 class SqlReads(SqlPart):
@@ -51,12 +54,25 @@ class SqlReads(SqlPart):
         rows = self._rows("running_alike", {"id": job_id})
         return (int(rows[0][0]), int(rows[0][1])) if rows else (0, 0)
 
-    def list_jobs(self, which: JobFilter, *, limit: int, after: str | None) -> list[Job]:
+    def list_jobs(
+        self, which: JobFilter, *, limit: int, after: str | None, before: str | None = None
+    ) -> list[Job]:
         sql, params = list_statement(
-            which, limit=limit, after=after, placeholder=self._engine.placeholder
+            which,
+            limit=limit,
+            after=after,
+            before=before,
+            placeholder=self._engine.placeholder,
+            stamp=self._engine.stamp,
         )
         rows = self._engine.read(lambda conn: conn.execute(sql, params).fetchall())
         return [listed_job(row) for row in rows]
+
+    def count_jobs(self, which: JobFilter) -> int:
+        sql, params = count_statement(
+            which, placeholder=self._engine.placeholder, stamp=self._engine.stamp
+        )
+        return int(self._engine.read(lambda conn: conn.execute(sql, params).fetchone()[0]))
 
     def events(self, job_id: str, *, after: int | None) -> JobEvents | None:
         params = {"id": job_id, "after": 0 if after is None else after}
@@ -64,8 +80,16 @@ class SqlReads(SqlPart):
 
     def job_counts(self) -> list[JobCount]:
         return [
-            JobCount(queue=queue, kind=kind, status=status, count=count)
-            for queue, kind, status, count in self._rows("job_counts")
+            JobCount(
+                queue=queue,
+                kind=kind,
+                status=status,
+                count=count,
+                state=job_state(status, "failed" if retrying else None, None).value,
+            )
+            for queue, kind, status, count, retrying in self._engine.read(
+                lambda conn: conn.execute(JOB_COUNTS).fetchall()
+            )
         ]
 
     def row(self, job_id: str) -> dict[str, Any] | None:

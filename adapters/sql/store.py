@@ -11,6 +11,7 @@ import abc
 from jobtable.adapters.sql.engine import SqlEngine
 from jobtable.adapters.sql.enqueue import SqlEnqueue
 from jobtable.adapters.sql.held_back import SqlHeldBack
+from jobtable.adapters.sql.history import SqlHistory
 from jobtable.adapters.sql.idempotency import SqlIdempotency
 from jobtable.adapters.sql.operations import SqlOperations
 from jobtable.adapters.sql.queue import SqlQueue
@@ -34,6 +35,7 @@ class SqlStore(
     SqlReads,
     SqlHeldBack,
     SqlRetention,
+    SqlHistory,
 ):
     def __init__(self, engine: SqlEngine) -> None:
         self._engine = engine

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from jobtable.core.ports.history import JobHistory
 from jobtable.core.ports.operations import JobOperations
 from jobtable.core.ports.queue import JobQueue
 from jobtable.core.ports.reads import JobReads
 from jobtable.core.ports.registry import RunnerRegistry
 
 __all__ = [
+    "JobHistory",
     "JobOperations",
     "JobQueue",
     "JobReads",
@@ -38,7 +40,7 @@ class LivenessPort(JobQueue, RunnerRegistry, Protocol):
     the jobs a runner held."""
 
 
-class JobStore(JobQueue, RunnerRegistry, JobReads, JobOperations, Protocol):
+class JobStore(JobQueue, RunnerRegistry, JobReads, JobOperations, JobHistory, Protocol):
     """Every concern at once: what a store implements and what wraps one (core/around.py)."""
 
     def close(self) -> None:

@@ -10,9 +10,11 @@ import datetime
 from collections.abc import Mapping
 from typing import Protocol
 
+from jobtable.core.bulk import BulkBatch
 from jobtable.core.idempotency import KeptAnswer
 from jobtable.core.jobs import (
     CancelOutcome,
+    JobFilter,
     Pruned,
     RetryOutcome,
 )
@@ -35,6 +37,20 @@ class JobOperations(Protocol):
         Its ended attempts stay in its detail. REFUSED, changing nothing, when it
         has not failed; None when there is no such job.
         """
+        ...
+
+    def cancel_jobs(
+        self, which: JobFilter, *, after: str | None, limit: int, now: datetime.datetime
+    ) -> BulkBatch:
+        """``cancel`` each of the next ``limit`` jobs ``which`` matches whose id is older than
+        ``after`` (None: from the newest), newest first, in one transaction."""
+        ...
+
+    def retry_jobs(
+        self, which: JobFilter, *, after: str | None, limit: int, now: datetime.datetime
+    ) -> BulkBatch:
+        """``retry`` each of the next ``limit`` jobs ``which`` matches whose id is older than
+        ``after`` (None: from the newest), newest first, in one transaction."""
         ...
 
     def set_queue_paused(self, name: str, *, paused: bool, now: datetime.datetime) -> None:

@@ -63,11 +63,18 @@ class JobReads(Protocol):
         to the smallest any live runner registered) and ``rates``."""
         ...
 
-    def list_jobs(self, which: JobFilter, *, limit: int, after: str | None) -> list[Job]:
-        """Up to ``limit`` jobs that match ``which``, newest first (by id), ids below ``after``.
+    def list_jobs(
+        self, which: JobFilter, *, limit: int, after: str | None, before: str | None = None
+    ) -> list[Job]:
+        """Up to ``limit`` jobs that match ``which``, newest first (by id), ids below ``after``;
+        with ``before``, the ``limit`` jobs just above it, oldest first (a previous page).
 
         Each comes from an index range, so a page costs the same at any depth.
         """
+        ...
+
+    def count_jobs(self, which: JobFilter) -> int:
+        """How many jobs match ``which`` (a bulk action's dry run)."""
         ...
 
     def events(self, job_id: str, *, after: int | None) -> JobEvents | None:

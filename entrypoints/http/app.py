@@ -9,10 +9,12 @@ import falcon
 
 from jobtable.adapters.system_clock import SystemClock
 from jobtable.core import Runner
+from jobtable.core.bulk import BulkAction
 from jobtable.core.clock import Clock
 from jobtable.core.tracing import NO_TRACING, Tracing
 from jobtable.entrypoints.http import json_text
 from jobtable.entrypoints.http.auth import BearerAuth
+from jobtable.entrypoints.http.bulk import BulkResource
 from jobtable.entrypoints.http.errors import install_error_handlers
 from jobtable.entrypoints.http.live import JobEventsResource, JobResource
 from jobtable.entrypoints.http.openapi import openapi_document
@@ -91,6 +93,8 @@ def create_app(
     app.add_route(OPENAPI_PATH, OpenApiResource(openapi_document(version)))
     app.add_route("/api/v1/jobs", JobsResource(runner))
     app.add_route("/api/v1/jobs/batch", BatchResource(runner))
+    app.add_route("/api/v1/jobs/cancel", BulkResource(runner, BulkAction.CANCEL))
+    app.add_route("/api/v1/jobs/retry", BulkResource(runner, BulkAction.RETRY))
     slots = streams or StreamSlots()
     app.add_route("/api/v1/jobs/{job_id}", JobResource(runner, slots))
     app.add_route("/api/v1/jobs/{job_id}/events", JobEventsResource(runner, slots))

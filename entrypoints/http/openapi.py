@@ -115,6 +115,14 @@ def _job_paths() -> dict[str, Any]:
                 },
             }
         },
+        "/api/v1/jobs/cancel": _bulk(
+            "cancel every job the filter matches that is not finished (running ones are told "
+            "to stop), up to the newest job when the request began, 500 per transaction"
+        ),
+        "/api/v1/jobs/retry": _bulk(
+            "retry every failed, cancelled or timed-out job the filter matches, up to the "
+            "newest job when the request began, 500 per transaction"
+        ),
         "/api/v1/jobs/{job_id}": {"get": GET_JOB},
         "/api/v1/jobs/{job_id}/events": EVENTS_PATH,
         "/api/v1/jobs/{job_id}/detail": {
@@ -148,6 +156,21 @@ def _job_paths() -> dict[str, Any]:
             }
         },
         "/api/v1/jobs/{job_id}/retry": {"post": RETRY_JOB},
+    }
+
+
+def _bulk(summary: str) -> dict[str, Any]:
+    return {
+        "post": {
+            "summary": summary,
+            "requestBody": _body("BulkRequest"),
+            "responses": {
+                "200": _json("how many jobs matched and changed", _ref("BulkResult")),
+                "400": _error("invalid_option: a bad filter, or a state the action cannot change"),
+                **_BODY_REFUSALS,
+                **_COMMON,
+            },
+        }
     }
 
 

@@ -130,6 +130,11 @@ ATTEMPT = _object(
             "description": "the class path of the exception it raised (builtins.ValueError), "
             "never its message; null when it raised none",
         },
+        "seconds": {
+            "type": ["number", "null"],
+            "minimum": 0,
+            "description": "how long it ran; null while it runs",
+        },
     }
 )
 
@@ -155,6 +160,12 @@ JOB_DETAIL = _object(
         "started_at": OPTIONAL_TIME,
         "finished_at": OPTIONAL_TIME,
         "timeout": {"type": ["number", "null"], "description": "seconds; null: no limit"},
+        "waited": {
+            "type": ["number", "null"],
+            "minimum": 0,
+            "description": "seconds its latest attempt waited from due (run_at) to start; null "
+            "when it has not started since it was last due",
+        },
         "attempts": {
             "type": "array",
             "items": {"$ref": "#/components/schemas/Attempt"},
@@ -258,6 +269,52 @@ SCHEDULE = _object(
     }
 )
 
+BULK_FILTER = {
+    "type": "object",
+    "additionalProperties": False,
+    "description": "Which jobs: each field left out (or null) means any.",
+    "properties": {
+        "state": {**STATE, "type": ["string", "null"], "enum": [*STATES, None]},
+        "kind": {"type": ["string", "null"], "minLength": 1, "pattern": PLAIN_TEXT_PATTERN},
+        "queue": {"type": ["string", "null"], "pattern": f"^{QUEUE_NAME.pattern}$"},
+        "created_after": {
+            **OPTIONAL_TIME,
+            "description": "created at or after this time (RFC 3339 with an offset)",
+        },
+        "created_before": {
+            **OPTIONAL_TIME,
+            "description": "created before this time (RFC 3339 with an offset)",
+        },
+    },
+}
+BULK_REQUEST = {
+    "type": "object",
+    "required": ["filter"],
+    "additionalProperties": False,
+    "properties": {
+        "filter": {"$ref": "#/components/schemas/BulkFilter"},
+        "dry_run": {
+            "type": "boolean",
+            "description": "count the jobs it would act on, change none (default false)",
+        },
+    },
+}
+BULK_RESULT = _object(
+    {
+        "matched": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "jobs the filter matched that the action applies to",
+        },
+        "changed": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "of those, the ones it changed (a running job asked to stop "
+            "counts); 0 on a dry run",
+        },
+    }
+)
+
 SCHEMAS = {
     "Error": ERROR,
     "Job": JOB,
@@ -270,4 +327,7 @@ SCHEMAS = {
     "QueueLimits": QUEUE_LIMITS,
     "Runner": RUNNER,
     "Schedule": SCHEDULE,
+    "BulkFilter": BULK_FILTER,
+    "BulkRequest": BULK_REQUEST,
+    "BulkResult": BULK_RESULT,
 }

@@ -1,7 +1,8 @@
-"""The job list: newest first, filtered by status, state, kind and queue, a page at a time.
+"""The job list: newest first, filtered by status, state, kind, queue or a piece of an id, a
+page at a time, with the bulk actions its filter allows.
 
-Pages follow each other by the opaque cursor the store gives (keyset
-pagination), carried in the "Next page" link with the filters.
+Pages follow each other by the ids the store gives (keyset pagination):
+"Older" carries the last id of the page, "Newer" the first, each with the filters.
 """
 
 from __future__ import annotations
@@ -10,19 +11,25 @@ import datetime
 import json
 import urllib.parse
 import uuid
+from collections.abc import Iterable
 from typing import Any
 
 import attrs
 
 from jobtable.core import Job
+from jobtable.core.bulk import BulkAction
+from jobtable.core.jobs import JobPage
 from jobtable.core.states import STATES
 from jobtable.entrypoints.ui.layout import page
 from jobtable.entrypoints.ui.markup import Markup, el, fragment
-from jobtable.entrypoints.ui.shown import STATUSES, job_href, status_badge, when
+from jobtable.entrypoints.ui.shown import STATUSES, ago, short_id, status_badge
 
 PAGE_SIZE = 50
 RESULT_CHARS = 120
 """How much of a result a row shows; the job's page shows all of it."""
+
+
+FILTER_FIELDS = ("status", "state", "kind", "queue", "id")
 
 
 @attrs.frozen(kw_only=True)
@@ -31,10 +38,31 @@ class Filters:
     state: str = ""
     kind: str = ""
     queue: str = ""
+    id: str = ""
 
     def query(self, **more: str) -> str:
         fields = {**attrs.asdict(self), **more}
         return urllib.parse.urlencode({k: v for k, v in fields.items() if v})
+
+    def bulk_actions(self) -> list[BulkAction]:
+        """The bulk actions this filter can be given to: none without a state, kind or queue
+        (a whole table is the CLI's to change), none filtered by status or id (a bulk filter
+        has neither), and only those that apply to its state."""
+        if self.status or self.id or not (self.state or self.kind or self.queue):
+            return []
+        return [
+            action
+            for action in BulkAction
+            if not self.state or self.state in {state.value for state in action.states}
+        ]
+
+
+@attrs.frozen(kw_only=True)
+class Choices:
+    """What the filters' dropdowns offer: the kinds and queues this process knows of."""
+
+    kinds: tuple[str, ...] = ()
+    queues: tuple[str, ...] = ()
 
 
 def created_at(job_id: str) -> datetime.datetime | None:
@@ -55,19 +83,34 @@ def result_preview(result: Any) -> str:
     return text if len(text) <= RESULT_CHARS else text[: RESULT_CHARS - 1] + "…"
 
 
-def _filters_form(filters: Filters) -> Markup:
-    statuses = [el("option", "any status", value="")] + [
-        el("option", status, value=status, selected=status == filters.status) for status in STATUSES
+def _select(name: str, label: str, values: Iterable[str], chosen: str) -> Markup:
+    shown = sorted({*values, chosen} - {""})
+    options = [el("option", f"any {label.lower()}", value="")] + [
+        el("option", value, value=value, selected=value == chosen) for value in shown
     ]
-    states = [el("option", "any state", value="")] + [
-        el("option", state, value=state, selected=state == filters.state) for state in STATES
-    ]
+    return el("label", label, el("select", options, name=name))
+
+
+def _filters_form(filters: Filters, choices: Choices) -> Markup:
     return el(
         "form",
-        el("label", "Status", el("select", statuses, name="status")),
-        el("label", "State", el("select", states, name="state")),
-        el("label", "Kind", el("input", type="text", name="kind", value=filters.kind)),
-        el("label", "Queue", el("input", type="text", name="queue", value=filters.queue)),
+        el(
+            "label",
+            "Id",
+            el(
+                "input",
+                type="search",
+                name="id",
+                value=filters.id,
+                placeholder="id, or its start or end",
+                autocomplete="off",
+                spellcheck="false",
+            ),
+        ),
+        _select("status", "Status", STATUSES, filters.status),
+        _select("state", "State", STATES, filters.state),
+        _select("kind", "Kind", choices.kinds, filters.kind),
+        _select("queue", "Queue", choices.queues, filters.queue),
         el("button", "Filter", type="submit"),
         el("a", "Clear", href="/ui/jobs"),
         method="get",
@@ -76,49 +119,89 @@ def _filters_form(filters: Filters) -> Markup:
     )
 
 
-def _row(job: Job) -> Markup:
+def _row(job: Job, now: datetime.datetime) -> Markup:
     return el(
         "tr",
-        el("td", el("a", job.id, href=job_href(job.id)), class_="id"),
+        el("td", short_id(job.id), class_="id"),
         el("td", job.kind),
         el("td", status_badge(job.status.value)),
         el("td", job.state or "", class_="state"),
         el("td", job.error or ""),
         el("td", result_preview(job.result), class_="result-cell"),
-        el("td", when(created_at(job.id))),
+        el("td", ago(created_at(job.id), now)),
         data_job=job.id,
     )
 
 
+def _pager(filters: Filters, found: JobPage) -> Markup:
+    newer = found.newer_before
+    older = found.next_after
+    return el(
+        "nav",
+        newer and el("a", "Newest", href=f"/ui/jobs?{filters.query()}"),
+        newer
+        and el("a", "\u2039 Newer", href=f"/ui/jobs?{filters.query(before=newer)}", rel="prev"),
+        older
+        and el("a", "Older \u203a", href=f"/ui/jobs?{filters.query(cursor=older)}", rel="next"),
+        class_="pager",
+        aria_label="Pages",
+    )
+
+
+BULK_LABELS = {
+    BulkAction.CANCEL: "Cancel every matching job…",
+    BulkAction.RETRY: "Retry every matching job…",
+}
+
+
+def _bulk_links(filters: Filters) -> Markup | None:
+    actions = filters.bulk_actions()
+    if not actions:
+        return None
+    return el(
+        "p",
+        [
+            el(
+                "a",
+                BULK_LABELS[action],
+                href=f"/ui/jobs/bulk?{filters.query(action=action.value)}",
+                class_="button danger" if action is BulkAction.CANCEL else "button",
+            )
+            for action in actions
+        ],
+        class_="bulk-actions",
+    )
+
+
 def render_jobs(
-    jobs: tuple[Job, ...],
+    found: JobPage,
     *,
     filters: Filters,
-    next_after: str | None,
-    paged: bool,
+    choices: Choices,
+    now: datetime.datetime,
     problem: str | None,
+    notice: str | None,
     csrf: str,
 ) -> str:
     heads = ("Id", "Kind", "Status", "State", "Error", "Result", "Created")
-    rows = [_row(job) for job in jobs] or [
+    rows = [_row(job, now) for job in found.jobs] or [
         el("tr", el("td", "No job matches.", colspan=len(heads)))
     ]
-    pager = el(
-        "p",
-        paged and el("a", "First page", href=f"/ui/jobs?{filters.query()}"),
-        paged and next_after and " · ",
-        next_after and el("a", "Next page", href=f"/ui/jobs?{filters.query(cursor=next_after)}"),
-        class_="pager",
-    )
     content = fragment(
-        _filters_form(filters),
+        _filters_form(filters, choices),
+        notice and el("p", notice, class_="notice", role="status"),
         problem and el("p", problem, class_="error", role="alert"),
+        _bulk_links(filters),
         el(
-            "table",
-            el("thead", el("tr", [el("th", h) for h in heads])),
-            el("tbody", rows),
-            id="jobs",
+            "div",
+            el(
+                "table",
+                el("thead", el("tr", [el("th", h) for h in heads])),
+                el("tbody", rows),
+                id="jobs",
+            ),
+            class_="table-scroll",
         ),
-        pager,
+        _pager(filters, found),
     )
     return page("Jobs", content, name="jobs", csrf=csrf)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from jobtable.core.jobs import AttemptRecord, JobDetail
+from jobtable.entrypoints import views
 from jobtable.entrypoints.ui.layout import action_form, page
 from jobtable.entrypoints.ui.markup import Markup, el, fragment
 from jobtable.entrypoints.ui.shown import job_href, result_text, status_badge, when
@@ -52,10 +53,21 @@ def _lifecycle(detail: JobDetail) -> Markup:
         ("attempt", f"{detail.attempt} of {detail.max_attempts}"),
         ("created", when(detail.created_at)),
         ("started", when(detail.started_at)),
+        ("waited", _seconds(views.waited(detail))),
         ("finished", when(detail.finished_at)),
         ("timeout", "none" if detail.timeout is None else f"{detail.timeout:g} s"),
     )
     return el("dl", [fragment(el("dt", k), el("dd", v)) for k, v in rows], class_="lifecycle")
+
+
+def _seconds(value: float | None) -> str:
+    """A duration to the millisecond under a minute, to the second above."""
+    if value is None:
+        return "—"
+    if value < 60:
+        return f"{value:.3f} s"
+    minutes, seconds = divmod(round(value), 60)
+    return f"{minutes} min {seconds} s" if minutes < 60 else f"{minutes // 60} h {minutes % 60} min"
 
 
 def _attempt_row(record: AttemptRecord) -> Markup:
@@ -65,6 +77,7 @@ def _attempt_row(record: AttemptRecord) -> Markup:
         el("td", record.runner_id or "—", class_="id"),
         el("td", when(record.started_at)),
         el("td", when(record.ended_at)),
+        el("td", _seconds(views.attempt_seconds(record)), class_="duration"),
         el(
             "td",
             record.outcome
@@ -75,14 +88,18 @@ def _attempt_row(record: AttemptRecord) -> Markup:
 
 
 def _attempts(detail: JobDetail) -> Markup:
-    heads = ("Attempt", "Runner", "Started", "Ended", "Outcome")
+    heads = ("Attempt", "Runner", "Started", "Ended", "Ran", "Outcome")
     rows = [_attempt_row(record) for record in detail.attempts] or [
         el("tr", el("td", "Not run yet.", colspan=len(heads)))
     ]
     return el(
         "section",
         el("h2", "Attempts"),
-        el("table", el("thead", el("tr", [el("th", h) for h in heads])), el("tbody", rows)),
+        el(
+            "div",
+            el("table", el("thead", el("tr", [el("th", h) for h in heads])), el("tbody", rows)),
+            class_="table-scroll",
+        ),
         id="attempts",
     )
 

@@ -80,6 +80,10 @@ def limits_panel(rows: Sequence[dict[str, Any]]) -> Markup | str:
     return el(
         "section",
         el("h2", "Limits"),
-        el("table", el("thead", el("tr", [el("th", h) for h in HEADS])), el("tbody", body)),
+        el(
+            "div",
+            el("table", el("thead", el("tr", [el("th", h) for h in HEADS])), el("tbody", body)),
+            class_="table-scroll",
+        ),
         id="limits",
     )

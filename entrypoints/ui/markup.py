@@ -12,7 +12,7 @@ import html
 import re
 from collections.abc import Iterable
 
-_NAME = re.compile(r"[a-z][a-z0-9-]*")
+_NAME = re.compile(r"[a-zA-Z][a-zA-Z0-9-]*")  # SVG names keep their case (viewBox)
 _VOID = frozenset({"input", "meta", "link", "br", "img"})
 
 

@@ -1,4 +1,5 @@
-"""The overview page: jobs by queue and status, throughput, pause and resume, live runners.
+"""The overview page: jobs by queue and state (each count a link to its list), throughput, the
+last hour's charts, pause and resume, limits, live runners.
 
 Counts are read when the page is served; the page's script reads them again
 from ``/ui/data/overview`` every few seconds and works out the throughput
@@ -10,18 +11,22 @@ from __future__ import annotations
 
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
 import attrs
 
 from jobtable.core import Runner, RunnerRecord
+from jobtable.core.history import History
 from jobtable.core.jobs import QueueState
+from jobtable.core.states import STATES
 from jobtable.entrypoints import views
+from jobtable.entrypoints.ui.history_panel import history_panel
 from jobtable.entrypoints.ui.layout import action_form, page
 from jobtable.entrypoints.ui.limits_panel import limit_rows, limits_panel
 from jobtable.entrypoints.ui.markup import Markup, el, fragment
-from jobtable.entrypoints.ui.shown import STATUSES, queue_href, when
+from jobtable.entrypoints.ui.shown import queue_href, when
 
 POLL_SECONDS = 5
 
@@ -38,6 +43,8 @@ class OverviewRead:
     """Unix seconds when it was read: the page's throughput divides by the time between."""
     limits: list[dict[str, Any]] = attrs.Factory(list)
     """The limited queues and kinds, with their use (limits_panel.py)."""
+    oldest_waiting: dict[str, float] = attrs.Factory(dict)
+    """Seconds each queue's oldest waiting job has been due (queues with one only)."""
 
     def data(self) -> Any:
         """What the page's script reads: the API's shapes of queues and runners, the limits
@@ -47,6 +54,7 @@ class OverviewRead:
             "queues": [views.queue(state) for state in self.queues],
             "runners": [views.runner(record) for record in self.runners],
             "limits": self.limits,
+            "oldest_waiting": self.oldest_waiting,
         }
 
 
@@ -95,11 +103,13 @@ class OverviewReads:
             for spec in map(kinds.get, kinds.names())
         )
         counts = runner.job_counts() if limited_kinds else []  # their running jobs
+        waiting = [state.name for state in queues if state.states.get("available")]
         read = OverviewRead(
             queues=queues,
             runners=runner.runners(),
             at=self._wall(),
             limits=limit_rows(queues, kinds, held_back, counts),
+            oldest_waiting=runner.history(queues=waiting).oldest_waiting if waiting else {},
         )
         ended = self._monotonic()
         self._kept = read
@@ -107,38 +117,69 @@ class OverviewReads:
         return read
 
 
+def _age(seconds: float | None) -> str:
+    """How long a job has waited, in its largest whole unit (as the page's script writes it)."""
+    if seconds is None:
+        return "—"
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    return f"{whole // 60} min" if whole < 3600 else f"{whole // 3600} h"
+
+
+def _jobs_href(**filters: str) -> str:
+    return "/ui/jobs?" + urllib.parse.urlencode(filters)
+
+
 def _totals(queues: list[QueueState]) -> Markup:
     cards = [
         el(
-            "div",
-            el("span", status, class_="label"),
-            el("span", sum(q.counts.get(status, 0) for q in queues), data_total=status),
-            class_=f"card status-{status}",
+            "a",
+            el("span", state.replace("_", " "), class_="label"),
+            el("span", sum(q.states.get(state, 0) for q in queues), data_total=state),
+            href=_jobs_href(state=state),
+            class_=f"card state-card state-{state}",
         )
-        for status in STATUSES
+        for state in STATES
     ]
     throughput = el(
         "div",
         el("span", "finished / min", class_="label"),
         el("span", "measuring…", data_rate="*"),
-        class_="card",
+        class_="card rate",
     )
     return el("section", cards, throughput, class_="cards", aria_label="totals")
 
 
-def _queue_row(state: QueueState, csrf: str) -> Markup:
+def _queue_row(state: QueueState, csrf: str, oldest: float | None) -> Markup:
     toggle = "resume" if state.paused else "pause"
+    finished = (state.counts.get("succeeded", 0), state.counts.get("failed", 0))
     return el(
         "tr",
-        el("th", state.name, scope="row"),
+        el("th", el("a", state.name, href=_jobs_href(queue=state.name)), scope="row"),
         el("td", el("span", "paused" if state.paused else "active", class_=f"state-{toggle}")),
-        [el("td", state.counts.get(status, 0), data_count=status) for status in STATUSES],
+        [
+            el(
+                "td",
+                el(
+                    "a",
+                    state.states.get(name, 0),
+                    href=_jobs_href(queue=state.name, state=name),
+                    class_="count",
+                ),
+                data_state=name,
+            )
+            for name in STATES
+        ],
         el("td", views.queue_limit_text(state) or "—"),
         el("td", state.held_back, data_held="*"),
+        el("td", _age(oldest), data_oldest="*"),
         el("td", "…", data_rate=state.name),
         el("td", action_form(queue_href(state.name, toggle), toggle.capitalize(), csrf=csrf)),
         data_queue=state.name,
         data_paused="true" if state.paused else "false",
+        data_succeeded=str(finished[0]),
+        data_failed=str(finished[1]),
         **_limit_data(state),
     )
 
@@ -153,23 +194,28 @@ def _limit_data(state: QueueState) -> dict[str, str]:
     }
 
 
-def _queues(queues: list[QueueState], csrf: str) -> Markup:
+def _queues(queues: list[QueueState], csrf: str, oldest: dict[str, float]) -> Markup:
     heads = [
         "Queue",
-        "State",
-        *(s.capitalize() for s in STATUSES),
+        "",
+        *(s.replace("_", " ").capitalize() for s in STATES),
         "Limits",
         "Held back",
+        "Oldest waiting",
         "Finished / min",
         "",
     ]
-    rows = [_queue_row(state, csrf) for state in queues]
+    rows = [_queue_row(state, csrf, oldest.get(state.name)) for state in queues]
     if not rows:
         rows = [el("tr", el("td", "No queue holds a job yet.", colspan=len(heads)))]
     return el(
         "section",
         el("h2", "Queues"),
-        el("table", el("thead", el("tr", [el("th", h) for h in heads])), el("tbody", rows)),
+        el(
+            "div",
+            el("table", el("thead", el("tr", [el("th", h) for h in heads])), el("tbody", rows)),
+            class_="table-scroll",
+        ),
         id="queues",
     )
 
@@ -200,18 +246,25 @@ def _runners(runners: list[RunnerRecord]) -> Markup:
         "section",
         el("h2", "Live runners"),
         el(
-            "table",
-            el("thead", el("tr", [el("th", h) for h in RUNNER_HEADS])),
-            el("tbody", rows),
-            id="runners",
+            "div",
+            el(
+                "table",
+                el("thead", el("tr", [el("th", h) for h in RUNNER_HEADS])),
+                el("tbody", rows),
+                id="runners",
+            ),
+            class_="table-scroll",
         ),
     )
 
 
-def render_overview(read: OverviewRead, *, csrf: str) -> str:
+def render_overview(
+    read: OverviewRead, *, csrf: str, history: History | None = None, kinds: list[str] | None = None
+) -> str:
     content = fragment(
         _totals(read.queues),
-        _queues(read.queues, csrf),
+        _queues(read.queues, csrf, read.oldest_waiting),
+        history is not None and history_panel(history, kinds or []),
         limits_panel(read.limits),
         _runners(read.runners),
     )

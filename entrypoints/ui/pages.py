@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import datetime
+
 import falcon
 
 from jobtable.core import Runner
 from jobtable.core.enqueue_options import InvalidOptionError
+from jobtable.core.ids import could_exist
+from jobtable.core.jobs import JobPage as ListedPage
 from jobtable.entrypoints.http.errors import api_error
 from jobtable.entrypoints.http.operations import shown
 from jobtable.entrypoints.http.streams import (
@@ -14,12 +18,15 @@ from jobtable.entrypoints.http.streams import (
     StreamSlots,
     resume_point,
 )
+from jobtable.entrypoints.ui.bulk_page import done_notice
 from jobtable.entrypoints.ui.guard import DashboardGate
-from jobtable.entrypoints.ui.job_list import PAGE_SIZE, Filters, render_jobs
+from jobtable.entrypoints.ui.history_panel import picked, read_history
+from jobtable.entrypoints.ui.job_list import FILTER_FIELDS, PAGE_SIZE, Choices, Filters, render_jobs
 from jobtable.entrypoints.ui.job_page import render_job, render_missing
 from jobtable.entrypoints.ui.layout import see_other, send_page
 from jobtable.entrypoints.ui.overview import OverviewReads, render_overview
 from jobtable.entrypoints.ui.schedules_page import render_schedules
+from jobtable.entrypoints.ui.shown import job_href
 
 
 class _Page:
@@ -46,7 +53,12 @@ class OverviewPage(_Page):
         self._reads = reads
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        send_page(resp, render_overview(self._reads.fresh(), csrf=self._csrf(req)))
+        history = read_history(self._runner, *picked(req))
+        kinds = sorted({s.kind for s in history.kinds} | set(self._runner.kinds.names()))
+        document = render_overview(
+            self._reads.fresh(), csrf=self._csrf(req), history=history, kinds=kinds
+        )
+        send_page(resp, document)
 
 
 class OverviewData(_Page):
@@ -83,43 +95,63 @@ class JobPage(_Page):
 
 
 class JobListPage(_Page):
+    def __init__(self, runner: Runner, gate: DashboardGate) -> None:
+        super().__init__(runner, gate)
+        self._now = gate.now
+
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        filters = Filters(
-            status=req.get_param("status") or "",
-            state=req.get_param("state") or "",
-            kind=req.get_param("kind") or "",
-            queue=req.get_param("queue") or "",
-        )
+        filters = Filters(**{name: req.get_param(name) or "" for name in FILTER_FIELDS})
+        if could_exist(filters.id.strip().lower()) and len(filters.id.strip()) == 36:
+            job_id = filters.id.strip().lower()
+            if self._runner.get(job_id) is not None:
+                see_other(resp, job_href(job_id))  # a whole id: its page
+                return
         cursor = req.get_param("cursor") or None
+        before = req.get_param("before") or None
+        choices = self._choices()
+        now = datetime.datetime.fromtimestamp(self._now(), tz=datetime.UTC)
+        notice = done_notice(req.get_param("bulk"), req.get_param("changed"))
         try:
             found = self._runner.list_jobs(
                 status=filters.status or None,
                 state=filters.state or None,
                 kind=filters.kind or None,
                 queue=filters.queue or None,
+                id_part=filters.id or None,
                 limit=PAGE_SIZE,
                 after=cursor,
+                before=None if cursor else before,
             )
         except InvalidOptionError as error:
             document = render_jobs(
-                (),
+                ListedPage(jobs=(), next_after=None),
                 filters=filters,
-                next_after=None,
-                paged=cursor is not None,
+                choices=choices,
+                now=now,
                 problem=f"{error.field}: {error.problem}",
+                notice=None,
                 csrf=self._csrf(req),
             )
             send_page(resp, document, status=400)
             return
         document = render_jobs(
-            found.jobs,
+            found,
             filters=filters,
-            next_after=found.next_after,
-            paged=cursor is not None,
+            choices=choices,
+            now=now,
             problem=None,
+            notice=notice,
             csrf=self._csrf(req),
         )
         send_page(resp, document)
+
+    def _choices(self) -> Choices:
+        """The kinds registered here and those with unfinished jobs; the queues of those."""
+        counts = self._runner.job_counts()
+        kinds = {count.kind for count in counts} | set(self._runner.kinds.names())
+        return Choices(
+            kinds=tuple(sorted(kinds)), queues=tuple(sorted({count.queue for count in counts}))
+        )
 
 
 class JobEvents(_Page):

@@ -7,7 +7,9 @@ import falcon
 from jobtable.core import Runner
 from jobtable.entrypoints.http.streams import StreamSlots
 from jobtable.entrypoints.ui.actions import CancelAction, QueueAction, RetryAction
+from jobtable.entrypoints.ui.bulk_page import BulkPage
 from jobtable.entrypoints.ui.guard import LOGIN_PATH, DashboardGate
+from jobtable.entrypoints.ui.history_panel import ChartData, ChartImage
 from jobtable.entrypoints.ui.login import LoginResource, LogoutResource
 from jobtable.entrypoints.ui.overview import OverviewReads
 from jobtable.entrypoints.ui.pages import (
@@ -40,7 +42,10 @@ def add_dashboard(
     reads = OverviewReads(runner, wall=gate.now)
     app.add_route("/ui/", OverviewPage(runner, gate, reads))
     app.add_route("/ui/data/overview", OverviewData(runner, gate, reads))
+    app.add_route("/ui/data/charts", ChartData(runner, gate))
+    app.add_route("/ui/charts/{name}", ChartImage(runner, gate))
     app.add_route("/ui/jobs", JobListPage(runner, gate))
+    app.add_route("/ui/jobs/bulk", BulkPage(runner, gate))
     app.add_route("/ui/schedules", SchedulesPage(runner, gate))
     app.add_route("/ui/jobs/{job_id}", JobPage(runner, gate, hide_payloads=hide_payloads))
     app.add_route("/ui/jobs/{job_id}/events", JobEvents(runner, gate, streams))

@@ -3,6 +3,7 @@ its expression, time zone, queue (and whether it is paused), next run and last t
 
 from __future__ import annotations
 
+import urllib.parse
 from collections.abc import Sequence
 
 from jobtable.core.schedules import StoredSchedule
@@ -26,20 +27,24 @@ def render_schedules(schedules: Sequence[StoredSchedule], *, csrf: str) -> str:
         el("tbody", rows),
         class_="schedules",
     )
-    return page("Schedules", el("section", table), name="schedules", csrf=csrf)
+    scrolled = el("div", table, class_="table-scroll")
+    return page("Schedules", el("section", scrolled), name="schedules", csrf=csrf)
 
 
 def _row(stored: StoredSchedule) -> Markup:
     queue = el(
-        "a", stored.queue, href=f"/ui/jobs?queue={stored.queue}", class_="queue"
+        "a", stored.queue, href="/ui/jobs?" + urllib.parse.urlencode({"queue": stored.queue}), class_="queue"
     ) if not stored.queue_paused else el(
-        "span", el("a", stored.queue, href=f"/ui/jobs?queue={stored.queue}"), " (paused)",
+        "span", el("a", stored.queue, href="/ui/jobs?" + urllib.parse.urlencode({"queue": stored.queue})), " (paused)",
         class_="paused",
     )  # fmt: skip
     return el(
         "tr",
         el("td", stored.name),
-        el("td", el("a", stored.kind, href=f"/ui/jobs?kind={stored.kind}")),
+        el(
+            "td",
+            el("a", stored.kind, href="/ui/jobs?" + urllib.parse.urlencode({"kind": stored.kind})),
+        ),
         el("td", el("code", stored.expression)),
         el("td", stored.timezone),
         el("td", queue),

@@ -208,7 +208,7 @@ def test_markup_in_a_job_shows_as_text(dashboard, browser, screenshots, markup_k
     # The overview lists the live runner's kinds: the markup kind among them, as text.
     browser.get(dashboard.base_url + "/ui/")
     wait_for(browser, lambda d: markup_kind in text_of(d, "#runners tbody"), "the runner's kinds")
-    assert browser.find_elements(By.CSS_SELECTOR, "main img") == []
+    assert browser.find_elements(By.CSS_SELECTOR, "main img:not([data-chart])") == []
     assert page_errors(browser) == []
 
 
@@ -280,10 +280,13 @@ def test_filter_the_job_list_and_page_through_it(dashboard, browser, screenshots
     first = wait_for(browser, lambda d: listed(d) if "status=queued" in d.current_url else None, "")
     assert first == list(reversed(queued))[:50]  # newest first, a page of 50
     screenshots(browser, "job-list")
-    browser.find_element(By.LINK_TEXT, "Next page").click()
+    browser.find_element(By.CSS_SELECTOR, "a[rel=next]").click()
     second = wait_for(browser, lambda d: listed(d) if "cursor=" in d.current_url else None, "")
     assert second == list(reversed(queued))[50:]
-    assert browser.find_elements(By.LINK_TEXT, "Next page") == []
+    assert browser.find_elements(By.CSS_SELECTOR, "a[rel=next]") == []
+    browser.find_element(By.CSS_SELECTOR, "a[rel=prev]").click()
+    back = wait_for(browser, lambda d: listed(d) if "before=" in d.current_url else None, "")
+    assert back == first
     browser.get(dashboard.base_url + "/ui/jobs?" + urlencode({"kind": markup_kind}))
     assert wait_for(browser, listed, "the markup kind's jobs") == list(reversed(echoed))
     assert "<b>0</b>" in text_of(browser, "#jobs tbody")
@@ -298,8 +301,8 @@ def listed(driver) -> list[str]:
     ]
 
 
-def cell(driver, queue: str, status: str) -> str:
-    return text_of(driver, f'tr[data-queue="{queue}"] td[data-count="{status}"]')
+def cell(driver, queue: str, state: str) -> str:
+    return text_of(driver, f'tr[data-queue="{queue}"] td[data-state="{state}"]')
 
 
 def test_the_overview_follows_counts_throughput_and_queues_paused_elsewhere(

@@ -167,7 +167,7 @@ def test_the_readme_pasted_in_order_into_fresh_shells_works(tmp_path):
         assert list(detail) == [
             "id", "kind", "status", "result", "error", "state", "payload", "queue", "priority",
             "run_at", "attempt", "max_attempts", "snoozes", "created_at", "started_at",
-            "finished_at", "timeout", "attempts", "waiting",
+            "finished_at", "timeout", "waited", "attempts", "waiting",
         ]  # fmt: skip
         claimed = re.search(r'"attempt":(\d+),"max_attempts":(\d+)', blocks()["http-lifecycle"])
         assert claimed, "the README shows the detail's attempt and max_attempts"
@@ -200,14 +200,23 @@ def test_the_readme_pasted_in_order_into_fresh_shells_works(tmp_path):
 
         cli = run_block("cli-lifecycle", folder, env, before=". .venv/bin/activate\n")
         assert cli.returncode == 0, cli.stderr
-        (said,) = cli.stderr.splitlines()  # the cancel of a queued job says nothing there
-        assert "duplicate of an existing job" in said
+        logged = [line for line in cli.stderr.splitlines() if " INFO jobtable." in line]
+        said, counted = [line for line in cli.stderr.splitlines() if line not in logged]
+        assert "duplicate of an existing job" in said  # the cancel of a queued job says nothing
+        assert counted.startswith("jobtable: dry run: ") and "none changed" in counted
+        assert any("bulk cancel done by=cli filter=state=scheduled queue=reports" in line
+                   for line in logged), logged  # fmt: skip
         again_id, *rest, pruned = cli.stdout.splitlines()  # the first enqueue's id went into $ID
         assert pruned == "pruned 0 finished jobs"  # nothing is a week old yet
         items = [json.loads(line) for line in rest]
         detail, paused, resumed = items[:3]
         at = next(n for n, item in enumerate(items) if item.get("error") == "cancelled")
         listed, cancelled, retried, failed = items[3:at], items[at], items[at + 1], items[at + 2 :]
+        dry, bulk_cancelled = [item for item in failed if "matched" in item]
+        failed = [item for item in failed if "matched" not in item]
+        in_state = [item for item in failed if item["error"] not in ("cancelled", "timed_out")]
+        assert (dry["changed"], dry["matched"]) == (0, len(in_state))  # state failed only
+        assert bulk_cancelled["matched"] == bulk_cancelled["changed"]
         assert (retried["id"], retried["error"]) == (again_id, None)
         assert retried["status"] in ("queued", "running")  # due now, as above
         assert failed and {(item["kind"], item["status"]) for item in failed} == {

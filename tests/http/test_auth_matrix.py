@@ -25,17 +25,20 @@ UI_PUBLIC = {"/ui/login", "/ui/static/{name}"}
 UI_SESSION = {
     "/ui", "/ui/", "/ui/data/overview", "/ui/logout", "/ui/jobs", "/ui/jobs/{job_id}",
     "/ui/jobs/{job_id}/events", "/ui/jobs/{job_id}/cancel", "/ui/jobs/{job_id}/retry",
-    "/ui/queues/{name}/pause", "/ui/queues/{name}/resume", "/ui/schedules",
+    "/ui/queues/{name}/pause", "/ui/queues/{name}/resume", "/ui/schedules", "/ui/jobs/bulk",
+    "/ui/charts/{name}", "/ui/data/charts",
 }  # fmt: skip
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 JOB_BODY = b'{"kind": "noop", "payload": {}}'
 BODIES = {
     "/api/v1/jobs/batch": b'{"jobs": [{"kind": "noop", "payload": {}}]}',
     "/api/v1/queues/{name}": b'{"limit": 2}',
+    "/api/v1/jobs/cancel": b'{"filter": {"kind": "no-such-kind"}}',
+    "/api/v1/jobs/retry": b'{"filter": {"state": "cancelled"}, "dry_run": true}',
 }
 PRIVATE = {
-    "/api/v1/jobs", "/api/v1/jobs/batch", "/api/v1/jobs/{job_id}", "/api/v1/jobs/{job_id}/detail",
-    "/api/v1/jobs/{job_id}/cancel", "/api/v1/jobs/{job_id}/retry", "/api/v1/jobs/{job_id}/events",
+    "/api/v1/jobs", "/api/v1/jobs/batch", "/api/v1/jobs/cancel", "/api/v1/jobs/retry",
+    "/api/v1/jobs/{job_id}", "/api/v1/jobs/{job_id}/detail", "/api/v1/jobs/{job_id}/cancel", "/api/v1/jobs/{job_id}/retry", "/api/v1/jobs/{job_id}/events",
     "/api/v1/queues", "/api/v1/queues/{name}", "/api/v1/queues/{name}/pause",
     "/api/v1/queues/{name}/resume", "/api/v1/runners", "/api/v1/schedules", "/metrics",
 }  # fmt: skip
@@ -69,6 +72,7 @@ def api_routes(client: falcon.testing.TestClient) -> list[str]:
 
 def concrete(path: str, job_id: str) -> str:
     path = path.replace("/ui/static/{name}", "/ui/static/dashboard.js")
+    path = path.replace("/ui/charts/{name}", "/ui/charts/throughput.svg")
     return path.replace("{job_id}", job_id).replace("{name}", "mail")
 
 
@@ -126,6 +130,8 @@ def test_the_correct_token_opens_every_route(system, client, case):
         ("GET", "/api/v1/jobs"): 200,
         ("POST", "/api/v1/jobs"): 202,
         ("POST", "/api/v1/jobs/batch"): 202,
+        ("POST", "/api/v1/jobs/cancel"): 200,
+        ("POST", "/api/v1/jobs/retry"): 200,
         ("GET", "/api/v1/jobs/{job_id}"): 200,
         ("GET", "/api/v1/jobs/{job_id}/detail"): 200,
         ("GET", "/api/v1/jobs/{job_id}/events"): 200,
@@ -285,6 +291,10 @@ def test_a_valid_session_opens_every_dashboard_route(system, client):
         ("POST", "/ui/queues/{name}/pause"): 303,
         ("POST", "/ui/queues/{name}/resume"): 303,
         ("POST", "/ui/logout"): 303,
+        ("GET", "/ui/jobs/bulk"): 400,  # admitted; no action or filter given
+        ("GET", "/ui/charts/{name}"): 200,
+        ("GET", "/ui/data/charts"): 200,
+        ("POST", "/ui/jobs/bulk"): 400,
     }
     for path in sorted(UI_SESSION):
         for method in METHODS:

@@ -317,3 +317,61 @@ def test_random_payloads_decode_or_name_their_problems_without_their_values(payl
     else:
         assert RUNNER.get(job_id).kind == "order"
     assert all(isinstance(problem, str) and MARKER not in problem for problem in problems)
+
+
+def build_bulk():
+    runner = Runner(MemoryStore(), FakeClock())
+    runner.pause_queue("held")
+    for _ in range(3):
+        runner.builtins.noop.enqueue(NoopPayload(), queue="held")
+    app = create_app(runner, api_token=TOKEN, version="0.0.0")
+    return runner, falcon.testing.TestClient(app)
+
+
+BULK_RUNNER, BULK_CLIENT = build_bulk()
+ACCEPTED_BULK: list[object] = []
+filter_values = (
+    st.none()
+    | st.sampled_from(["failed", "cancelled", "available", "running", "noop", "held",
+                       "2030-01-02T03:04:05Z", "2030-01-02T03:04:05", "", "a b"])
+    | json_values.map(mark)
+)  # fmt: skip
+bulk_bodies = st.fixed_dictionaries(
+    {"filter": st.dictionaries(
+        st.sampled_from(["state", "kind", "queue", "created_after", "created_before", "status"]),
+        filter_values, max_size=4) | json_values.map(mark)},
+    optional={"dry_run": st.booleans() | json_values.map(mark), "extra": json_values},
+)  # fmt: skip
+
+
+@given(action=st.sampled_from(["cancel", "retry"]), body=bulk_bodies, dry=st.booleans())
+@settings(FUZZ, max_examples=1000)
+def test_random_bulk_requests_never_5xx_echo_nothing_and_a_refusal_changes_nothing(
+    action, body, dry
+):
+    if dry and isinstance(body, dict) and "dry_run" not in body:
+        body = {**body, "dry_run": True}
+    before = [(job.id, job.state) for job in BULK_RUNNER.list_jobs(limit=10).jobs]
+    result = BULK_CLIENT.simulate_post(
+        f"/api/v1/jobs/{action}",
+        body=json.dumps(body),
+        headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"},
+    )
+    assert_answer_is_well_formed(result)
+    assert MARKER not in result.text
+    if result.status_code == 200:
+        ACCEPTED_BULK.append(body)
+    after = [(job.id, job.state) for job in BULK_RUNNER.list_jobs(limit=10).jobs]
+    if result.status_code == 200:
+        assert set(result.json) == {"matched", "changed"}
+        assert 0 <= result.json["changed"] <= result.json["matched"]
+        if body.get("dry_run") is True:
+            assert after == before
+    else:
+        assert result.status_code == 400, result.text
+        assert after == before
+
+
+def test_the_bulk_fuzzing_reached_the_actions_not_only_refusals():
+    test_random_bulk_requests_never_5xx_echo_nothing_and_a_refusal_changes_nothing()
+    assert len(ACCEPTED_BULK) >= 50

@@ -14,7 +14,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from jobtable.adapters.memory import MemoryStore
-from jobtable.core import JobContext, Limit, NewJob, NoopPayload, NoopResult
+from jobtable.core import Failure, JobContext, Limit, NewJob, NoopPayload, NoopResult
 from jobtable.core.batch import Batch
 from jobtable.core.errors import StoreError, StoreUnavailableError
 from jobtable.core.jobs import Recovered
@@ -43,6 +43,7 @@ EVENT_SERIES = {
 STATE_SERIES = {
     "jobtable_store_up",
     "jobtable_jobs",
+    "jobtable_jobs_by_state",
     "jobtable_jobs_age_seconds",
     "jobtable_jobs_held_back",
     "jobtable_runners",
@@ -164,6 +165,33 @@ def test_jobs_are_counted_by_queue_kind_and_status_with_zeros_for_registered_kin
     samples = scrape(client)
     assert value(samples, "jobtable_jobs", queue="default", kind="count", status="queued") == 0
     assert value(samples, "jobtable_jobs", queue="default", kind="count", status="scheduled") == 1
+
+
+def test_jobs_are_counted_by_state_too_retrying_apart_from_scheduled(system, client):
+    def flaky(ctx: JobContext, payload: CountPayload) -> CountResult:
+        raise Failure("flaky")
+
+    ok, _, _ = register_outcomes(system.kinds)
+    retried = system.kinds.register(
+        "flaky", flaky, payload=CountPayload, failure_codes=["flaky"], retry_on=["flaky"],
+        max_attempts=3, backoff=(600, 600),
+    )  # fmt: skip
+    ok.enqueue(CountPayload(), delay=3600)
+    retried.enqueue(CountPayload())
+    system.runner.drain()  # the flaky job fails once and waits to retry
+    ok.enqueue(CountPayload())
+    samples = scrape(client)
+    states = {
+        labels: n for (name, labels), n in samples.items() if name == "jobtable_jobs_by_state" and n
+    }
+    assert states == {
+        (("kind", "count"), ("queue", "default"), ("state", "available")): 1.0,
+        (("kind", "count"), ("queue", "default"), ("state", "scheduled")): 1.0,
+        (("kind", "flaky"), ("queue", "default"), ("state", "retrying")): 1.0,
+    }
+    assert value(samples, "jobtable_jobs", queue="default", kind="flaky", status="scheduled") == 1
+    assert value(samples, "jobtable_jobs_by_state", queue="default", kind="flaky",
+                 state="running") == 0  # fmt: skip
 
 
 def post_jobs_in_queues(client, kind: str, queues: list[str]) -> None:

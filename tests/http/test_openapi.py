@@ -76,7 +76,7 @@ def test_the_document_is_public_openapi_3_1():
         "/api/v1/jobs/{job_id}", "/api/v1/jobs/{job_id}/detail", "/api/v1/jobs/{job_id}/cancel",
         "/api/v1/jobs/{job_id}/events", "/api/v1/jobs/{job_id}/retry", "/api/v1/queues", "/api/v1/queues/{name}", "/api/v1/queues/{name}/pause", "/api/v1/queues/{name}/resume",
         "/api/v1/runners",
-        "/api/v1/schedules",
+        "/api/v1/schedules", "/api/v1/jobs/cancel", "/api/v1/jobs/retry",
     }  # fmt: skip
 
 

@@ -21,7 +21,7 @@ from jobtable.adapters.memory import MemoryStore
 from jobtable.core import Failure, JobContext, NoopPayload, Runner
 from jobtable.entrypoints.http.app import create_app
 from jobtable.entrypoints.http.openapi import openapi_document
-from tests.http.conftest import AUTH, TOKEN
+from tests.http.conftest import AUTH, TOKEN, log_in
 from tests.support.harness import JobSystem
 from tests.support.states import states
 
@@ -103,7 +103,7 @@ def test_detail_of_a_queued_job_says_why_it_waits(system, client):
         "queue": "default", "priority": 0, "run_at": now, "attempt": 0, "max_attempts": 1,
         "snoozes": 0, "created_at": now, "started_at": None, "finished_at": None, "timeout": None,
         "attempts": [], "waiting": ["no live runner serves kind noop"], "state": "available",
-        "payload": {},
+        "payload": {}, "waited": None,
     }  # fmt: skip
 
 
@@ -147,6 +147,30 @@ def test_detail_of_a_running_then_finished_job(system, client):
     assert (done["status"], done["result"], done["waiting"]) == ("succeeded", {"done": True}, [])
     assert done["finished_at"] == system.clock.now().isoformat()
     assert [(a["attempt"], a["outcome"]) for a in done["attempts"]] == [(1, "succeeded")]
+    assert running["attempts"][0]["seconds"] is None  # still running
+    assert done["attempts"][0]["seconds"] == 60.0
+
+
+def test_the_detail_says_how_long_a_job_waited_and_each_attempt_ran(system, client):
+    release = threading.Event()
+    patient = register_patient(system, release=release)
+    system.runner.pause_queue("default")
+    system.start()
+    job_id = patient.enqueue(Steps())
+    system.clock.advance(42.5)
+    assert get_detail(client, job_id)["waited"] is None  # not started yet
+    system.runner.resume_queue("default")
+    system.wait_for(job_id, handler_runs)
+    assert get_detail(client, job_id)["waited"] == 42.5
+    release.set()
+    system.clock.wait_for_sleepers(1)
+    system.clock.advance(61.25)  # the handler's wait ends, and it sees the release
+    system.wait_for(job_id)
+    done = get_detail(client, job_id)
+    assert (done["waited"], done["attempts"][0]["seconds"]) == (42.5, 61.25)
+    page = log_in(client).get(client, f"/ui/jobs/{job_id}").text
+    assert "<dt>waited</dt><dd>42.500 s</dd>" in page
+    assert '<td class="duration">1 min 1 s</td>' in page
 
 
 def test_get_keeps_exactly_its_five_keys_beside_the_detail(system, client):

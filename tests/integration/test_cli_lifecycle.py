@@ -31,7 +31,7 @@ from tests.support.states import states
 DETAIL_KEYS = {
     "id", "kind", "status", "result", "error", "queue", "priority", "run_at", "attempt",
     "max_attempts", "snoozes", "created_at", "started_at", "finished_at", "timeout", "attempts",
-    "waiting", "state", "payload",
+    "waiting", "state", "payload", "waited",
 }  # fmt: skip
 
 
@@ -493,3 +493,49 @@ def test_list_filters_by_state_and_shows_each_jobs_state(capsys, database):
     assert [job["id"] for job in json_lines(out)] == [now, later]
     code, _, err = cli(capsys, "list", "--state", "waiting", "--database", database)
     assert code == 2 and err.startswith("jobtable: --state: must be one of scheduled, available")
+
+
+# -- bulk cancel and retry ----------------------------------------------------
+
+
+def test_cancel_and_retry_by_filter_count_first_then_act(capsys, database):
+    held = [enqueue(capsys, database, "--queue", "held", "--in", "1h") for _ in range(3)]
+    other = enqueue(capsys, database, "--queue", "other", "--in", "1h")
+    filtered = ["--state", "scheduled", "--queue", "held", "--database", database]
+    code, out, err = cli(capsys, "cancel", *filtered, "--dry-run")
+    assert (code, json.loads(out)) == (0, {"matched": 3, "changed": 0})
+    assert err == "jobtable: dry run: 3 jobs match; none changed (without --dry-run, cancel them)\n"
+    assert {detail(capsys, database, job_id)["state"] for job_id in held} == {"scheduled"}
+    code, out, err = cli(capsys, "cancel", *filtered)
+    assert (code, json.loads(out), err) == (0, {"matched": 3, "changed": 3}, "")
+    assert {detail(capsys, database, job_id)["state"] for job_id in held} == {"cancelled"}
+    assert detail(capsys, database, other)["state"] == "scheduled"
+    code, out, err = cli(capsys, "retry", "--state", "cancelled", "--database", database)
+    assert (code, json.loads(out)) == (0, {"matched": 3, "changed": 3})
+    assert {detail(capsys, database, job_id)["state"] for job_id in held} == {"available"}
+    code, out, err = cli(capsys, "cancel", "--all", "--database", database)
+    assert (code, json.loads(out)) == (0, {"matched": 4, "changed": 4})
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["cancel"], "jobtable: give the ID of the job to cancel, or a filter (--state, --kind"),
+        (["retry", "--state", "running"], "jobtable: --state: retry applies to jobs failed"),
+        (["cancel", "--state", "later"], "jobtable: --state: must be one of scheduled"),
+        (["cancel", "--created-after", "monday"], "jobtable: --created-after: must be an RFC"),
+        (["cancel", "--queue", "a b"], "jobtable: --queue: must be 1-64 letters"),
+    ],
+)
+def test_a_bad_bulk_command_exits_1_on_one_line_and_changes_nothing(
+    capsys, database, argv, message
+):
+    job_id = enqueue(capsys, database, "--in", "1h")
+    code, out, err = cli(capsys, *argv, "--database", database)
+    assert (code, out) == (1, "")
+    (line,) = err.splitlines()
+    assert line.startswith(message), line
+    assert detail(capsys, database, job_id)["state"] == "scheduled"
+    code, out, err = cli(capsys, "cancel", job_id, "--kind", "noop", "--database", database)
+    assert (code, err.strip()) == (1, "jobtable: give a job's ID or a filter (--state, --kind, "
+                                      "--queue, --created-after, --created-before), not both")  # fmt: skip

@@ -11,9 +11,11 @@ from tests.support.harness import JobSystem, system_factory
 from tests.support.observed import ObservedStore
 from tests.support.postgres import fresh_schema
 from tests.unit.test_async_handlers import *  # noqa: F403
+from tests.unit.test_bulk import *  # noqa: F403
 from tests.unit.test_job_lifecycle import *  # noqa: F403
 from tests.unit.test_jobs import *  # noqa: F403 - the same tests, with the fixtures below
 from tests.unit.test_liveness import *  # noqa: F403
+from tests.unit.test_minutes import *  # noqa: F403
 from tests.unit.test_states import *  # noqa: F403
 from tests.unit.test_tracing import *  # noqa: F403
 

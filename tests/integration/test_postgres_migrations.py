@@ -116,6 +116,7 @@ def test_a_schema_upgraded_to_0010_keeps_its_lists_counts_and_history():
                 "0014_error_class_and_trace",
                 "0015_schedule_listing",
                 "0016_failed_by_queue",
+                "0017_minutes",
             ]
             listed = {
                 status: [

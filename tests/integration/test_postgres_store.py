@@ -41,6 +41,7 @@ def test_a_new_schema_gets_every_migration_once_and_reopening_changes_nothing():
             "0014_error_class_and_trace",
             "0015_schedule_listing",
             "0016_failed_by_queue",
+            "0017_minutes",
         ]
         store.close()
         again = open_store(url, schema)
@@ -87,6 +88,7 @@ def test_concurrent_openers_apply_each_migration_once():
             "0014_error_class_and_trace",
             "0015_schedule_listing",
             "0016_failed_by_queue",
+            "0017_minutes",
         ]
         for store in opened:
             store.close()

@@ -38,6 +38,7 @@ ALL_VERSIONS = [
     "0014_error_class_and_trace",
     "0015_schedule_listing",
     "0016_failed_by_queue",
+    "0017_minutes",
 ]
 
 LEGACY_SCHEMA = """

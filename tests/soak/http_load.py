@@ -5,7 +5,7 @@ open event streams, then SIGTERM.
     python -m tests.soak.http_load --engine postgres --seconds 60    # needs JOBTABLE_TEST_POSTGRES
 
 Each client keeps one connection and, at random, POSTs a ``noop`` job or
-GETs a job it was given, while 50 event streams stay open on jobs due in a
+GETs a job it was given (and now and then counts a bulk retry, or lists the schedules), while 50 event streams stay open on jobs due in a
 day (tests/soak/held_streams.py); after the load they are cancelled and every
 stream must deliver its job's end. After a warm-up (a tenth of the
 run) the server's RSS is read, and again at the end. Then the load runs once
@@ -36,6 +36,8 @@ from tests.support.seeds import chosen_seed
 
 GRACE = 10.0
 TOKEN = "load-test-token"
+DRY_RETRY = b'{"filter":{"state":"failed"},"dry_run":true}'
+"""One request in forty: a bulk retry's count; one in forty: the schedules."""
 
 
 @attrs.define
@@ -81,7 +83,10 @@ def client(
                     if tally.accepted
                     else None
                 )
-            method = "GET" if known and chance.random() < 0.5 else "POST"
+            roll = chance.random()
+            method = "GET" if known and roll < 0.45 else "POST"
+            if roll >= 0.95:
+                method = "BULK" if roll < 0.975 else "SCHEDULES"
             started = time.perf_counter()
             try:
                 if method == "POST":
@@ -91,6 +96,10 @@ def client(
                         body=b'{"kind":"noop","payload":{}}',
                         headers=headers,
                     )
+                elif method == "BULK":  # an operator counting what a bulk retry would take
+                    conn.request("POST", "/api/v1/jobs/retry", body=DRY_RETRY, headers=headers)
+                elif method == "SCHEDULES":
+                    conn.request("GET", "/api/v1/schedules", headers=headers)
                 else:
                     conn.request("GET", f"/api/v1/jobs/{known}", headers=headers)
                 response = conn.getresponse()
@@ -105,7 +114,7 @@ def client(
             elapsed = time.perf_counter() - started
             expected = 202 if method == "POST" else 200
             with tally.lock:
-                tally.latencies[method].append(elapsed)
+                tally.latencies.setdefault(method, []).append(elapsed)
                 tally.statuses[response.status] = tally.statuses.get(response.status, 0) + 1
                 if response.status == 202:
                     tally.accepted.append(body.split(b'"id":"', 1)[1].split(b'"', 1)[0].decode())

@@ -4,7 +4,8 @@
 
 (function () {
   var FINAL = { succeeded: true, failed: true };
-  var STATUSES = ["queued", "running", "succeeded", "failed"];
+  var STATES = ["scheduled", "available", "retrying", "running", "succeeded", "failed",
+                "cancelled", "timed_out"];
 
   function setText(element, text) {
     if (element && element.textContent !== String(text)) element.textContent = String(text);
@@ -47,13 +48,18 @@
   function readRenderedQueues() {
     var queues = [];
     document.querySelectorAll("tr[data-queue]").forEach(function (row) {
-      var counts = {};
-      row.querySelectorAll("td[data-count]").forEach(function (td) {
-        counts[td.dataset.count] = Number(td.textContent);
-      });
+      var counts = { succeeded: Number(row.dataset.succeeded), failed: Number(row.dataset.failed) };
       queues.push({ name: row.dataset.queue, paused: row.dataset.paused === "true", counts: counts });
     });
     return queues;
+  }
+
+  function ageText(seconds) {
+    if (seconds === undefined || seconds === null) return "—";
+    var s = Math.round(seconds);
+    if (s < 60) return s + " s";
+    if (s < 3600) return Math.floor(s / 60) + " min";
+    return Math.floor(s / 3600) + " h";
   }
 
   function sameNumber(shown, value) {
@@ -123,16 +129,18 @@
       window.location.reload();
       return;
     }
-    STATUSES.forEach(function (status) {
-      var total = data.queues.reduce(function (sum, q) { return sum + (q.counts[status] || 0); }, 0);
-      setText(document.querySelector('[data-total="' + status + '"]'), total);
+    STATES.forEach(function (state) {
+      var total = data.queues.reduce(function (sum, q) { return sum + (q.states[state] || 0); }, 0);
+      setText(document.querySelector('[data-total="' + state + '"]'), total);
     });
+    var oldest = data.oldest_waiting || {};
     data.queues.forEach(function (queue) {
       var row = document.querySelector('tr[data-queue="' + CSS.escape(queue.name) + '"]');
-      STATUSES.forEach(function (status) {
-        setText(row.querySelector('td[data-count="' + status + '"]'), queue.counts[status] || 0);
+      STATES.forEach(function (state) {
+        setText(row.querySelector('td[data-state="' + state + '"] a'), queue.states[state] || 0);
       });
       setText(row.querySelector("td[data-held]"), queue.held_back);
+      setText(row.querySelector("td[data-oldest]"), ageText(oldest[queue.name]));
     });
     showLimits(data.limits || []);
     showRunners(data.runners);
@@ -247,8 +255,47 @@
     open();
   }
 
+  // -- copy buttons: a list's short ids copy the whole id ------------------------
+
+  function copyOnClick(event) {
+    var button = event.target.closest ? event.target.closest("button.copy") : null;
+    if (!button || !button.dataset.copy) return;
+    var done = function () {
+      button.classList.add("copied");
+      setText(button, "copied");
+      window.setTimeout(function () { button.classList.remove("copied"); setText(button, "copy"); }, 1500);
+    };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(button.dataset.copy).then(done, function () {});
+    } else {
+      // Plain http on another host: select the id in a field the person can copy from.
+      var field = document.createElement("input");
+      field.value = button.dataset.copy;
+      document.body.appendChild(field);
+      field.select();
+      try { if (document.execCommand("copy")) done(); } catch (ignored) { /* shown selected */ }
+      document.body.removeChild(field);
+    }
+  }
+
+  // -- charts: images the server draws, fetched again every so often ------------
+
+  function refreshCharts() {
+    var charts = document.querySelector("[data-refresh]");
+    if (!charts) return;
+    window.setInterval(function () {
+      charts.querySelectorAll("img[data-chart]").forEach(function (img) {
+        var url = new URL(img.src, window.location.href);
+        url.searchParams.set("t", String(Date.now()));
+        img.src = url.pathname + url.search;
+      });
+    }, Number(charts.dataset.refresh) * 1000);
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     var body = document.body;
+    document.addEventListener("click", copyOnClick);
+    refreshCharts();
     if (body.dataset.page === "overview") followOverview(body);
     if (body.dataset.page === "job" && body.dataset.events) followJob(body);
   });

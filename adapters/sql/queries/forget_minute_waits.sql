@@ -1,0 +1,1 @@
+DELETE FROM jobtable_minute_waits WHERE minute < :before

@@ -1,0 +1,1 @@
+DELETE FROM jobtable_minutes WHERE minute < :before
