@@ -40,11 +40,11 @@ class MemoryHistory(MemoryState):
 
     def oldest_waiting(self, queues: Collection[str]) -> dict[str, datetime.datetime]:
         wanted = set(queues)
-        found: dict[str, tuple[str, str]] = {}
+        found: dict[str, str] = {}
         with self._lock:
             for row in self._rows.values():
                 if row.status is Status.QUEUED and row.queue in wanted:
-                    first = found.get(row.queue)
-                    if first is None or row.id < first[0]:
-                        found[row.queue] = (row.id, row.run_at)
-        return {queue: _parse(run_at) for queue, (_, run_at) in found.items()}
+                    earliest = found.get(row.queue)
+                    if earliest is None or row.run_at < earliest:
+                        found[row.queue] = row.run_at
+        return {queue: _parse(run_at) for queue, run_at in found.items()}

@@ -54,10 +54,11 @@ class MemoryOperations(MemoryState):
                 row.id for row in newest_first(self._rows.values(), which, limit=limit, after=after)
             ]
             for job_id in ids:
-                running = self._rows[job_id].status is Status.RUNNING
+                row = self._rows[job_id]
+                asked = row.status is Status.RUNNING and not row.cancel_requested
                 if self.cancel(job_id, now=now) is CancelOutcome.CANCELLED:
                     changed.append(job_id)
-                elif running:
+                elif asked:
                     stop_requested.append(job_id)
         return BulkBatch(
             matched=len(ids),

@@ -204,7 +204,8 @@ def list_statement(
         common.append(f"id > {placeholder('before')}")
     params["limit"] = limit
     tail = f" ORDER BY id {'DESC' if before is None else 'ASC'} LIMIT {placeholder('limit')}"
-    if which.status is None and which.kind is None and which.queue is None and not which.state:
+    unfiltered = which.status is None and which.state is None and which.stored is None
+    if unfiltered and which.kind is None and which.queue is None:
         where = f" WHERE {' AND '.join(common)}" if common else ""
         return head + where + tail, params
     statuses = which.stored_statuses()

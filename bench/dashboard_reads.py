@@ -75,7 +75,7 @@ def fill(path: str, jobs: int, now: datetime.datetime) -> None:
     )
     conn.execute(
         "UPDATE jobs SET status = 'scheduled', run_at = '2099-01-01T00:00:00.000000Z', "
-        "last_code = CASE WHEN rowid % 2 = 0 THEN 'flaky' END WHERE rowid % 10 = 1"
+        "last_code = CASE WHEN rowid % 20 = 11 THEN 'flaky' END WHERE rowid % 10 = 1"
     )
     conn.commit()
     conn.execute("ANALYZE")

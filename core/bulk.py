@@ -18,7 +18,7 @@ import attrs
 
 from jobtable.core.enqueue_options import InvalidOptionError, check_queue, check_text
 from jobtable.core.jobs import JobFilter
-from jobtable.core.states import State, check_state
+from jobtable.core.states import STORED_STATUS, State, check_state
 
 BATCH = 500
 """Jobs changed per transaction."""
@@ -84,21 +84,25 @@ class BulkResult:
     """The newest job it could reach (None: there was none)."""
 
 
-def check_action_state(action: BulkAction, which: BulkFilter) -> tuple[State, ...]:
-    """The states the action walks for ``which``; InvalidOptionError for a state it cannot
-    change (a retry of running jobs)."""
-    if which.state is None:
-        return action.states
-    if which.state not in action.states:
+def check_state_of(action: BulkAction, which: BulkFilter) -> None:
+    """InvalidOptionError for a state the action cannot change (a retry of running jobs)."""
+    if which.state is not None and which.state not in action.states:
         allowed = ", ".join(state.value for state in action.states)
         raise InvalidOptionError("filter.state", f"{action.value} applies to jobs {allowed}")
-    return (which.state,)
 
 
-def job_filter(which: BulkFilter, state: State, *, through: str) -> JobFilter:
-    """The list filter for one state's batches: jobs not newer than ``through``."""
+def action_filter(action: BulkAction, which: BulkFilter, *, through: str) -> JobFilter:
+    """The list filter an action walks, jobs not newer than ``through``: one state's, or
+    (no state given) every stored status the action applies to in one walk, so a job that
+    moves from one of its states to another while the walk goes on is still reached.
+    InvalidOptionError for a state the action cannot change (``check_state_of``)."""
+    check_state_of(action, which)
+    stored = None
+    if which.state is None:
+        stored = tuple(sorted({STORED_STATUS[state] for state in action.states}))
     return JobFilter(
-        state=state,
+        state=which.state,
+        stored=stored,
         kind=which.kind,
         queue=which.queue,
         created_after=which.created_after,

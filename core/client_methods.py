@@ -124,6 +124,9 @@ class ClientMethods:
     ) -> History:
         return self.client.history(queue=queue, kind=kind, queues=queues)
 
+    def oldest_waiting(self, queues: Collection[str]) -> dict[str, float]:
+        return self.client.oldest_waiting(queues)
+
     def runners(self) -> list[RunnerRecord]:
         return self.client.runners()
 

@@ -16,13 +16,13 @@ from jobtable.core.bulk import (
     BulkBatch,
     BulkFilter,
     BulkResult,
-    check_action_state,
-    job_filter,
+    action_filter,
+    check_state_of,
 )
 from jobtable.core.clock import Clock
 from jobtable.core.enqueue_options import InvalidOptionError, check_queue, check_text
 from jobtable.core.held_back import HeldBack, total_by_queue
-from jobtable.core.history import History, read_history
+from jobtable.core.history import History, oldest_waiting, read_history
 from jobtable.core.idempotency import Repeat, check_key, judge_repeat
 from jobtable.core.ids import could_exist
 from jobtable.core.jobs import (
@@ -136,32 +136,30 @@ class OperatorActions:
         from where: http, dashboard, cli, python). Raises InvalidOptionError for a state the
         action cannot change.
         """
-        states = check_action_state(action, which)
         if through is not None and not could_exist(through):
             raise InvalidOptionError("through", "must be a job's id")
+        check_state_of(action, which)
         if through is None:
             newest = self.store.list_jobs(JobFilter(), limit=1, after=None)
             if not newest:
                 return BulkResult(matched=0, changed=0)
             through = newest[0].id
+        listed = action_filter(action, which, through=through)
         what = f"bulk {action.value}{' (dry run)' if dry_run else ''}"
         if not dry_run:  # a count changes nothing: its one line says what it counted
             self._logger.info("%s begins by=%s filter=%s", what, by, which.described())
         began = time.monotonic()
         matched = changed = 0
-        for state in states:
-            listed = job_filter(which, state, through=through)
-            if dry_run:
-                matched += self.store.count_jobs(listed)
-                continue
-            after = None
-            while True:
-                batch = self._bulk_batch(action, listed, after)
-                matched += batch.matched
-                changed += len(batch.changed) + len(batch.stop_requested)
-                if batch.matched < BATCH or batch.last_id is None:
-                    break
-                after = batch.last_id
+        if dry_run:
+            matched = self.store.count_jobs(listed)
+        after = None
+        while not dry_run:
+            batch = self._bulk_batch(action, listed, after)
+            matched += batch.matched
+            changed += len(batch.changed) + len(batch.stop_requested)
+            if batch.matched < BATCH or batch.last_id is None:
+                break
+            after = batch.last_id
         self._logger.info(
             "%s done by=%s filter=%s matched=%d changed=%d seconds=%.3f",
             what,
@@ -222,6 +220,10 @@ class OperatorActions:
         (of ``queue`` and ``kind``, None: all), each kind's hour, and the age of the oldest
         waiting job of each of ``queues``."""
         return read_history(self.store, self._clock.now(), queues=queues, queue=queue, kind=kind)
+
+    def oldest_waiting(self, queues: Collection[str]) -> dict[str, float]:
+        """Seconds each of ``queues`` holding a job due now has had its oldest one due."""
+        return oldest_waiting(self.store, self._clock.now(), queues)
 
     def runners(self) -> list[RunnerRecord]:
         """Every live runner on the database, oldest first."""

@@ -37,18 +37,25 @@ def read_history(
     queue: str | None = None,
     kind: str | None = None,
 ) -> History:
-    """The charts of the last hour; ``queues``: those whose oldest waiting job to read."""
+    """The charts of the last hour; the oldest waiting job of ``queues`` and of every queue
+    the hour names."""
     since = minute_of(now) - datetime.timedelta(minutes=HOUR_MINUTES - 1)
     rows = store.minutes(since)
-    oldest = store.oldest_waiting(queues)
+    oldest = oldest_waiting(store, now, {row.queue for row in rows} | set(queues))
     return History(
         at=now,
         queue=queue,
         kind=kind,
         points=chart(rows, now=now, queue=queue, kind=kind),
         kinds=by_kind([row for row in rows if queue is None or row.queue == queue], now=now),
-        oldest_waiting={
-            name: max(0.0, (now - due).total_seconds()) for name, due in sorted(oldest.items())
-        },
+        oldest_waiting=oldest,
         queues=sorted({row.queue for row in rows} | set(queues)),
     )
+
+
+def oldest_waiting(
+    store: JobStore, now: datetime.datetime, queues: Collection[str]
+) -> dict[str, float]:
+    """Seconds each of ``queues`` that has a job due now has had its oldest one due, by name."""
+    found = store.oldest_waiting(queues)
+    return {name: max(0.0, (now - due).total_seconds()) for name, due in sorted(found.items())}

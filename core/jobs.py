@@ -289,10 +289,14 @@ class JobFilter:
     """No job newer than this id (a bulk action's newest job when it began)."""
     id_part: str | None = None
     """Only jobs whose id starts or ends with this (lower-case hex and dashes): a search."""
+    stored: tuple[str, ...] | None = None
+    """Only jobs stored in these statuses, whatever their state (a bulk action's reach)."""
 
     def stored_statuses(self) -> tuple[str, ...]:
         """The stored statuses the public one covers (queued covers scheduled too), narrowed
         to the state's."""
+        if self.stored is not None:
+            return self.stored
         if self.state is not None:
             stored = STORED_STATUS[self.state]
             wanted = self.status is None or stored in _STORED_FOR[self.status]

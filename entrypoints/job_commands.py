@@ -26,6 +26,8 @@ from jobtable.entrypoints.times import TimeFormatError, parse_duration, parse_rf
 from jobtable.entrypoints.wiring import Store, follow_changes, redact
 
 EXIT_JOB_FAILED = 1
+EXIT_USAGE = 2
+"""A setting or an input to fix, as every refusal of the CLI's."""
 EXIT_INTERRUPTED = 130
 
 _SETTING_OF_FIELD = {
@@ -68,7 +70,7 @@ def run_get(args: argparse.Namespace) -> int:
 
 
 def run_cancel(args: argparse.Namespace) -> int:
-    if args.id is None or _bulk_fields(args):
+    if args.id is None or _bulk_asked(args):
         return run_bulk(args, BulkAction.CANCEL)
     with one_off(args) as runner:
         cancelled = runner.cancel(args.id)
@@ -89,7 +91,7 @@ def run_cancel(args: argparse.Namespace) -> int:
 
 
 def run_retry(args: argparse.Namespace) -> int:
-    if args.id is None or _bulk_fields(args):
+    if args.id is None or _bulk_asked(args):
         return run_bulk(args, BulkAction.RETRY)
     with one_off(args) as runner:
         retried = runner.retry(args.id)
@@ -123,18 +125,27 @@ def _bulk_fields(args: argparse.Namespace) -> dict[str, str]:
     }
 
 
+def _bulk_asked(args: argparse.Namespace) -> bool:
+    """Any flag of a bulk action: a filter, --all or --dry-run."""
+    return bool(_bulk_fields(args)) or args.bulk_all or args.bulk_dry_run
+
+
 def run_bulk(args: argparse.Namespace, action: BulkAction) -> int:
-    """``cancel``/``retry`` with a filter instead of an ID: prints ``{"matched", "changed"}``."""
+    """``cancel``/``retry`` with a filter instead of an ID: prints ``{"matched", "changed"}``.
+
+    Every refusal is one line, exit 2, before anything is read or changed."""
     fields = _bulk_fields(args)
     verb = action.value
+    flags = ", ".join(_FILTER_FLAGS.values())
     if args.id is not None:
         raise CommandError(
-            f"give a job's ID or a filter ({', '.join(_FILTER_FLAGS.values())}), not both"
+            f"give a job's ID or a filter ({flags}, --all, --dry-run), not both", EXIT_USAGE
         )
     if not fields and not args.bulk_all:
         raise CommandError(
-            f"give the ID of the job to {verb}, or a filter ({', '.join(_FILTER_FLAGS.values())};"
-            f" --all for every job {verb} applies to), with --dry-run to count them first"
+            f"give the ID of the job to {verb}, or a filter ({flags}; --all for every job "
+            f"{verb} applies to), with --dry-run to count them first",
+            EXIT_USAGE,
         )
     try:
         which = bulk_filter(fields, parse_rfc3339)
@@ -142,7 +153,7 @@ def run_bulk(args: argparse.Namespace, action: BulkAction) -> int:
             done = runner.bulk(action, which, dry_run=args.bulk_dry_run, by="cli")
     except InvalidOptionError as error:
         flag = _FILTER_FLAGS.get(error.field.removeprefix("filter."), error.field)
-        raise CommandError(f"{flag}: {error.problem}") from None
+        raise CommandError(f"{flag}: {error.problem}", EXIT_USAGE) from None
     print(json.dumps({"matched": done.matched, "changed": done.changed}))
     if args.bulk_dry_run:
         print(

@@ -103,6 +103,12 @@ class SqlEngine(abc.ABC):
     async_connection_type: type | None = None
     """The application's asyncio connection type ``create_in_async`` takes (None: none)."""
 
+    def let_others_write(self, took: float) -> None:
+        """After one batch of a long run of writes (a bulk action's) that took ``took``
+        seconds: let other processes waiting to write have their turn (nothing where locks
+        are per row)."""
+        return None
+
     def announcement(self) -> tuple[str, Mapping[str, Any]] | None:
         """The statement ``announce`` runs, for a connection this engine does not drive (an
         asyncio one); None where other processes watch the database themselves."""

@@ -20,7 +20,7 @@ class SqlHistory(SqlPart):
                 "succeeded": row.succeeded,
                 "failed": row.failed,
             }
-            for row in rows
+            for row in sorted(rows, key=_key)
             if row.succeeded or row.failed
         ]
         waits = [
@@ -31,10 +31,13 @@ class SqlHistory(SqlPart):
                 "bucket": bucket,
                 "jobs": jobs,
             }
-            for row in rows
+            for row in sorted(rows, key=_key)
             for bucket, jobs in row.waits
         ]
         before = {"before": stamp(now - datetime.timedelta(minutes=KEEP_MINUTES))}
+
+        # Rows in one order whoever writes them: two runners' upserts never wait on each other
+        # in a cycle (a deadlock on PostgreSQL).
 
         def add(conn: Connection) -> None:
             cursor = conn.cursor()
@@ -74,8 +77,12 @@ class SqlHistory(SqlPart):
             found = {}
             for queue in queues:
                 row = conn.execute(self._engine.sql("oldest_waiting"), {"queue": queue}).fetchone()
-                if row is not None:
+                if row is not None and row[0] is not None:
                     found[queue] = self._engine.parse_time(row[0])
             return found
 
         return self._engine.read(read)
+
+
+def _key(row: MinuteCounts) -> tuple[datetime.datetime, str, str]:
+    return (row.minute, row.queue, row.kind)

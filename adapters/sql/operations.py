@@ -4,6 +4,8 @@ filter matches, in one transaction (the same statements, job by job)."""
 from __future__ import annotations
 
 import datetime
+import time
+from collections.abc import Callable
 
 from jobtable.adapters.sql.engine import Connection, SqlPart
 from jobtable.adapters.sql_rows import list_statement
@@ -29,6 +31,8 @@ class SqlOperations(SqlPart):
             row = conn.execute(self._engine.sql("job_state"), params).fetchone()
             if row is None:
                 return None
+            if row[0] == Status.RUNNING.value:
+                return CancelOutcome.REQUESTED  # asked already: still stopping
             return CancelOutcome.CANCELLED if row[1] == CANCELLED else CancelOutcome.REFUSED
 
         return self._engine.write(cancel)
@@ -51,10 +55,10 @@ class SqlOperations(SqlPart):
     def cancel_jobs(
         self, which: JobFilter, *, after: str | None, limit: int, now: datetime.datetime
     ) -> BulkBatch:
+        ids = self._matching(which, after=after, limit=limit)
         stamp = self._engine.stamp(now)
 
         def cancel(conn: Connection) -> BulkBatch:
-            ids = self._matching(conn, which, after=after, limit=limit)
             changed, stop_requested = [], []
             for job_id in ids:
                 params = {"id": job_id, "now": stamp}
@@ -69,15 +73,15 @@ class SqlOperations(SqlPart):
                 stop_requested=tuple(stop_requested),
             )
 
-        return self._engine.write(cancel)
+        return self._batch(cancel)
 
     def retry_jobs(
         self, which: JobFilter, *, after: str | None, limit: int, now: datetime.datetime
     ) -> BulkBatch:
+        ids = self._matching(which, after=after, limit=limit)
         stamp = self._engine.stamp(now)
 
         def retry(conn: Connection) -> BulkBatch:
-            ids = self._matching(conn, which, after=after, limit=limit)
             statement = self._engine.sql("retry_failed_job")
             changed = tuple(
                 job_id
@@ -88,13 +92,20 @@ class SqlOperations(SqlPart):
                 self._engine.announce(conn)
             return BulkBatch(matched=len(ids), last_id=ids[-1] if ids else None, changed=changed)
 
-        return self._engine.write(retry)
+        return self._batch(retry)
 
-    def _matching(
-        self, conn: Connection, which: JobFilter, *, after: str | None, limit: int
-    ) -> list[str]:
+    def _batch(self, work: Callable[[Connection], BulkBatch]) -> BulkBatch:
+        """One batch of a bulk action, in a transaction of its own; then other writers'
+        turn."""
+        began = time.monotonic()
+        batch = self._engine.write(work)
+        self._engine.let_others_write(time.monotonic() - began)
+        return batch
+
+    def _matching(self, which: JobFilter, *, after: str | None, limit: int) -> list[str]:
         """The ids of the next ``limit`` jobs ``which`` matches, older than ``after``, newest
-        first."""
+        first: read before the batch's transaction (whose statements check each job's state
+        again), so a slow search never holds the write lock."""
         sql, params = list_statement(
             which,
             limit=limit,
@@ -103,4 +114,6 @@ class SqlOperations(SqlPart):
             stamp=self._engine.stamp,
             columns="id",
         )
-        return [row[0] for row in conn.execute(sql, params).fetchall()]
+        return [
+            row[0] for row in self._engine.read(lambda conn: conn.execute(sql, params).fetchall())
+        ]

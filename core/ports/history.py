@@ -24,6 +24,7 @@ class JobHistory(Protocol):
         ...
 
     def oldest_waiting(self, queues: Collection[str]) -> dict[str, datetime.datetime]:
-        """For each of ``queues`` holding a job due now: when its oldest (first created) such
-        job fell due. One index seek a queue."""
+        """For each of ``queues`` holding a job due now: when the one that has waited longest
+        fell due (a store may look at the first 1,000 created of them only, for a bounded
+        cost: a backlog's first-created jobs are its longest-waiting but for late ones)."""
         ...

@@ -30,13 +30,10 @@ def picked(req: falcon.Request) -> tuple[str | None, str | None]:
     return req.get_param("queue") or None, req.get_param("kind") or None
 
 
-def read_history(
-    runner: Runner, queue: str | None, kind: str | None, *, oldest: bool = False
-) -> History:
-    """The charts' history; with ``oldest``, each queue's oldest waiting job too (the queues
-    with jobs waiting or running: a count of those rows)."""
-    names = {count.queue for count in runner.job_counts()} if oldest else set()
-    return runner.history(queue=queue, kind=kind, queues=names)
+def read_history(runner: Runner, queue: str | None, kind: str | None) -> History:
+    """The charts' history, and the oldest waiting job of each queue it names (and the one
+    picked)."""
+    return runner.history(queue=queue, kind=kind, queues=[queue] if queue else [])
 
 
 def _scope(history: History) -> str:
@@ -209,4 +206,4 @@ class ChartData:
         self._runner = runner
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        resp.media = history_data(read_history(self._runner, *picked(req), oldest=True))
+        resp.media = history_data(read_history(self._runner, *picked(req)))

@@ -91,6 +91,18 @@ def _select(name: str, label: str, values: Iterable[str], chosen: str) -> Markup
     return el("label", label, el("select", options, name=name))
 
 
+def _known(name: str, label: str, values: Iterable[str], chosen: str) -> Markup:
+    """A text field offering the known ``values`` as a dropdown; any other name may be typed."""
+    listed = f"known-{name}s"
+    return el(
+        "label",
+        label,
+        el("input", type="text", name=name, value=chosen, list=listed, placeholder=f"any {name}",
+           autocomplete="off", spellcheck="false"),
+        el("datalist", [el("option", value=value) for value in sorted(set(values))], id=listed),
+    )  # fmt: skip
+
+
 def _filters_form(filters: Filters, choices: Choices) -> Markup:
     return el(
         "form",
@@ -109,8 +121,8 @@ def _filters_form(filters: Filters, choices: Choices) -> Markup:
         ),
         _select("status", "Status", STATUSES, filters.status),
         _select("state", "State", STATES, filters.state),
-        _select("kind", "Kind", choices.kinds, filters.kind),
-        _select("queue", "Queue", choices.queues, filters.queue),
+        _known("kind", "Kind", choices.kinds, filters.kind),
+        _known("queue", "Queue", choices.queues, filters.queue),
         el("button", "Filter", type="submit"),
         el("a", "Clear", href="/ui/jobs"),
         method="get",

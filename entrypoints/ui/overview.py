@@ -109,7 +109,7 @@ class OverviewReads:
             runners=runner.runners(),
             at=self._wall(),
             limits=limit_rows(queues, kinds, held_back, counts),
-            oldest_waiting=runner.history(queues=waiting).oldest_waiting if waiting else {},
+            oldest_waiting=runner.oldest_waiting(waiting),
         )
         ended = self._monotonic()
         self._kept = read

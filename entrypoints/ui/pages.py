@@ -146,12 +146,15 @@ class JobListPage(_Page):
         send_page(resp, document)
 
     def _choices(self) -> Choices:
-        """The kinds registered here and those with unfinished jobs; the queues of those."""
-        counts = self._runner.job_counts()
-        kinds = {count.kind for count in counts} | set(self._runner.kinds.names())
-        return Choices(
-            kinds=tuple(sorted(kinds)), queues=tuple(sorted({count.queue for count in counts}))
-        )
+        """The kinds registered here or by any live runner, and the queues those kinds and
+        runners name: small reads, whatever the jobs table holds (the fields take any name
+        too)."""
+        kinds = set(self._runner.kinds.names())
+        queues = {spec.queue for spec in map(self._runner.kinds.get, kinds) if spec is not None}
+        for record in self._runner.runners():
+            kinds.update(record.info.kinds)
+            queues.update(record.info.queues or ())
+        return Choices(kinds=tuple(sorted(kinds)), queues=tuple(sorted(queues)))
 
 
 class JobEvents(_Page):

@@ -527,15 +527,25 @@ def test_cancel_and_retry_by_filter_count_first_then_act(capsys, database):
         (["cancel", "--queue", "a b"], "jobtable: --queue: must be 1-64 letters"),
     ],
 )
-def test_a_bad_bulk_command_exits_1_on_one_line_and_changes_nothing(
+def test_a_bad_bulk_command_exits_2_on_one_line_and_changes_nothing(
     capsys, database, argv, message
 ):
     job_id = enqueue(capsys, database, "--in", "1h")
     code, out, err = cli(capsys, *argv, "--database", database)
-    assert (code, out) == (1, "")
+    assert (code, out) == (2, "")
     (line,) = err.splitlines()
     assert line.startswith(message), line
     assert detail(capsys, database, job_id)["state"] == "scheduled"
-    code, out, err = cli(capsys, "cancel", job_id, "--kind", "noop", "--database", database)
-    assert (code, err.strip()) == (1, "jobtable: give a job's ID or a filter (--state, --kind, "
-                                      "--queue, --created-after, --created-before), not both")  # fmt: skip
+
+
+@pytest.mark.parametrize("flags", [["--kind", "noop"], ["--dry-run"], ["--all"]])
+@pytest.mark.parametrize("command", ["cancel", "retry"])
+def test_an_id_with_a_bulk_flag_is_refused_and_changes_nothing(capsys, database, command, flags):
+    job_id = enqueue(capsys, database, "--in", "1h")
+    if command == "retry":
+        assert cli(capsys, "cancel", job_id, "--database", database)[0] == 0
+    state = detail(capsys, database, job_id)["state"]
+    code, out, err = cli(capsys, command, job_id, *flags, "--database", database)
+    assert (code, out, err.strip()) == (2, "", "jobtable: give a job's ID or a filter (--state, "
+        "--kind, --queue, --created-after, --created-before, --all, --dry-run), not both")  # fmt: skip
+    assert detail(capsys, database, job_id)["state"] == state

@@ -12,7 +12,7 @@ import pytest
 from jobtable.core import BulkAction, BulkFilter, JobContext, State, Status
 from jobtable.core.bulk import BATCH, bulk_filter
 from jobtable.core.enqueue_options import InvalidOptionError
-from jobtable.core.jobs import JobFilter
+from jobtable.core.jobs import CancelOutcome, JobFilter
 from tests.unit.kinds_for_tests import CountPayload, CountResult, count
 
 HELD = "held"
@@ -132,3 +132,51 @@ def test_a_filter_from_a_caller_is_read_strictly():
         with pytest.raises(InvalidOptionError) as raised:
             bulk_filter(fields, read_time)
         assert str(raised.value).startswith(problem), (fields, str(raised.value))
+
+
+def test_a_job_that_changes_state_while_a_bulk_cancel_walks_is_still_reached(
+    make_system, monkeypatch
+):
+    monkeypatch.setattr("jobtable.core.client_operations.BATCH", 1)
+    system = make_system(workers=1)
+    kind = system.kinds.register("first", count, payload=CountPayload)
+    system.runner.pause_queue(HELD)
+    later = kind.enqueue(CountPayload(), queue=HELD, delay=60)  # scheduled, older
+    due = _held_jobs(system, kind, 2)  # available, newer
+    store = system.runner.client.store
+    walked = store.cancel_jobs
+
+    def cancel_jobs(which, **options):
+        batch = walked(which, **options)
+        if batch.changed == (due[-1],):  # after the first batch: the scheduled job falls due
+            system.clock.advance(61)
+            assert store.promote_due(now=system.clock.now()) == 1
+        return batch
+
+    monkeypatch.setattr(store, "cancel_jobs", cancel_jobs)
+    done = system.runner.bulk(BulkAction.CANCEL, BulkFilter(queue=HELD))
+    assert (done.matched, done.changed) == (3, 3)
+    assert _states(system, [later, *due]) == {"cancelled": 3}
+
+
+def test_a_running_job_asked_to_stop_is_not_counted_again(make_system):
+    system = make_system(workers=1)
+    release = threading.Event()
+
+    def stubborn(ctx: JobContext, payload: CountPayload) -> CountResult:
+        while not release.wait(0.01):  # told to stop, it goes on until released
+            pass
+        return CountResult(done=1)
+
+    kind = system.kinds.register("stubborn", stubborn, payload=CountPayload, timeout=3600)
+    system.start()
+    job_id = kind.enqueue(CountPayload())
+    system.wait_for(job_id, lambda job: job.status is Status.RUNNING)
+    try:
+        first = system.runner.bulk(BulkAction.CANCEL, BulkFilter(kind="stubborn"))
+        again = system.runner.bulk(BulkAction.CANCEL, BulkFilter(kind="stubborn"))
+        assert ((first.matched, first.changed), (again.matched, again.changed)) == ((1, 1), (1, 0))
+        assert system.runner.cancel(job_id)[0] is CancelOutcome.REQUESTED  # asked already
+    finally:
+        release.set()
+    system.wait_for(job_id)

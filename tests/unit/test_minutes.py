@@ -106,3 +106,16 @@ def test_runners_add_their_minutes_up_in_the_store_and_the_history_reads_them(ma
     ages = first.runner.history(queues=["reports", "default", "held"]).oldest_waiting
     assert ages["reports"] >= 90 and set(ages) == {"reports"}
     assert first.runner.get(parked).status.value == "queued"
+
+
+def test_the_oldest_waiting_job_is_the_one_due_longest_not_the_first_created(make_system):
+    system = make_system(workers=0)
+    kind = system.kinds.register("count", count, payload=CountPayload)
+    late = kind.enqueue(CountPayload(), queue="q", delay=3600)  # created first, due in an hour
+    system.clock.advance(1)
+    kind.enqueue(CountPayload(), queue="q")  # due now; nobody runs it
+    system.clock.advance(3600)
+    assert system.runner.client.store.promote_due(now=system.clock.now()) == 1
+    assert system.runner.detail(late).state == "available"
+    assert system.runner.oldest_waiting(["q", "empty"]) == {"q": 3600.0}
+    assert system.runner.history(queues=["q"]).oldest_waiting == {"q": 3600.0}
