@@ -14,6 +14,7 @@ from jobtable.entrypoints.http.openapi_follow import (
     LIST_JOBS,
     RETRY_JOB,
 )
+from jobtable.entrypoints.http.openapi_names import named
 from jobtable.entrypoints.http.openapi_parts import COMMON as _COMMON
 from jobtable.entrypoints.http.openapi_parts import JOB_ID as _JOB_ID
 from jobtable.entrypoints.http.openapi_parts import UNAUTHENTICATED as _UNAUTHENTICATED
@@ -247,6 +248,12 @@ def _operating_paths() -> dict[str, Any]:
 
 
 def openapi_document(version: str) -> dict[str, Any]:
+    """The document, every operation named and tagged, every JSON body a named schema
+    (openapi_names.py)."""
+    return named(_document(version))
+
+
+def _document(version: str) -> dict[str, Any]:
     return {
         "openapi": "3.1.0",
         "info": {

@@ -274,7 +274,7 @@ BULK_FILTER = {
     "additionalProperties": False,
     "description": "Which jobs: each field left out (or null) means any.",
     "properties": {
-        "state": {**STATE, "type": ["string", "null"], "enum": [*STATES, None]},
+        "state": {"anyOf": [{"$ref": "#/components/schemas/State"}, {"type": "null"}]},
         "kind": {"type": ["string", "null"], "minLength": 1, "pattern": PLAIN_TEXT_PATTERN},
         "queue": {"type": ["string", "null"], "pattern": f"^{QUEUE_NAME.pattern}$"},
         "created_after": {
@@ -327,6 +327,7 @@ SCHEMAS = {
     "QueueLimits": QUEUE_LIMITS,
     "Runner": RUNNER,
     "Schedule": SCHEDULE,
+    "State": STATE,
     "BulkFilter": BULK_FILTER,
     "BulkRequest": BULK_REQUEST,
     "BulkResult": BULK_RESULT,

@@ -91,22 +91,26 @@ def test_sqlite_write_lock_held_by_another_process(tmp_path, serve_processes):
     server.poll_job(before, lambda job: job["status"] == "succeeded")
     long_run = accept(server, {"kind": "countdown", "payload": {"seconds": 3}})
 
+    # The lock is held until the test says so (a line on stdin), not for a while: under load
+    # the requests may be served late, and must still find it held.
     holder = subprocess.Popen(
         [sys.executable, "-c", (
-            "import sqlite3, sys, time\n"
+            "import sqlite3, sys\n"
             "conn = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
             "conn.execute('BEGIN IMMEDIATE')\n"
             "print('locked', flush=True)\n"
-            "time.sleep(float(sys.argv[2]))\n"
+            "sys.stdin.readline()\n"
             "conn.execute('COMMIT')\n"
-        ), database, str(2 * BUSY_TIMEOUT)],
-        stdout=subprocess.PIPE, text=True,
+        ), database],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
         assert holder.stdout.readline().strip() == "locked"
         during = concurrently(*[lambda: post(server, {"kind": "noop", "payload": {}})] * 4)
         reads = [get(server, before)]
     finally:
+        holder.stdin.write("release\n")
+        holder.stdin.close()
         assert holder.wait(30) == 0
     assert_unavailable(during)
     assert [(status, body["status"]) for status, body, _ in reads] == [(200, "succeeded")]

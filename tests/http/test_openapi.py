@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import falcon.testing
 import pytest
 import schemathesis
@@ -83,3 +85,38 @@ def test_the_document_is_public_openapi_3_1():
 @pytest.mark.parametrize("path", ["/api/v1/jobs", "/api/v1/jobs/x"])
 def test_only_health_and_the_document_are_public(path):
     assert falcon.testing.TestClient(APP).simulate_get(path).status_code == 401
+
+
+def test_every_operation_has_a_readable_name_a_tag_and_named_bodies():
+    document = falcon.testing.TestClient(APP).simulate_get("/api/v1/openapi.json").json
+    operations = [
+        (method, path, operation)
+        for path, item in document["paths"].items()
+        for method, operation in item.items()
+        if method in ("get", "post", "put", "patch", "delete")
+    ]
+    names = {operation["operationId"] for _, _, operation in operations}
+    assert len(names) == len(operations)  # one name an operation
+    assert {"enqueueJob", "getJob", "listJobs", "cancelJob", "retryJob", "getJobDetail",
+            "followJob", "cancelMatchingJobs", "retryMatchingJobs", "listQueues",
+            "pauseQueue", "listSchedules"} <= names  # fmt: skip
+    tags = {tag["name"] for tag in document["tags"]}
+    for method, path, operation in operations:
+        assert re.fullmatch(r"[a-z]+(?:[A-Z][a-z]+)+", operation["operationId"]), path
+        assert operation["tags"] and set(operation["tags"]) <= tags, (method, path)
+        assert operation["summary"], (method, path)
+        for status, answer in operation["responses"].items():
+            json_body = (answer.get("content") or {}).get("application/json")
+            if json_body is not None:
+                ref = json_body["schema"].get("$ref", "")
+                assert ref.startswith("#/components/schemas/"), (method, path, status)
+                assert ref.rsplit("/", 1)[1] in document["components"]["schemas"]
+        body = operation.get("requestBody", {}).get("content", {}).get("application/json")
+        if body is not None:
+            assert body["schema"]["$ref"].startswith("#/components/schemas/"), (method, path)
+
+
+def test_the_document_validates_as_openapi_3_1():
+    from openapi_spec_validator import validate
+
+    validate(falcon.testing.TestClient(APP).simulate_get("/api/v1/openapi.json").json)
