@@ -25,14 +25,22 @@ from jobtable.core.ids import JobIdGenerator
 from jobtable.entrypoints.wiring import open_store
 
 
-def fresh_schema(url: str) -> str:
+def fresh_schema(url: str) -> tuple[str, str]:
+    """A URL whose search_path is a new schema, and the schema's name (dropped after)."""
     import psycopg
 
     schema = f"bench_bulk_{os.getpid()}_{int(time.time())}"
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(f'CREATE SCHEMA "{schema}"')
     separator = "&" if "?" in url else "?"
-    return f"{url}{separator}options=-csearch_path%3D{schema}"
+    return f"{url}{separator}options=-csearch_path%3D{schema}", schema
+
+
+def drop_schema(url: str, schema: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
 
 
 def fill(store: Any, jobs: int, now: datetime.datetime) -> None:
@@ -93,8 +101,9 @@ def run() -> None:
     parser.add_argument("--jobs", type=int, default=100_000)
     args = parser.parse_args()
     clock = SystemClock()
-    if args.database.startswith("postgresql"):
-        args.database = fresh_schema(args.database)  # an empty jobs table for the figure
+    server, schema = args.database, None
+    if server.startswith("postgresql"):
+        args.database, schema = fresh_schema(server)  # an empty jobs table for the figure
     store = open_store(args.database, synchronous="full", now=clock.now())
     fill(store, args.jobs, clock.now())
     spent: dict[str, list[float]] = {"cancel_jobs": [], "retry_jobs": []}
@@ -112,6 +121,9 @@ def run() -> None:
     print(f"  longest batch {max(spent['retry_jobs']) * 1000:.0f} ms "
           f"of {len(spent['retry_jobs'])}")  # fmt: skip
     store.close()
+    others.client.store.close()
+    if schema is not None:
+        drop_schema(server, schema)
 
 
 if __name__ == "__main__":

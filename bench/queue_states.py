@@ -18,7 +18,7 @@ import tempfile
 import time
 from collections.abc import Callable
 
-from jobtable.adapters.sql_rows import QUEUE_STATES
+from jobtable.adapters.sql.listing import QUEUE_STATES
 from jobtable.adapters.sqlite import SqliteStore
 from jobtable.core import NewJob
 from jobtable.core.ids import JobIdGenerator

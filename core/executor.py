@@ -68,13 +68,12 @@ class Executor:
         jitter: Callable[[], float],
         event_loop: EventLoop,
         tracing: Tracing = NO_TRACING,
-        tally: MinuteTally | None = None,
     ) -> None:
         """``ahead`` hears how long each handler took; ``began`` that a job taken is tracked
         (core/exchange.py); ``wakes`` says whether the runner is
         stopping; ``scheduler`` hears of jobs due again later; ``jitter`` draws the retry
         backoff's random share; ``event_loop`` runs ``async def`` handlers; ``tracing`` gets a
-        ``process`` span per attempt; ``tally`` counts waits and ends for the dashboard."""
+        ``process`` span per attempt."""
         self._clock = clock
         self._log = log
         self._kinds = kinds
@@ -91,7 +90,8 @@ class Executor:
         self._jitter = jitter
         self._event_loop = event_loop
         self._tracing = tracing
-        self._tally = MinuteTally() if tally is None else tally
+        self.tally = MinuteTally()
+        """What it counts for the dashboard's charts: waits and ends, per minute."""
 
     def run(
         self, number: int, claimed: ClaimedJob, *, pooled: bool
@@ -197,11 +197,12 @@ class Executor:
 
     def _job_started(self, attempt: Attempt, claimed: ClaimedJob) -> None:
         attempt.started = self._clock.monotonic()
-        waited = None
-        if claimed.due_at is not None:
-            waited = max(0.0, (self._clock.now() - claimed.due_at).total_seconds())
+        now = self._clock.now()
+        waited = (
+            None if claimed.due_at is None else max(0.0, (now - claimed.due_at).total_seconds())
+        )
         self._observer.job_started(claimed.kind, waited=waited)
-        self._tally.started(claimed.queue, claimed.kind, waited=waited, at=self._clock.now())
+        self.tally.started(claimed.queue, claimed.kind, waited=waited, at=now)
         if self._log.isEnabledFor(logging.DEBUG):
             self._log.debug(
                 "job started job_id=%s kind=%s attempt=%d",
@@ -223,7 +224,7 @@ class Executor:
             self._observer.job_ended(kind, code=outcome.code, final=final, seconds=seconds)
         if not isinstance(outcome, RunAgain):
             succeeded = isinstance(outcome, Succeed)
-            self._tally.ended(claimed.queue, kind, succeeded=succeeded, at=self._clock.now())
+            self.tally.ended(claimed.queue, kind, succeeded=succeeded, at=self._clock.now())
 
     def _decide(self, claimed: ClaimedJob, end: AttemptEnd) -> Outcome:
         """What to record for an attempt: its result, or its failure as the job's policy says."""

@@ -30,7 +30,6 @@ from jobtable.core.in_this_thread import InThisThread
 from jobtable.core.jobs import Retention
 from jobtable.core.left_behind import LeftBehind
 from jobtable.core.liveness import CHECK_INTERVAL, SWEEP_INTERVAL, RunnerInfo
-from jobtable.core.minutes import MinuteTally
 from jobtable.core.observer import GuardedObserver, NoObserver, RunnerObserver
 from jobtable.core.pool import WorkerPool, check_count, worker_slots
 from jobtable.core.ports import JobStore
@@ -201,7 +200,6 @@ class Runner(ClientMethods, InThisThread):
         # The worker pool: each worker claims, runs and records attempts; async def handlers
         # run on the event loop, each awaited by an async slot's worker.
         self._event_loop = EventLoop(clock, log)
-        tally = MinuteTally()  # the dashboard's per-minute counts (core/minutes.py)
         self._executor = executor = Executor(
             clock,
             log,
@@ -219,7 +217,6 @@ class Runner(ClientMethods, InThisThread):
             jitter=jitter,
             event_loop=self._event_loop,
             tracing=self.client.tracing,
-            tally=tally,
         )
         loop = WorkerLoop(
             log,
@@ -266,7 +263,7 @@ class Runner(ClientMethods, InThisThread):
             pruner=self.client.pruner,
             notice=self.notice_jobs_from_elsewhere,
             watch=watch,
-            tally=tally,
+            tally=executor.tally,  # the dashboard's per-minute counts (core/minutes.py)
         )
         if workers:  # another runner of the process that makes work for it wakes it
             self.changes.listen_for_work(self, self._queues, self.notice_jobs_from_elsewhere)

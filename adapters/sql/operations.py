@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 
 from jobtable.adapters.sql.engine import Connection, SqlPart
-from jobtable.adapters.sql_rows import list_statement
+from jobtable.adapters.sql.listing import list_statement
 from jobtable.core.bulk import BulkBatch
 from jobtable.core.codes import CANCELLED
 from jobtable.core.jobs import CancelOutcome, JobFilter, RetryOutcome

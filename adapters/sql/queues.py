@@ -6,7 +6,8 @@ import datetime
 from typing import Any
 
 from jobtable.adapters.sql.engine import Connection, SqlPart
-from jobtable.adapters.sql_rows import counts_and_states, queue_limits, queue_states
+from jobtable.adapters.sql.listing import counts_and_states
+from jobtable.adapters.sql_rows import queue_limits, queue_states
 from jobtable.core.jobs import Claim, QueueState
 from jobtable.core.limits import QueueLimit
 

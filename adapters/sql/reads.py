@@ -6,15 +6,8 @@ import datetime
 from typing import Any
 
 from jobtable.adapters.sql.engine import Connection, SqlPart
-from jobtable.adapters.sql_rows import (
-    JOB_COUNTS,
-    count_statement,
-    job_detail,
-    job_events,
-    list_statement,
-    listed_job,
-    public_job,
-)
+from jobtable.adapters.sql.listing import JOB_COUNTS, count_statement, list_statement
+from jobtable.adapters.sql_rows import job_detail, job_events, listed_job, public_job
 from jobtable.core.job_history import JobEvents
 from jobtable.core.jobs import Job, JobCount, JobDetail, JobFilter
 from jobtable.core.states import job_state

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from jobtable.adapters.fake_clock import FakeClock
-from jobtable.adapters.sql_rows import list_statement
+from jobtable.adapters.sql.listing import list_statement
 from jobtable.adapters.sqlite import SqliteStore
 from jobtable.core import Status
 from jobtable.core.jobs import JobFilter
