@@ -14,7 +14,7 @@ AHEAD_WAIT = 0.02
 
 AHEAD_LIMIT = 0.05
 """Seconds a job held ahead waits at most: one held longer is given back, whatever the
-estimate said. The README's bound: no process holds a job another process's idle worker
+estimate said. The deployment guide's bound: no process holds a job another process's idle worker
 could run for longer than this (and the few milliseconds of the batch that gives it back)."""
 
 MAX_AHEAD = 64

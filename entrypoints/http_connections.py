@@ -19,7 +19,7 @@ every other client unanswered. Here:
   1024), and the process's descriptor limit is raised to fit the limit.
 
 This bounds what one client can hold; in front of the open internet a
-reverse proxy still belongs (the README says which limits to set).
+reverse proxy still belongs (the deployment guide says which limits to set).
 """
 
 from __future__ import annotations

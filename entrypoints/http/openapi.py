@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from jobtable.entrypoints.http.openapi_examples import with_examples
 from jobtable.entrypoints.http.openapi_follow import (
     EVENTS_PATH,
     GET_JOB,
@@ -249,8 +250,8 @@ def _operating_paths() -> dict[str, Any]:
 
 def openapi_document(version: str) -> dict[str, Any]:
     """The document, every operation named and tagged, every JSON body a named schema
-    (openapi_names.py)."""
-    return named(_document(version))
+    (openapi_names.py) with an example (openapi_examples.py)."""
+    return with_examples(named(_document(version)))
 
 
 def _document(version: str) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The README's FastAPI example end to end, on both engines: uvicorn serves ``myapp/web.py``
+"""The FastAPI guide's example end to end, on both engines: uvicorn serves ``myapp/web.py``
 (its lifespan opens an AsyncClient), a ``jobtable worker`` runs the ``async def`` kind of
 ``myapp/async_jobs.py``, and httpx enqueues through the endpoint and reads the job's
 progress as server-sent events until it succeeds."""
@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 
 from tests.e2e.conftest import JOBTABLE
-from tests.integration.test_readme import examples
+from tests.integration.test_doc_examples import examples
 
 DEADLINE = 60.0
 

@@ -2,7 +2,7 @@
 
 The project has its own ``core`` and ``adapters`` packages (as a Django
 project's ``core`` app): jobtable must import as ``jobtable`` only, never
-shadow them, carry its SQL files and ``py.typed``, and run the README's
+shadow them, carry its SQL files and ``py.typed``, and run the docs'
 example kind from the project's folder with a bare ``--kinds myapp.jobs``.
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import wait_until
-from tests.integration.test_readme import examples
+from tests.integration.test_doc_examples import examples
 from tests.support.repository import copy_of_the_repository
 
 pytestmark = pytest.mark.e2e
@@ -43,7 +43,7 @@ def wheel(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory, wheel) -> Path:
-    """An application's folder: its own core and adapters, the README's kind, a fresh venv."""
+    """An application's folder: its own core and adapters, Get started's kind, a fresh venv."""
     root = tmp_path_factory.mktemp("app")
     (root / "core").mkdir()
     (root / "core" / "__init__.py").write_text('WHOSE = "the application\'s own core"\n')

@@ -4,7 +4,7 @@ The owner reaches the server through a TCP proxy that stops forwarding and
 keeps every connection open (kernels on both sides still acknowledge, so
 keepalives see nothing). Required: the owner tells its handlers to stop
 before anyone settles its jobs; another runner settles them within the bound
-the README states (the lock session's server-side timeout, 20 s, plus a
+the guarantees page states (the lock session's server-side timeout, 20 s, plus a
 sweep or two); and the cut-off runner's ``join(timeout)`` still returns.
 """
 

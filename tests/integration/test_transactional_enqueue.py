@@ -17,7 +17,7 @@ from tests.unit.kinds_for_tests import CountPayload, count
 
 
 def started_system(store) -> tuple[JobSystem, object]:
-    """A runner embedded as the README shows it: no watcher of the caller's own."""
+    """A runner embedded as the WSGI guide shows it: no watcher of the caller's own."""
     system = JobSystem(store)
     kind = system.kinds.register("count", count, payload=CountPayload)
     system.start()

@@ -50,7 +50,7 @@ JOBTABLE = str(Path(sys.executable).with_name("jobtable"))
 SHAPES = {"sqlite": (4, 4), "postgres": (3, 8)}  # (processes, workers each)
 JOBS_PER_FIVE_MINUTES = 20_000
 RECOVERY_LIMIT = 3.0
-"""Seconds from a kill until its jobs are settled: the README's bound (3 s, idle runners
+"""Seconds from a kill until its jobs are settled: the guarantees page's bound (3 s, idle runners
 sweeping at their slower pace included)."""
 MAX_NAP_MS = 300
 """Jobs last 0-300 ms: at 67 a second, about ten run at any moment, so most kills cut some short."""

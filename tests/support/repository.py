@@ -18,7 +18,7 @@ def copy_of_the_repository(into: Path, source: Path = REPO) -> Path:
     """What git tracks in ``source``, as its working tree has it, symlinks kept, into ``into``.
 
     Untracked files stay out, so a user's own folder in the checkout (the
-    README's ``myapp/``) never reaches the copy; a new file gets in once
+    docs' ``myapp/``) never reaches the copy; a new file gets in once
     ``git add`` has staged it.
     """
     listed = (

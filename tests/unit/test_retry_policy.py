@@ -68,7 +68,7 @@ def test_the_policy_survives_its_stored_form():
     assert RetryPolicy.stored(4, policy.to_json()) == policy
     assert RetryPolicy(max_attempts=2).to_json() is None  # defaults store nothing
     assert RetryPolicy.stored(2, None) == RetryPolicy(max_attempts=2)
-    assert (BACKOFF_BASE, BACKOFF_CAP) == (2.0, 600.0)  # the README states these
+    assert (BACKOFF_BASE, BACKOFF_CAP) == (2.0, 600.0)  # the lifecycle guide states these
 
 
 @pytest.mark.parametrize(

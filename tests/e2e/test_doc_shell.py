@@ -1,13 +1,13 @@
-"""The README's shell blocks, pasted in order into fresh shells, as a new user would.
+"""The docs' shell blocks (``<!-- shell: name -->``), pasted in order into fresh shells.
 
 A copy of the repository (what git tracks, no virtual environment, taken
-from a checkout in which a user left the README's ``myapp/`` untracked) gets
-the quickstart as written: a new ``.venv``, an editable install, ``jobtable
-serve``. Then, each in a new shell in that folder, the other blocks: the
-countdown, the user guide's commands (with the README's example kind and a
-worker for it, as the guide says), and the HTTP calls. Every command must
-exist and do what the README says; only the port is moved off 8080
-(``JOBTABLE_LISTEN``), in case something else on the machine holds it.
+from a checkout in which a user left the docs' ``myapp/`` untracked) gets
+the README's quickstart as written: a new ``.venv``, an editable install,
+``jobtable serve``. Then, each in a new shell in that folder, the other blocks:
+the countdown, Get started's worker and commands (with its example kind), the
+HTTP guide's calls, the CLI guide's, the metrics. Every command must exist and
+do what the page says; only the port is moved off 8080 (``JOBTABLE_LISTEN``),
+in case something else on the machine holds it.
 """
 
 from __future__ import annotations
@@ -23,17 +23,17 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import REPO, wait_until
-from tests.integration.test_readme import a_checkout_with_the_readme_examples, examples
+from tests.integration.test_doc_examples import a_checkout_with_the_doc_examples, examples
+from tests.support.docs import blocks as shell_blocks
+from tests.support.docs import page_of
 from tests.support.repository import copy_of_the_repository
 
 pytestmark = pytest.mark.e2e
-README = (REPO / "README.md").read_text(encoding="utf-8")
-BLOCK = re.compile(r"<!-- readme-shell: (\S+) -->\n```sh\n(.*?)```", re.DOTALL)
 FENCE = re.compile(r"^```", re.MULTILINE)
 
 
 def blocks() -> dict[str, str]:
-    return dict(BLOCK.findall(README))
+    return shell_blocks("shell")
 
 
 def shell(script: str, folder: Path, env: dict[str, str], **options) -> subprocess.Popen:
@@ -91,23 +91,25 @@ def get_job(port: int, folder: Path, job_id: str) -> dict:
         return json.loads(response.read())
 
 
-def test_the_readme_has_its_shell_blocks():
+def test_the_docs_have_their_shell_blocks():
     assert set(blocks()) == {
-        "quickstart", "countdown", "user-guide", "http", "http-lifecycle", "http-follow",
-        "cli-lifecycle", "metrics",
+        "quickstart", "countdown", "worker", "user-guide", "http", "http-lifecycle",
+        "http-follow", "cli-lifecycle", "metrics",
     }  # fmt: skip
 
 
 def test_the_quickstart_goes_from_serving_straight_to_the_other_shell():
     """Nothing to run (no test suite, no other block) between starting serve and using it."""
-    between = README.split(blocks()["quickstart"], 1)[1].split(blocks()["countdown"], 1)[0]
+    readme = page_of("shell", "quickstart")
+    assert readme == (REPO / "README.md").read_text(encoding="utf-8")  # its first screen
+    between = readme.split(blocks()["quickstart"], 1)[1].split(blocks()["countdown"], 1)[0]
     assert "scripts/test" not in between
     # The quickstart's closing fence and the countdown's opening one: no block between.
     assert len(FENCE.findall(between)) == 2
 
 
-def test_the_readme_pasted_in_order_into_fresh_shells_works(tmp_path):
-    checkout = a_checkout_with_the_readme_examples(tmp_path / "checkout")
+def test_the_docs_pasted_in_order_into_fresh_shells_work(tmp_path):
+    checkout = a_checkout_with_the_doc_examples(tmp_path / "checkout")
     folder = copy_of_the_repository(tmp_path / "jobtable", source=checkout)
     port = free_port()
     env = {
@@ -126,7 +128,7 @@ def test_the_readme_pasted_in_order_into_fresh_shells_works(tmp_path):
 
         countdown = run_block("countdown", folder, env)
         assert "command not found" not in countdown.stderr, countdown.stderr
-        assert countdown.returncode == 1, countdown.stdout + countdown.stderr  # as the README says
+        assert countdown.returncode == 1, countdown.stdout + countdown.stderr  # as the page says
         first, second = last_line_per_job(countdown.stdout)
         assert (first["status"], first["result"]) == ("succeeded", {"remaining": 0, "counted": 5})
         assert (second["status"], second["error"]) == ("failed", "negative_seconds")
@@ -135,7 +137,7 @@ def test_the_readme_pasted_in_order_into_fresh_shells_works(tmp_path):
         (folder / "myapp" / "__init__.py").write_text("")
         (folder / "myapp" / "jobs.py").write_text(examples()["myapp/jobs.py"])
         worker_log = (tmp_path / "worker.log").open("w")
-        started.append(shell(". .venv/bin/activate && jobtable worker --kinds myapp.jobs", folder,
+        started.append(shell(". .venv/bin/activate\n" + blocks()["worker"], folder,
                              env, stderr=worker_log, start_new_session=True))  # fmt: skip
         wait_until(lambda: " worker: database=" in (tmp_path / "worker.log").read_text(),
                    within=60, what="the worker starting")  # fmt: skip
@@ -170,7 +172,7 @@ def test_the_readme_pasted_in_order_into_fresh_shells_works(tmp_path):
             "finished_at", "timeout", "waited", "attempts", "waiting",
         ]  # fmt: skip
         claimed = re.search(r'"attempt":(\d+),"max_attempts":(\d+)', blocks()["http-lifecycle"])
-        assert claimed, "the README shows the detail's attempt and max_attempts"
+        assert claimed, "the HTTP guide shows the detail's attempt and max_attempts"
         assert (detail["attempt"], detail["max_attempts"]) == tuple(map(int, claimed.groups()))
         assert (paused["name"], paused["paused"], resumed["paused"]) == ("reports", True, False)
         assert "reports" in [queue["name"] for queue in queues["queues"]]
