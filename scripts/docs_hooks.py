@@ -74,36 +74,52 @@ def _helps(parser: argparse.ArgumentParser) -> dict[str, str]:
     return {}
 
 
-def cli() -> str:
+def setting_of(action: argparse.Action) -> Any:
+    """The setting (flag, variable, default, help) an action reads, or None for a flag that
+    no ``JOBTABLE_`` variable sets (a bulk action's filter, on purpose)."""
     from jobtable.entrypoints.config import SETTINGS
 
-    by_flag = {setting.flag: setting for setting in SETTINGS.values()}
+    setting = SETTINGS.get(action.dest)
+    return setting if setting is not None and setting.flag in action.option_strings else None
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
+
+
+def _row(action: argparse.Action) -> str:
+    if not action.option_strings:
+        optional = " (optional)" if action.nargs == "?" else ""
+        default = "unset" if action.default in (None, argparse.SUPPRESS) else _code(action.default)
+        name = _code(action.metavar or action.dest.upper())
+        return f"| {name}{optional} | (argument) | {default} | {_cell(action.help)} |"
+    flag = action.option_strings[0]
+    shown = flag if action.nargs == 0 else f"{flag} {action.metavar or action.dest.upper()}"
+    setting = setting_of(action)
+    if setting is not None:
+        default = "unset" if setting.default is None else _code(setting.default)
+        return f"| {_code(shown)} | {_code(setting.env)} | {default} | {_cell(setting.help)} |"
+    default = _code("false") if action.nargs == 0 and action.default is False else "unset"
+    return f"| {_code(shown)} | (none) | {default} | {_cell(action.help)} |"
+
+
+def cli() -> str:
     parser = _parser()
     helps = _helps(parser)
     out = []
     for name, command in _commands(parser).items():
         usage = command.format_usage().removeprefix("usage: ").strip()
-        out += [f"## `jobtable {name}`", "", f"{helps.get(name, '').capitalize()}.", ""]
+        out += [f"## `jobtable {name}`", "", _sentence(helps.get(name, "")), ""]
         if command.description:
             out += [command.description, ""]
         out += ["```text", usage, "```", ""]
         out += ["| argument | variable | default | what |", "| --- | --- | --- | --- |"]
-        for action in command._actions:
-            if isinstance(action, argparse._HelpAction):
-                continue
-            if action.option_strings:
-                flag = action.option_strings[0]
-                shown = flag if action.nargs == 0 else f"{flag} {action.metavar or 'VALUE'}"
-                setting = by_flag.get(flag)
-                variable = _code(setting.env) if setting else "(none)"
-                default = setting.default if setting else None
-                what = setting.help if setting else action.help
-            else:
-                shown, variable = action.metavar or action.dest.upper(), "(argument)"
-                default, what = None, action.help
-            default_cell = "unset" if default is None else _code(default)
-            out.append(f"| {_code(shown)} | {variable} | {default_cell} | {_cell(what)} |")
+        shown = [a for a in command._actions if not isinstance(a, argparse._HelpAction)]
+        out += [_row(action) for action in shown]
         out.append("")
+        for group in command._action_groups[2:]:  # after "positional arguments" and "options"
+            flags = ", ".join(_code(a.option_strings[0]) for a in group._group_actions)
+            out += [f"{flags}: {group.title}.", ""]
     return "\n".join(out)
 
 
@@ -115,9 +131,9 @@ def variables() -> str:
     used: dict[str, list[str]] = {}
     for name, command in _commands(parser).items():
         for action in command._actions:
-            for setting in SETTINGS.values():
-                if setting.flag in action.option_strings and action.dest in SETTINGS:
-                    used.setdefault(setting.env, []).append(name)
+            setting = setting_of(action)
+            if setting is not None:
+                used.setdefault(setting.env, []).append(name)
     out = ["| variable | flag | default | commands | what |", "| --- | --- | --- | --- | --- |"]
     for setting in sorted(SETTINGS.values(), key=lambda setting: setting.env):
         commands = ", ".join(_code(name) for name in used.get(setting.env, []))
@@ -156,13 +172,16 @@ def http() -> str:
     document = _document()
     schemas = document["components"]["schemas"]
     out: list[str] = []
+    tags = [tag["name"] for tag in document["tags"]]
+    by_tag: dict[str, list[list[str]]] = {tag: [] for tag in tags}
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            if isinstance(operation, dict) and "operationId" in operation:
+                (tag,) = operation["tags"]  # one each: a second would show it twice
+                by_tag[tag].append(_operation(method, path, operation, schemas))
     for tag in document["tags"]:
         out += [f"## {tag['name'].capitalize()}", "", tag["description"], ""]
-        for path, item in document["paths"].items():
-            for method, operation in item.items():
-                if not isinstance(operation, dict) or tag["name"] not in operation.get("tags", []):
-                    continue
-                out += _operation(method, path, operation, schemas)
+        out += [line for operation in by_tag[tag["name"]] for line in operation]
     out += ["## Schemas", ""]
     for name, schema in schemas.items():
         what = "The OpenAPI 3.1 document itself." if name == "OpenApiDocument" else ""
@@ -220,7 +239,7 @@ def _operation(
         out += [f"Request body: [{name}](#{str(name).lower()}), for example:", ""]
         out += _json_block(schemas[str(name)]["examples"][0])
     out += ["| status | answer |", "| --- | --- |"]
-    for status, answer in operation["responses"].items():
+    for status, answer in sorted(operation["responses"].items()):
         media = (answer.get("content") or {}).get("application/json")
         name = _schema_name(media) if media else None
         shape = f" ([{name}](#{name.lower()}))" if name else ""

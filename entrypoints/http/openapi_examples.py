@@ -8,18 +8,30 @@ every operation. tests/http/test_openapi_examples.py checks each against its sch
 from __future__ import annotations
 
 import copy
+import datetime
 import json
 from typing import Any
+
+from jobtable.entrypoints.http.pages import encode_cursor
+from jobtable.entrypoints.http.streams import RECONNECT_MS
+from jobtable.entrypoints.times import format_time
 
 _ID = "0193a4f2-6c1e-7d4b-9a2f-3b8c5e7d1f20"
 _OTHER_ID = "0193a4f2-6c1f-7a10-8e55-0c4d2b9e6a31"
 _RUNNER_ID = "0193a4f1-0b2c-7e3d-b4a5-6c7d8e9f0a1b"
 
+
+def _at(hour: int, minute: int, second: int = 0, microsecond: int = 0) -> str | None:
+    """A time as the API writes one (RFC 3339, UTC), on the examples' day."""
+    moment = datetime.datetime(2026, 12, 6, hour, minute, second, microsecond, datetime.UTC)
+    return format_time(moment)
+
+
 _ATTEMPT = {
     "attempt": 1,
     "runner": _RUNNER_ID,
-    "started_at": "2026-12-06T09:30:00.104Z",
-    "ended_at": "2026-12-06T09:30:00.113Z",
+    "started_at": _at(9, 30, 0, 104000),
+    "ended_at": _at(9, 30, 0, 113000),
     "outcome": "internal_error",
     "error_class": "builtins.ValueError",
     "seconds": 0.009,
@@ -58,7 +70,7 @@ EXAMPLES: dict[str, Any] = {
                 "state": "failed",
             },
         ],
-        "next_cursor": "eyJiZWZvcmUiOiAiMDE5M2E0ZjItNmMxZS03ZDRiIn0",
+        "next_cursor": encode_cursor(_OTHER_ID),
     },
     "Attempt": _ATTEMPT,
     "JobDetail": {
@@ -68,16 +80,27 @@ EXAMPLES: dict[str, Any] = {
         "payload": {"seconds": 5},
         "queue": "reports",
         "priority": 2,
-        "run_at": "2026-12-06T09:30:00Z",
+        "run_at": _at(9, 30),
         "attempt": 2,
         "max_attempts": 3,
         "snoozes": 0,
-        "created_at": "2026-12-06T09:29:00Z",
-        "started_at": "2026-12-06T09:30:02.250Z",
+        "created_at": _at(9, 29),
+        "started_at": _at(9, 30, 2, 250000),
         "finished_at": None,
         "timeout": 300.0,
         "waited": 0.004,
-        "attempts": [_ATTEMPT],
+        "attempts": [
+            _ATTEMPT,
+            {
+                "attempt": 2,
+                "runner": _RUNNER_ID,
+                "started_at": _at(9, 30, 2, 250000),
+                "ended_at": None,
+                "outcome": "running",
+                "error_class": None,
+                "seconds": None,
+            },
+        ],
         "waiting": [],
     },
     "BulkFilter": {"state": "failed", "kind": "countdown", "queue": "reports"},
@@ -108,12 +131,12 @@ EXAMPLES: dict[str, Any] = {
         "id": _RUNNER_ID,
         "host": "web-1",
         "pid": 4242,
-        "started_at": "2026-12-06T08:00:00Z",
+        "started_at": _at(8, 0),
         "kinds": ["countdown", "noop"],
         "queues": None,
         "workers": 2,
         "busy": 1,
-        "last_seen": "2026-12-06T09:30:01Z",
+        "last_seen": _at(9, 30, 1),
     },
     "Schedule": {
         "name": "nightly-report",
@@ -122,15 +145,15 @@ EXAMPLES: dict[str, Any] = {
         "timezone": "Europe/Paris",
         "queue": "reports",
         "queue_paused": False,
-        "next_run": "2026-12-07T02:00:00Z",
-        "last_tick": "2026-12-06T02:00:00Z",
+        "next_run": format_time(datetime.datetime(2026, 12, 7, 2, 0, tzinfo=datetime.UTC)),
+        "last_tick": _at(2, 0),
     },
     "Health": {"status": "ok", "version": "0.1.0"},
     "Error": {"error": {"code": "not_found", "message": "job not found"}},
 }
 """Component schema name: an example of it. Lists hold the example of their items."""
 
-_EVENTS = "".join(
+_EVENTS = f"retry: {RECONNECT_MS}\n\n" + "".join(
     f"id: {version}\nevent: job\ndata: {json.dumps(job, separators=(',', ':'))}\n\n"
     for version, job in enumerate(
         [

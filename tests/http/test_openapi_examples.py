@@ -46,18 +46,22 @@ def validator_for(document: dict, name: str) -> jsonschema.Draft202012Validator:
 
 
 def bodies(document: dict) -> set[str]:
-    """The component names of every JSON request body and answer, and what they refer to."""
-    text = json.dumps(document["paths"])
-    named = {part.split('"')[0] for part in text.split('"#/components/schemas/')[1:]}
-    for name in list(named):
-        schema = json.dumps(document["components"]["schemas"][name])
-        named |= {part.split('"')[0] for part in schema.split('"#/components/schemas/')[1:]}
+    """The component names of every JSON request body and answer, and all they refer to."""
+
+    def referred(value: object) -> set[str]:
+        text = json.dumps(value)
+        return {part.split('"')[0] for part in text.split('"#/components/schemas/')[1:]}
+
+    named, new = set(), referred(document["paths"])
+    while new:
+        named |= new
+        new = set().union(*(referred(document["components"]["schemas"][n]) for n in new)) - named
     return named
 
 
 def test_every_body_the_api_takes_or_answers_with_has_an_example():
     document = the_document()
-    assert "JobRequest" in bodies(document) and "JobDetail" in bodies(document)
+    assert {"JobRequest", "JobDetail", "State", "Attempt"} <= bodies(document)
     for name in bodies(document) - {"OpenApiDocument"}:  # the document is its own example
         assert document["components"]["schemas"][name].get("examples"), name
 
@@ -78,6 +82,13 @@ def test_the_event_stream_example_is_a_stream_of_jobs_to_the_end():
     validator = validator_for(document, "Job")
     assert all(validator.is_valid(job) for job in jobs)
     assert (jobs[0]["status"], jobs[-1]["status"]) == ("queued", "succeeded")
+    assert stream.startswith("retry: ")  # as every stream the API sends begins
+
+
+def test_the_job_lists_example_cursor_is_one_the_api_takes(client):
+    cursor = EXAMPLES["JobList"]["next_cursor"]
+    answer = client.simulate_get("/api/v1/jobs", params={"cursor": cursor})
+    assert answer.status_code == 200, answer.text
 
 
 @pytest.mark.parametrize(

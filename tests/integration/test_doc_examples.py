@@ -228,9 +228,11 @@ def jobs_in(database: Path) -> list[tuple[str, str]]:
 
 
 def test_the_embedding_example_runs_jobs_in_the_applications_own_process(tmp_path):
-    run_example("myapp/embed.py", tmp_path)
-    kinds = [kind for kind, _ in jobs_in(tmp_path / "jobtable.db")]
-    assert kinds == ["count", "count"]  # both stored; the shutdown let running ones finish
+    done = run_example("myapp/embed.py", tmp_path)
+    assert done.stdout.splitlines() == ["{'done': 5}"]  # what wait returned
+    first, second = jobs_in(tmp_path / "jobtable.db")
+    assert first == ("count", "succeeded")
+    assert second[0] == "count"  # stored; the shutdown let it finish if it had started
 
 
 def test_the_enqueue_only_example_waits_for_a_worker_elsewhere(tmp_path):

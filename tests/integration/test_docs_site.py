@@ -29,6 +29,15 @@ import docs_hooks
 README = REPO / "README.md"
 
 
+def operation_ids() -> list[str]:
+    from jobtable.entrypoints.http.openapi import openapi_document
+
+    paths = openapi_document("test")["paths"].values()
+    ids = [op["operationId"] for item in paths for op in item.values() if "operationId" in op]
+    assert len(ids) > 15
+    return ids
+
+
 def text_of(page: Path) -> str:
     """A built page's text, its markup (and the highlighter's) taken out."""
     return html.unescape(re.sub(r"<[^>]+>", "", page.read_text(encoding="utf-8")))
@@ -48,6 +57,13 @@ def test_the_site_builds_with_no_warning(tmp_path):
     started = text_of(built / "get-started" / "index.html")
     assert "jobtable serve --kinds jobtable.core.demo" in started  # the README's tour, included
     assert "JOBTABLE_SQLITE_BUSY_TIMEOUT" in text_of(built / "reference" / "cli" / "index.html")
+    http_page = (built / "reference" / "http" / "index.html").read_text(encoding="utf-8")
+    for operation_id in operation_ids():  # each operation written once, under its tag
+        assert len(re.findall(rf'<h3 id="{operation_id.lower()}"', http_page)) == 1, operation_id
+    configuration = text_of(built / "reference" / "configuration" / "index.html")
+    from jobtable.entrypoints.config import SETTINGS
+
+    assert [s.env for s in SETTINGS.values() if s.env not in configuration] == []
     python = text_of(built / "reference" / "python" / "index.html")
     assert "The job once it has finished" in python  # docstrings rendered, not bare names
 
@@ -72,7 +88,11 @@ def test_every_link_from_the_readme_into_the_site_resolves():
     for target in targets:
         assert (REPO / target).is_file(), target
     linked = {REPO / target for target in targets}
-    missing = [page for page in pages()[1:] if page not in linked and "design" not in page.parts]
+    missing = [
+        page
+        for page in pages()[1:]
+        if page not in linked and page.relative_to(REPO).parts[1] != "design"
+    ]
     assert missing == [], "every guide and reference page is linked from the README"
 
 
@@ -83,11 +103,36 @@ def commands() -> dict[str, argparse.ArgumentParser]:
 def test_the_cli_reference_has_every_command_and_flag():
     written = docs_hooks.cli()
     for name, command in commands().items():
-        assert f"## `jobtable {name}`" in written
+        (section,) = re.findall(rf"^## `jobtable {name}`\n(.*?)(?=^## |\Z)", written, re.M | re.S)
+        rows = [line for line in section.splitlines() if line.startswith("| `")]
         for action in command._actions:
-            for flag in action.option_strings:
-                if flag not in ("-h", "--help"):
-                    assert f"`{flag}" in written, (name, flag)
+            if action.dest == "help":
+                continue
+            first = action.option_strings[0] if action.option_strings else action.metavar
+            assert sum(row.startswith(f"| `{first}") for row in rows) == 1, (name, first)
+
+
+def test_each_flags_variable_in_the_reference_is_the_one_that_sets_it(monkeypatch):
+    """Every variable exported with a value of its own: a flag's default must be its
+    documented variable's value, and a flag documented without one must take none."""
+    from jobtable.entrypoints.config import SETTINGS
+
+    for setting in SETTINGS.values():
+        monkeypatch.setenv(setting.env, f"from {setting.env}")
+    from jobtable.entrypoints.cli import build_parser
+
+    exported = docs_hooks._commands(build_parser())
+    checked = 0
+    for name, command in commands().items():
+        for documented, action in zip(command._actions, exported[name]._actions, strict=True):
+            if not documented.option_strings or documented.dest == "help":
+                continue
+            setting = docs_hooks.setting_of(documented)
+            wanted = f"from {setting.env}" if setting else None
+            got = action.default if str(action.default).startswith("from ") else None
+            assert got == wanted, (name, documented.option_strings)
+            checked += 1
+    assert checked > 80
 
 
 def test_the_configuration_reference_has_every_variable_the_code_reads():
@@ -138,7 +183,9 @@ def test_the_environment_file_sets_only_variables_jobtable_reads():
     assert lines and {line.split("=", 1)[0] for line in lines} <= known
 
 
-@pytest.mark.parametrize("name", ["jobtable-serve.service", "jobtable-worker.service"])
+@pytest.mark.parametrize(
+    "name", sorted(name for name in blocks("unit") if name.endswith(".service"))
+)
 def test_each_systemd_unit_passes_systemd_analyze_verify(name, tmp_path):
     from jobtable.entrypoints.cli import build_parser
 
