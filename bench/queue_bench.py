@@ -52,6 +52,13 @@ class CountingStore:
             self._count()
         return changed
 
+    def run_batch(self, batch, **arguments):
+        done = self._inner.run_batch(batch, **arguments)
+        for (_, outcome), recorded in zip(batch.outcomes, done.recorded, strict=True):
+            if recorded and isinstance(outcome, Succeed):
+                self._count()
+        return done
+
     def record_and_claim(self, outcomes, **arguments):
         held = self._inner.record_and_claim(outcomes, **arguments)
         for _, outcome in outcomes:

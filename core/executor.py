@@ -105,6 +105,7 @@ class Executor:
         Returns ABANDONED instead when the runner settled the job itself.
         """
         attempt = self._attempts.begin(number, claimed.claim, claimed)
+        self._registration.job_started()
         self._began(claimed.claim)
         recorded = False
         traced = self._tracing.processing(claimed)

@@ -18,8 +18,8 @@ Observers settle a runner's jobs only when its death is certain:
 
 - *fast*: its lock is absent (or it has no row) on consecutive sweeps that
   span at least FAST_WINDOW (two sweeps), and its beat did not move in all
-  that time, while the owner re-checks its own lock ten times a second and
-  re-takes it at once if it was lost; the store re-checks that evidence, and
+  that time, while the owner re-checks its own lock ten times a second (every
+  0.4 s while idle) and re-takes it at once if it was lost; the store re-checks that evidence, and
   holds the lock itself, in the transaction that settles the jobs;
 - *lease*: where a store says so, its beat has not moved for ``lease``
   seconds of an observer's continuous watch.
@@ -48,7 +48,13 @@ from jobtable.core.jobs import HeldJob
 from jobtable.core.outcome import Outcome
 
 CHECK_INTERVAL = 0.1
-"""Seconds between the owner's checks of its own lock: several per sweep."""
+"""Seconds between the owner's checks of its own lock while it runs jobs or a worker waits
+to claim: several per sweep."""
+
+IDLE_CHECK_INTERVAL = 0.4
+"""Seconds between those checks while the runner runs nothing and no worker waits (at most
+0.8 of the freshness a check allows claims for: core/check_pace.py). A worker that finds
+the last check too old to claim on asks for one at once."""
 
 CHECK_TIMEOUT = 2.0
 """Seconds one check may take before the owner counts its lock unconfirmed."""

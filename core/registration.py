@@ -10,6 +10,7 @@ import threading
 from collections.abc import Callable
 
 from jobtable.core.attempts import Attempts
+from jobtable.core.check_pace import CheckPace
 from jobtable.core.clock import Clock
 from jobtable.core.errors import LivenessLockLostError
 from jobtable.core.liveness import (
@@ -56,13 +57,15 @@ class Registration:
         sweeper: Sweeper,
         give_back_held: Callable[[], object],
         wake_all: Callable[[], None],
+        wanted: Callable[[], bool],
         on_sweep: Callable[[], None],
         check_interval: float | None,
         sweep_interval: float | None,
     ) -> None:
         """``give_back_held`` gives back the jobs held ahead of the workers (when the runner's
         liveness was lost); ``wake_all`` tells the workers waiting for a
-        fresh confirmation that they may claim; ``on_sweep`` is called on every sweep."""
+        fresh confirmation that they may claim, and ``wanted`` says whether one waits (the
+        lock is then checked at the busy pace); ``on_sweep`` is called on every sweep."""
         self._store = store
         self._clock = clock
         self._log = log
@@ -77,10 +80,22 @@ class Registration:
         terms = store.liveness_terms
         freshness = float("inf") if check_interval is None else sweep_interval or SWEEP_INTERVAL
         self._own = OwnLiveness(terms, freshness=freshness)
-        self._info: RunnerInfo | None = None
         self._changed = threading.Condition()
+        self._pace = (
+            None
+            if check_interval is None
+            else CheckPace(
+                clock,
+                self._changed,
+                interval=check_interval,
+                freshness=freshness,
+                busy=lambda: bool(attempts.busy()) or wanted(),
+            )
+        )
+        self._info: RunnerInfo | None = None
         self._finished = False
         self._reconcile_requested = False  # wakes the sweeper early, once per request
+        self._check_requested = False  # wakes the check thread early, once per request
         self._sweeping = threading.Lock()  # finish deletes the row only between sweeps...
         self._checking = threading.Lock()  # ...and between checks, which could take it again
         self._unregistering: threading.Thread | None = None
@@ -170,6 +185,18 @@ class Registration:
         """Whether this runner's liveness is fresh enough to claim: memory only, no round trip."""
         return self._own.may_claim(self._clock.monotonic())
 
+    def check_soon(self) -> None:
+        """A worker found the last check too old to claim: check the lock now, not at the
+        idle pace (the check thread then wakes the waiting workers)."""
+        with self._changed:
+            self._check_requested = True
+            self._changed.notify_all()
+
+    def job_started(self) -> None:
+        """A job starts: a check waiting at the idle pace comes at the busy pace instead."""
+        if self._pace is not None:
+            self._pace.job_started()
+
     def _wait(self, interval: float, *, or_reconcile: bool = False) -> bool:
         """Sleep ``interval`` on the clock; True once finished (and the thread should end)."""
 
@@ -184,9 +211,15 @@ class Registration:
 
     # -- the check thread -------------------------------------------------
 
+    def _check_wanted(self) -> bool:
+        return self._finished or self._check_requested
+
     def _check_loop(self) -> None:
-        assert self._check_interval is not None
-        while not self._wait(self._check_interval):
+        assert self._pace is not None
+        while True:
+            self._pace.wait("check", self._check_wanted)
+            with self._changed:
+                self._check_requested = False  # the check below answers it
             with self._checking:
                 if self._finished:
                     return
@@ -195,8 +228,11 @@ class Registration:
                 self._enforce_deadline()
 
     def _watchdog_loop(self) -> None:
-        assert self._check_interval is not None
-        while not self._wait(self._check_interval):
+        assert self._pace is not None
+        while True:
+            self._pace.wait("deadline", self._is_finished)
+            if self._finished:
+                return
             self._enforce_deadline()
 
     def _check_once(self) -> None:

@@ -192,6 +192,7 @@ class Runner(ClientMethods, InThisThread):
             sweeper=sweeper,
             give_back_held=exchange.give_back_held,
             wake_all=wakes.liveness_confirmed,
+            wanted=wakes.liveness_wanted,
             on_sweep=scheduler_wakes.pass_on_notice,
             check_interval=check_interval,
             sweep_interval=sweep_interval,

@@ -94,6 +94,10 @@ class WorkerWakes:
             if self._liveness_waiters:
                 self._liveness.notify_all()
 
+    def liveness_wanted(self) -> bool:
+        """Whether a worker waits for a fresh liveness confirmation to claim."""
+        return self._liveness_waiters > 0
+
     def idle_workers(self) -> int:
         """Workers asleep for want of a job."""
         return sum(lane.idle for lane in self._lanes)

@@ -97,6 +97,7 @@ class WorkerLoop:
         while not self._wakes.stopping:
             if not self._registration.may_claim():
                 self.give_back_held()  # others may settle them meanwhile: never run them
+                self._registration.check_soon()  # an idle runner checks its lock seldom
                 self._wakes.sleep_until(self._registration.may_claim)
                 continue
             try:

@@ -17,7 +17,12 @@ from jobtable.adapters.memory import MemoryStore
 from jobtable.core import CANCELLED, INTERRUPTED, JobContext, LivenessTerms, RunnerInfo, Status
 from jobtable.core.batch import Batch
 from jobtable.core.errors import StoreUnavailableError
-from jobtable.core.liveness import CHECK_INTERVAL, FAST_WINDOW, SWEEP_INTERVAL
+from jobtable.core.liveness import (
+    CHECK_INTERVAL,
+    FAST_WINDOW,
+    IDLE_CHECK_INTERVAL,
+    SWEEP_INTERVAL,
+)
 from jobtable.core.outcome import Succeed
 from tests.support.harness import JobSystem
 from tests.support.observed import ObservedStore
@@ -145,11 +150,14 @@ def test_max_attempts_must_be_a_whole_number_of_at_least_one(make_system, value)
         make_system().kinds.register("x", count, payload=CountPayload, max_attempts=value)
 
 
-def test_by_default_a_runner_checks_its_lock_ten_times_and_sweeps_twice_a_second(shared_store):
+def test_by_default_an_idle_runner_checks_its_lock_every_0_4_s_a_busy_one_ten_times_a_second(
+    shared_store, gate
+):
     from jobtable.core import Runner
 
     clock = FakeClock()
     runner = Runner(shared_store, clock)  # the default intervals
+    slow = runner.kinds.register("slow", gate.handler, payload=CountPayload)
     runner.start()
     try:
         terms = shared_store.liveness_terms
@@ -157,13 +165,42 @@ def test_by_default_a_runner_checks_its_lock_ten_times_and_sweeps_twice_a_second
         # session the server ends) a deadline thread at the same pace; then the sweeper.
         checks = 2 if terms.lease is not None or terms.lock_timeout is not None else 1
         assert clock.wait_for_sleepers(checks + 1) == [
-            *[pytest.approx(CHECK_INTERVAL)] * checks,
+            *[pytest.approx(IDLE_CHECK_INTERVAL)] * checks,
             pytest.approx(SWEEP_INTERVAL),
         ]
-        assert (CHECK_INTERVAL, SWEEP_INTERVAL) == (0.1, 0.5)
+        assert (CHECK_INTERVAL, IDLE_CHECK_INTERVAL, SWEEP_INTERVAL) == (0.1, 0.4, 0.5)
+        slow.enqueue(CountPayload())  # claimed at once: the registration's check is fresh
+        assert gate.started.acquire(timeout=10)
+        # The job ends the idle waits: the next check comes at the busy pace (no clock moved).
+        busy = [pytest.approx(CHECK_INTERVAL)] * checks
+        clock.wait_for_sleeping(lambda sleeping: sleeping[:checks] == busy)
+        clock.advance(CHECK_INTERVAL)  # that check; then the next, as long as the job runs
+        clock.wait_for_sleeping(lambda sleeping: sleeping[:checks] == busy)
     finally:
+        gate.release.set()
         runner.stop()
         assert runner.join(timeout=None)
+
+
+def test_a_worker_that_finds_the_last_check_too_old_to_claim_asks_for_one_at_once(
+    make_system, monkeypatch
+):
+    """Idle, the lock is checked seldom, so the last check may be too old to claim on: the
+    worker a job wakes asks for a check then, rather than waiting for the next. (Here idle
+    checks are 5 s apart, past the half second a check allows claims for.)"""
+    from jobtable.core import check_pace
+
+    monkeypatch.setattr(check_pace, "IDLE_CHECK_INTERVAL", 5.0)
+    monkeypatch.setattr(check_pace, "IDLE_SHARE", 10.0)
+    system = make_system(check_interval=CHECK_INTERVAL)
+    kind = system.kinds.register("count", count, payload=CountPayload)
+    system.start()
+    system.store.wait_until(lambda: system.store.claims == 1)  # found nothing, idle
+    system.clock.wait_for_sleeping(lambda sleeping: pytest.approx(5.0) in sleeping)
+    system.clock.advance(2 * SWEEP_INTERVAL)  # the registration's check is too old now
+    assert not system.runner._registration.may_claim()
+    job_id = kind.enqueue(CountPayload(steps=1))
+    assert system.wait_for(job_id).status is Status.SUCCEEDED  # the clock never reached 5 s
 
 
 def test_a_runner_that_lost_its_lock_takes_it_again_and_keeps_its_jobs(make_system, gate):
