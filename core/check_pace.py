@@ -10,6 +10,9 @@ from collections.abc import Callable
 from jobtable.core.clock import Clock
 from jobtable.core.liveness import IDLE_CHECK_INTERVAL
 
+THREADS = ("check", "deadline")
+"""The threads paced: the lock's check and, where a check can block, the deadline's."""
+
 IDLE_SHARE = 0.8
 """The idle pace is at most this share of the freshness a check allows claims for, so an
 idle runner's confirmation never goes stale while its next check is on its way."""
@@ -37,15 +40,17 @@ class CheckPace:
         self._interval = interval
         self._idle_interval = max(interval, min(IDLE_CHECK_INTERVAL, IDLE_SHARE * freshness))
         self._busy = busy
-        self._idle: dict[str, bool] = {}
-        self._sped_up: dict[str, bool] = {}
+        # One key per thread from the start: ``job_started`` reads these without the lock,
+        # so they must never change size.
+        self._idle = dict.fromkeys(THREADS, False)
+        self._sped_up = dict.fromkeys(THREADS, False)
 
     def job_started(self) -> None:
         """A job starts: every thread waiting at the idle pace moves to the busy one."""
         if any(self._idle.values()):  # one dict read per job otherwise
             with self._changed:
                 for name, idle in self._idle.items():
-                    self._sped_up[name] = self._sped_up.get(name, False) or idle
+                    self._sped_up[name] = self._sped_up[name] or idle
                 self._changed.notify_all()
 
     def wait(self, name: str, woken: Callable[[], bool]) -> None:
@@ -60,12 +65,12 @@ class CheckPace:
                 self._idle[name] = False
 
         def done() -> bool:
-            return woken() or self._sped_up.get(name, False)
+            return woken() or self._sped_up[name]
 
         self._clock.wait_for(self._changed, done, self._idle_interval if idle else self._interval)
         with self._changed:
             self._idle[name] = False
-            sped_up, self._sped_up[name] = self._sped_up.get(name, False), False
+            sped_up, self._sped_up[name] = self._sped_up[name], False
         if sped_up:
             rest = self._interval - (self._clock.monotonic() - started)
             if rest > 0:
