@@ -60,12 +60,7 @@ class MemoryOperations(MemoryState):
                     changed.append(job_id)
                 elif asked:
                     stop_requested.append(job_id)
-        return BulkBatch(
-            matched=len(ids),
-            last_id=ids[-1] if ids else None,
-            changed=tuple(changed),
-            stop_requested=tuple(stop_requested),
-        )
+        return BulkBatch.of(ids, changed, stop_requested)
 
     def retry_jobs(
         self, which: JobFilter, *, after: str | None, limit: int, now: datetime.datetime
@@ -77,7 +72,7 @@ class MemoryOperations(MemoryState):
             changed = tuple(
                 job_id for job_id in ids if self.retry(job_id, now=now) is RetryOutcome.RETRIED
             )
-        return BulkBatch(matched=len(ids), last_id=ids[-1] if ids else None, changed=changed)
+        return BulkBatch.of(ids, changed)
 
     def cancel_requests(self, runner_id: str) -> list[Claim]:
         with self._lock:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import attrs
 
@@ -71,6 +71,18 @@ class BulkBatch:
     last_id: str | None
     changed: tuple[str, ...] = ()
     stop_requested: tuple[str, ...] = ()
+
+    @classmethod
+    def of(
+        cls, ids: Sequence[str], changed: Iterable[str], stop_requested: Iterable[str] = ()
+    ) -> BulkBatch:
+        """The batch whose matching jobs were ``ids``, newest first."""
+        return cls(
+            matched=len(ids),
+            last_id=ids[-1] if ids else None,
+            changed=tuple(changed),
+            stop_requested=tuple(stop_requested),
+        )
 
 
 @attrs.frozen(kw_only=True)

@@ -66,12 +66,7 @@ class SqlOperations(SqlPart):
                     changed.append(job_id)
                 elif conn.execute(self._engine.sql("cancel_running"), params).rowcount:
                     stop_requested.append(job_id)
-            return BulkBatch(
-                matched=len(ids),
-                last_id=ids[-1] if ids else None,
-                changed=tuple(changed),
-                stop_requested=tuple(stop_requested),
-            )
+            return BulkBatch.of(ids, changed, stop_requested)
 
         return self._batch(cancel)
 
@@ -90,7 +85,7 @@ class SqlOperations(SqlPart):
             )
             if changed:
                 self._engine.announce(conn)
-            return BulkBatch(matched=len(ids), last_id=ids[-1] if ids else None, changed=changed)
+            return BulkBatch.of(ids, changed)
 
         return self._batch(retry)
 

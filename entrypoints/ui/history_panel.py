@@ -18,6 +18,7 @@ from jobtable.entrypoints.http.errors import api_error
 from jobtable.entrypoints.times import format_time
 from jobtable.entrypoints.ui.charts import latency_svg, seconds_text, throughput_svg
 from jobtable.entrypoints.ui.guard import DashboardGate
+from jobtable.entrypoints.ui.layout import scrolling_table
 from jobtable.entrypoints.ui.markup import Markup, el, fragment
 
 CHART_SECONDS = 30
@@ -149,30 +150,17 @@ def history_panel(history: History, kinds: list[str]) -> Markup:
             data_kind=summary.kind,
         )
         for summary in history.kinds
-    ] or [el("tr", el("td", "No job finished or started in the last hour.", colspan=5))]
+    ]
     return el(
         "section",
         el("h2", "Last hour, ", _scope(history)),
         _choice_form(history, kinds),
         el("div", figures, class_="charts", data_refresh=str(CHART_SECONDS)),
-        el(
-            "div",
-            el(
-                "table",
-                el(
-                    "thead",
-                    el(
-                        "tr",
-                        [
-                            el("th", h)
-                            for h in ("Kind", "Succeeded", "Failed", "Wait p50", "Wait p95")
-                        ],
-                    ),
-                ),
-                el("tbody", rows),
-                id="kinds",
-            ),
-            class_="table-scroll",
+        scrolling_table(
+            ("Kind", "Succeeded", "Failed", "Wait p50", "Wait p95"),
+            rows,
+            empty="No job finished or started in the last hour.",
+            id="kinds",
         ),
         id="history",
     )

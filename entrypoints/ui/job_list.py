@@ -20,7 +20,7 @@ from jobtable.core import Job
 from jobtable.core.bulk import BulkAction
 from jobtable.core.jobs import JobPage
 from jobtable.core.states import STATES
-from jobtable.entrypoints.ui.layout import page
+from jobtable.entrypoints.ui.layout import page, scrolling_table
 from jobtable.entrypoints.ui.markup import Markup, el, fragment
 from jobtable.entrypoints.ui.shown import STATUSES, ago, short_id, status_badge
 
@@ -196,24 +196,13 @@ def render_jobs(
     csrf: str,
 ) -> str:
     heads = ("Id", "Kind", "Status", "State", "Error", "Result", "Created")
-    rows = [_row(job, now) for job in found.jobs] or [
-        el("tr", el("td", "No job matches.", colspan=len(heads)))
-    ]
+    rows = [_row(job, now) for job in found.jobs]
     content = fragment(
         _filters_form(filters, choices),
         notice and el("p", notice, class_="notice", role="status"),
         problem and el("p", problem, class_="error", role="alert"),
         _bulk_links(filters),
-        el(
-            "div",
-            el(
-                "table",
-                el("thead", el("tr", [el("th", h) for h in heads])),
-                el("tbody", rows),
-                id="jobs",
-            ),
-            class_="table-scroll",
-        ),
+        scrolling_table(heads, rows, empty="No job matches.", id="jobs"),
         _pager(filters, found),
     )
     return page("Jobs", content, name="jobs", csrf=csrf)

@@ -11,7 +11,7 @@ from typing import Any
 
 from jobtable.core.jobs import AttemptRecord, JobDetail
 from jobtable.entrypoints import views
-from jobtable.entrypoints.ui.layout import action_form, page
+from jobtable.entrypoints.ui.layout import action_form, page, scrolling_table
 from jobtable.entrypoints.ui.markup import Markup, el, fragment
 from jobtable.entrypoints.ui.shown import job_href, result_text, status_badge, when
 
@@ -89,17 +89,11 @@ def _attempt_row(record: AttemptRecord) -> Markup:
 
 def _attempts(detail: JobDetail) -> Markup:
     heads = ("Attempt", "Runner", "Started", "Ended", "Ran", "Outcome")
-    rows = [_attempt_row(record) for record in detail.attempts] or [
-        el("tr", el("td", "Not run yet.", colspan=len(heads)))
-    ]
+    rows = [_attempt_row(record) for record in detail.attempts]
     return el(
         "section",
         el("h2", "Attempts"),
-        el(
-            "div",
-            el("table", el("thead", el("tr", [el("th", h) for h in heads])), el("tbody", rows)),
-            class_="table-scroll",
-        ),
+        scrolling_table(heads, rows, empty="Not run yet."),
         id="attempts",
     )
 

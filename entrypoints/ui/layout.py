@@ -7,6 +7,8 @@ to know rides on ``data-`` attributes of ``<body>``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import falcon
 
 from jobtable.entrypoints.ui.guard import CSRF_FIELD
@@ -18,6 +20,24 @@ NAVIGATION = (
     ("jobs", "/ui/jobs", "Jobs"),
     ("schedules", "/ui/schedules", "Schedules"),
 )
+
+
+def scrolling_table(
+    heads: Sequence[str], rows: Sequence[Markup], *, empty: str, **attributes: object
+) -> Markup:
+    """A table in a box of its own that scrolls sideways on a narrow screen, with a row
+    saying ``empty`` when there are no ``rows``; ``attributes`` go on the table."""
+    body = list(rows) or [el("tr", el("td", empty, colspan=len(heads)))]
+    return el(
+        "div",
+        el(
+            "table",
+            el("thead", el("tr", [el("th", head) for head in heads])),
+            el("tbody", body),
+            **attributes,
+        ),
+        class_="table-scroll",
+    )
 
 
 def action_form(action: str, label: str, *, csrf: str, danger: bool = False) -> Markup:

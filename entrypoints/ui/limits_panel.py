@@ -13,6 +13,7 @@ from typing import Any
 from jobtable.core.held_back import HeldBack
 from jobtable.core.jobs import JobCount, QueueState
 from jobtable.core.kinds import KindRegistry
+from jobtable.entrypoints.ui.layout import scrolling_table
 from jobtable.entrypoints.ui.markup import Markup, el
 
 HEADS = ("Limited", "Limit", "Rate", "Running", "Held back")
@@ -80,10 +81,6 @@ def limits_panel(rows: Sequence[dict[str, Any]]) -> Markup | str:
     return el(
         "section",
         el("h2", "Limits"),
-        el(
-            "div",
-            el("table", el("thead", el("tr", [el("th", h) for h in HEADS])), el("tbody", body)),
-            class_="table-scroll",
-        ),
+        scrolling_table(HEADS, body, empty=""),  # never empty: no rows, no panel
         id="limits",
     )

@@ -23,7 +23,7 @@ from jobtable.core.jobs import QueueState
 from jobtable.core.states import STATES
 from jobtable.entrypoints import views
 from jobtable.entrypoints.ui.history_panel import history_panel
-from jobtable.entrypoints.ui.layout import action_form, page
+from jobtable.entrypoints.ui.layout import action_form, page, scrolling_table
 from jobtable.entrypoints.ui.limits_panel import limit_rows, limits_panel
 from jobtable.entrypoints.ui.markup import Markup, el, fragment
 from jobtable.entrypoints.ui.shown import queue_href, when
@@ -206,16 +206,10 @@ def _queues(queues: list[QueueState], csrf: str, oldest: dict[str, float]) -> Ma
         "",
     ]
     rows = [_queue_row(state, csrf, oldest.get(state.name)) for state in queues]
-    if not rows:
-        rows = [el("tr", el("td", "No queue holds a job yet.", colspan=len(heads)))]
     return el(
         "section",
         el("h2", "Queues"),
-        el(
-            "div",
-            el("table", el("thead", el("tr", [el("th", h) for h in heads])), el("tbody", rows)),
-            class_="table-scroll",
-        ),
+        scrolling_table(heads, rows, empty="No queue holds a job yet."),
         id="queues",
     )
 
@@ -239,22 +233,11 @@ def _runner_row(record: RunnerRecord) -> Markup:
 
 
 def _runners(runners: list[RunnerRecord]) -> Markup:
-    rows = [_runner_row(record) for record in runners] or [
-        el("tr", el("td", "No runner is live.", colspan=len(RUNNER_HEADS)))
-    ]
+    rows = [_runner_row(record) for record in runners]
     return el(
         "section",
         el("h2", "Live runners"),
-        el(
-            "div",
-            el(
-                "table",
-                el("thead", el("tr", [el("th", h) for h in RUNNER_HEADS])),
-                el("tbody", rows),
-                id="runners",
-            ),
-            class_="table-scroll",
-        ),
+        scrolling_table(RUNNER_HEADS, rows, empty="No runner is live.", id="runners"),
     )
 
 

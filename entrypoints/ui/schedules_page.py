@@ -7,7 +7,7 @@ import urllib.parse
 from collections.abc import Sequence
 
 from jobtable.core.schedules import StoredSchedule
-from jobtable.entrypoints.ui.layout import page
+from jobtable.entrypoints.ui.layout import page, scrolling_table
 from jobtable.entrypoints.ui.markup import Markup, el
 from jobtable.entrypoints.ui.shown import when
 
@@ -15,19 +15,12 @@ HEADS = ("Schedule", "Kind", "Expression", "Time zone", "Queue", "Next run", "La
 
 
 def render_schedules(schedules: Sequence[StoredSchedule], *, csrf: str) -> str:
-    rows = [_row(stored) for stored in schedules] or [
-        el(
-            "tr",
-            el("td", "No schedules: a runner lists the ones it runs when it starts.", colspan=7),
-        )
-    ]
-    table = el(
-        "table",
-        el("thead", el("tr", [el("th", head) for head in HEADS])),
-        el("tbody", rows),
+    scrolled = scrolling_table(
+        HEADS,
+        [_row(stored) for stored in schedules],
+        empty="No schedules: a runner lists the ones it runs when it starts.",
         class_="schedules",
     )
-    scrolled = el("div", table, class_="table-scroll")
     return page("Schedules", el("section", scrolled), name="schedules", csrf=csrf)
 
 

@@ -6,13 +6,20 @@ Locally a machine without Chromium skips the browser tests and says why; in CI
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import shutil
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from jobtable import Runner, SqliteStore, SystemClock
+from jobtable.entrypoints.http.app import create_app
+from jobtable.entrypoints.http_server import HttpServer
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -108,6 +115,49 @@ def wait_for(driver: Any, condition: Callable[[Any], Any], what: str) -> Any:
         return waiting.until(looked)
     except TimeoutException:
         raise AssertionError(f"not within {WAIT_SECONDS}s: {what}") from None
+
+
+@contextlib.contextmanager
+def serving(
+    folder: Path, register: Callable[[Any], object], *, token: str, workers: int
+) -> Iterator[tuple[Runner, str]]:
+    """A runner on a SQLite file in ``folder`` with the kinds ``register`` adds, and the
+    dashboard served on a free loopback port: (the runner, the base URL)."""
+    clock = SystemClock()
+    store = SqliteStore.open(folder / "jobs.db", now=clock.now())
+    runner = Runner(store, clock, workers=workers, logger=logging.getLogger("test.runner"))
+    register(runner.kinds)
+    runner.start()
+    app = create_app(runner, api_token=token, logger=logging.getLogger("test.http"))
+    server = HttpServer(app, host="127.0.0.1", port=0, threads=8, logger=logging.getLogger("t"))
+    server.start()
+    host, port = server.address
+    try:
+        yield runner, f"http://{host}:{port}"
+    finally:
+        server.stop(deadline=time.monotonic() + 5)
+        runner.stop_now()
+        runner.join(timeout=10)
+        store.close()
+
+
+def log_in(driver: Any, base_url: str, token: str) -> None:
+    """Sign in to the dashboard with ``token``; returns on the overview."""
+    from selenium.webdriver.common.by import By
+
+    driver.get(base_url + "/ui/")  # signed out: sent to the login page
+    wait_for(
+        driver,
+        lambda d: (
+            d.current_url.startswith(base_url + "/ui/login") and d.find_elements(By.ID, "token")
+        ),
+        "the login form",
+    )
+    driver.find_element(By.ID, "token").send_keys(token)
+    driver.find_element(By.CSS_SELECTOR, "form.login button").click()
+    wait_for(
+        driver, lambda d: d.find_elements(By.CSS_SELECTOR, "body[data-page=overview]"), "overview"
+    )
 
 
 def page_errors(driver: Any) -> list[str]:

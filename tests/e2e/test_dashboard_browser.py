@@ -8,7 +8,6 @@ with a deadline.
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Iterator
 from urllib.parse import urlencode
@@ -23,14 +22,13 @@ from selenium.common.exceptions import (
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
-from jobtable import Runner, SqliteStore, SystemClock
+from jobtable import Runner
 from jobtable.core import Job
 from jobtable.core.enqueue_options import EnqueueOptions
 from jobtable.core.limits import QueueLimit
-from jobtable.entrypoints.http.app import create_app
-from jobtable.entrypoints.http_server import HttpServer
 from tests.e2e import dashboard_kinds
-from tests.e2e.browser import chromium, page_errors, wait_for
+from tests.e2e.browser import chromium, page_errors, serving, wait_for
+from tests.e2e.browser import log_in as signed_in
 from tests.e2e.dashboard_kinds import StepGate
 from tests.support.markup_kind import MARKUP_KIND, SCRIPT
 
@@ -65,34 +63,18 @@ def markup_kind() -> str:
 
 @pytest.fixture
 def dashboard(request, tmp_path) -> Iterator[Dashboard]:
-    clock = SystemClock()
-    store = SqliteStore.open(tmp_path / "jobs.db", now=clock.now())
-    runner = Runner(store, clock, workers=3, logger=logging.getLogger("test.runner"))
     gate = StepGate()
-    dashboard_kinds.register(runner.kinds, gate, markup="markup_kind" in request.fixturenames)
-    runner.start()
-    app = create_app(runner, api_token=TOKEN, logger=logging.getLogger("test.http"))
-    server = HttpServer(app, host="127.0.0.1", port=0, threads=8, logger=logging.getLogger("t"))
-    server.start()
-    host, port = server.address
-    try:
-        yield Dashboard(runner=runner, gate=gate, base_url=f"http://{host}:{port}")
-    finally:
-        server.stop(deadline=time.monotonic() + 5)
-        runner.stop_now()
-        runner.join(timeout=10)
-        store.close()
+    markup = "markup_kind" in request.fixturenames
+
+    def register(kinds) -> None:
+        dashboard_kinds.register(kinds, gate, markup=markup)
+
+    with serving(tmp_path, register, token=TOKEN, workers=3) as (runner, base_url):
+        yield Dashboard(runner=runner, gate=gate, base_url=base_url)
 
 
 def log_in(driver, dashboard: Dashboard) -> None:
-
-    driver.get(dashboard.base_url + "/ui/")
-    wait_for(driver, lambda d: d.current_url.startswith(dashboard.base_url + "/ui/login"), "login")
-    driver.find_element(By.ID, "token").send_keys(TOKEN)
-    driver.find_element(By.CSS_SELECTOR, "form.login button").click()
-    wait_for(
-        driver, lambda d: d.find_elements(By.CSS_SELECTOR, "body[data-page=overview]"), "overview"
-    )
+    signed_in(driver, dashboard.base_url, TOKEN)
 
 
 def text_of(driver, selector: str) -> str:

@@ -6,7 +6,6 @@ $JOBTABLE_SCREENSHOTS when set."""
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -15,12 +14,11 @@ import attrs
 import pytest
 from selenium.webdriver.common.by import By
 
-from jobtable import Runner, SqliteStore, SystemClock
+from jobtable import Runner
 from jobtable.core.enqueue_options import EnqueueOptions
-from jobtable.entrypoints.http.app import create_app
-from jobtable.entrypoints.http_server import HttpServer
 from tests.e2e import operator_kinds
-from tests.e2e.browser import chromium, page_errors, wait_for
+from tests.e2e.browser import chromium, page_errors, serving, wait_for
+from tests.e2e.browser import log_in as signed_in
 from tests.e2e.operator_kinds import CARD_NUMBER, SECRET_MESSAGE
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
@@ -47,24 +45,14 @@ class Served:
 
 @pytest.fixture
 def served(tmp_path) -> Iterator[Served]:
-    clock = SystemClock()
-    store = SqliteStore.open(tmp_path / "jobs.db", now=clock.now())
-    runner = Runner(store, clock, workers=4, logger=logging.getLogger("test.runner"))
     release = threading.Event()
-    operator_kinds.register(runner.kinds, release)
-    runner.start()
-    app = create_app(runner, api_token=TOKEN, logger=logging.getLogger("test.http"))
-    server = HttpServer(app, host="127.0.0.1", port=0, threads=8, logger=logging.getLogger("t"))
-    server.start()
-    host, port = server.address
-    try:
-        yield Served(runner=runner, release=release, base_url=f"http://{host}:{port}")
-    finally:
-        release.set()
-        server.stop(deadline=time.monotonic() + 5)
-        runner.stop_now()
-        runner.join(timeout=10)
-        store.close()
+    with serving(
+        tmp_path, lambda kinds: operator_kinds.register(kinds, release), token=TOKEN, workers=4
+    ) as (runner, base_url):
+        try:
+            yield Served(runner=runner, release=release, base_url=base_url)
+        finally:
+            release.set()
 
 
 @pytest.fixture(params=[WIDE, NARROW], ids=["1400px", "360px"])
@@ -87,11 +75,7 @@ def driver(window) -> Iterator:
 
 
 def log_in(driver, served: Served) -> None:
-    driver.get(served.base_url + "/ui/")
-    wait_for(driver, lambda d: d.find_elements(By.ID, "token"), "the login form")
-    driver.find_element(By.ID, "token").send_keys(TOKEN)
-    driver.find_element(By.CSS_SELECTOR, "form.login button").click()
-    wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "body[data-page=overview]"), "in")
+    signed_in(driver, served.base_url, TOKEN)
 
 
 WIDER = """
