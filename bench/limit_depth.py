@@ -9,6 +9,8 @@ the held-back backlog costs a claim nothing.
 
 - keyed: ``Limit(1, key=customer)``; one customer holds the backlog and runs one job (at
   its limit); 1,000 other customers have one due job each: each claim takes one of them.
+- full: the same keyed limit with every key at it: big's and the 1,000 others' one job each
+  run, and big's backlog waits behind them: every claim finds nothing.
 - limit: ``Limit(1)`` with one running: every claim finds nothing (it must learn that fast).
 - queue: a queue limited to 1 running with one running and the backlog in it: nothing.
 
@@ -28,6 +30,8 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
+
+import attrs
 
 from jobtable.adapters.sqlite import SqliteStore
 from jobtable.core.batch import Batch
@@ -110,7 +114,7 @@ def case(opened: Callable[[int, str], Any], name: str, rows: int) -> float:
             store.set_queue_limit("slow", QueueLimit(running=1), now=NOW)
             batch = Batch(claim=1, limited_queues=frozenset({"slow"}))
         else:
-            batch = Batch(claim=1, limits=KEYED if name == "keyed" else WHOLE)
+            batch = Batch(claim=1, limits=KEYED if name in ("keyed", "full") else WHOLE)
         if rows == 0:  # the shallow table: one job of big, so that it can run
             store.create(
                 NewJob(id=JobIdGenerator().next_id(1), kind="charge", payload="{}",
@@ -124,6 +128,14 @@ def case(opened: Callable[[int, str], Any], name: str, rows: int) -> float:
             seconds = timed_claims(store, batch, CLAIMS)
             done = store.run_batch(batch, runner_id="bench", now=NOW, kinds=("charge",))
             assert done.claimed, "a free customer's job was claimed"
+        elif name == "full":
+            free_jobs(store, queue, FREE)
+            every = attrs.evolve(batch, claim=FREE)
+            taken = store.run_batch(every, runner_id="bench", now=NOW, kinds=("charge",))
+            assert len(taken.claimed) == FREE, "every free customer's job runs: all keys full"
+            seconds = timed_claims(store, batch, CLAIMS)
+            done = store.run_batch(batch, runner_id="bench", now=NOW, kinds=("charge",))
+            assert not done.claimed, "held back"
         else:
             seconds = timed_claims(store, batch, CLAIMS)
             done = store.run_batch(batch, runner_id="bench", now=NOW, kinds=("charge",))
@@ -167,7 +179,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--engines", default="sqlite,postgres")
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--cases", default="keyed,limit,queue")
+    parser.add_argument("--cases", default="keyed,full,limit,queue")
     args = parser.parse_args()
     schemas: list[str] = []
     with tempfile.TemporaryDirectory() as folder:

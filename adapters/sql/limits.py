@@ -4,8 +4,8 @@ claim what fits.
 Each limited kind (a concurrency limit, a rate, or both) is locked for the claim's
 transaction (PostgreSQL: an advisory lock; SQLite's one writer takes turns already); its
 running jobs are counted per limit key, its starts in the rate's window per rate key
-(older ones pruned), and its due jobs read in claim order a page at a time, taking each
-whose slots are free, until the batch is full or the kind has no more due jobs. Then each
+(older ones pruned), and its due jobs read in claim order, taking each whose slots are
+free, until the batch is full or the kind has no more due jobs (limited_picks.py). Then each
 queue an operator limited, under its own lock, likewise (adapters/sql/queue_limits.py).
 Each start of a rate-limited job is recorded in the same transaction.
 """
@@ -20,6 +20,7 @@ from typing import Any
 import attrs
 
 from jobtable.adapters.sql.engine import Connection, SqlEngine
+from jobtable.adapters.sql.limited_picks import pick
 from jobtable.adapters.sql.queue_limits import PAGE, Chosen, pick_in_queue
 from jobtable.adapters.sql.slots import KindSlots, QueueSlots, declared_limits
 from jobtable.adapters.sql_rows import queue_limits
@@ -81,7 +82,7 @@ def claim_limited(
             break
         slots = slots_of(kind)
         candidates = _fair_order(engine, conn, kind, picking) if kind in fair else iter(())
-        chosen += _pick(engine, conn, kind, slots, picking, wanted - len(chosen), candidates)
+        chosen += pick(engine, conn, kind, slots, picking, wanted - len(chosen), candidates)
     queue_stamps: dict[str, Any] = {}
     ruled = {kind for kind in apart if kind in limits or kind in rates}
     for name in sorted(limited):
@@ -171,58 +172,3 @@ def _fair_order(
             yield from unkeyed
             if len(unkeyed) < PAGE:
                 break
-
-
-def _pick(
-    engine: SqlEngine,
-    conn: Connection,
-    kind: str,
-    slots: KindSlots,
-    picking: Mapping[str, Any],
-    wanted: int,
-    first: Iterator[Any],
-) -> list[Chosen]:
-    """Up to ``wanted`` of the kind's due jobs that fit its slots: those ``first`` yields, in
-    its order (a fair kind's turns), then the rest in claim order."""
-    picked: list[Chosen] = []
-    seen: set[str] = set()
-    for job_id, limit_key, rate_key, fair_key in first if not slots.all_full() else ():
-        if len(picked) >= wanted:
-            return picked
-        seen.add(job_id)
-        if slots.take(limit_key, rate_key):
-            picked.append((job_id, kind, rate_key, fair_key, None))
-        elif slots.all_full():
-            return picked  # a rate's opening is known from this job
-    offset = 0
-    while len(picked) < wanted:
-        # Unkeyed slots all taken: one due job is enough to learn when a rate opens.
-        page = 1 if slots.all_full() else PAGE
-        rows = _page(engine, conn, kind, picking, limit=page, offset=offset)
-        for job_id, limit_key, rate_key, fair_key in rows:
-            if job_id in seen:
-                continue
-            seen.add(job_id)
-            if slots.take(limit_key, rate_key):
-                picked.append((job_id, kind, rate_key, fair_key, None))
-                if len(picked) >= wanted:
-                    break
-            elif slots.all_full():
-                return picked
-        if len(rows) < page or len(picked) >= wanted:
-            break
-        offset += page
-    return picked
-
-
-def _page(
-    engine: SqlEngine,
-    conn: Connection,
-    kind: str,
-    picking: Mapping[str, Any],
-    *,
-    limit: int,
-    offset: int,
-) -> list[Any]:
-    params = {"kind": kind, "queues": picking["queues"], "limit": limit, "offset": offset}
-    return list(conn.execute(engine.sql("pick_limited"), params).fetchall())

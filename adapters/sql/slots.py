@@ -46,6 +46,8 @@ class KindSlots:
         self.started: dict[str | None, int] = {}
         self.oldest: dict[str | None, datetime.datetime] = {}
         self.opens_at: datetime.datetime | None = None
+        self.taken = 0
+        """Jobs this claim counted as started (``count``)."""
         if limit is not None:
             counts = conn.execute(engine.sql("running_by_limit_key"), {"kind": kind}).fetchall()
             for key, count in counts:
@@ -97,11 +99,30 @@ class KindSlots:
     def count(self, limit_key: str | None, rate_key: str | None) -> None:
         """Count a job with these keys as started: its slots are taken."""
         running_slot, rate_slot = self._slots(limit_key, rate_key)
+        self.taken += 1
         if self.limit is not None:
             self.running[running_slot] = self.running.get(running_slot, 0) + 1
         if self.rate is not None:
             self.started[rate_slot] = self.started.get(rate_slot, 0) + 1
             self.oldest.setdefault(rate_slot, self.at)  # this start, if none before it
+
+    def keyed_limit_only(self) -> bool:
+        """A keyed limit and no rate: what fits is decided by each key's running jobs alone."""
+        return self.limit is not None and self.limit.keyed and self.rate is None
+
+    def full_limit_keys(self) -> frozenset[str]:
+        """The limit keys at their limit now (none for a limit without a key)."""
+        limit = self.limit
+        if limit is None or not limit.keyed:
+            return frozenset()
+        return frozenset(
+            key for key, count in self.running.items() if key is not None and count >= limit.n
+        )
+
+    def null_full(self) -> bool:
+        """Jobs with no limit key cannot start now: under a keyed limit they share one slot."""
+        limit = self.limit
+        return limit is not None and limit.keyed and self.running.get(None, 0) >= limit.n
 
     def all_full(self) -> bool:
         """No job of the kind can start now (every slot is unkeyed and taken)."""

@@ -4,9 +4,9 @@ enough that a planner would rather scan if it could, all but a few jobs of one t
 The table's statistics were taken while that one tenant held the whole backlog (as a sample
 of a skewed table may find it): the plans must not trust them. The plans shown: the first
 jobs of some fair keys (one seek each in jobs_fair), a page of a limited kind in claim
-order (jobs_ready), its running jobs per key (jobs_running_limits), and a limited queue's
-page and running count. (A keyed limit whose keys are all full still pages through the
-kind's backlog: README, "Concurrency limits".)
+order from a position, passing over full keys (jobs_ready), a keyed limit's keys (a loose
+index scan) and their first jobs (one seek each in jobs_limit_keys), its running jobs per
+key (jobs_running_limits), and a limited queue's page and running count.
 """
 
 from __future__ import annotations
@@ -47,7 +47,19 @@ STATEMENTS: dict[str, dict[str, Any]] = {
         "offset": 0,
         "queues": None,
     },
-    "pick_limited": {"kind": "charge", "limit": 200, "offset": 0, "queues": None},
+    "pick_limited": {
+        "kind": "charge",
+        "limit": 200,
+        "queues": None,
+        "after_priority": 0,
+        "after_run_at": "2026-01-01T00:10:00.000000+00:00",
+        "after_id": "00000100",
+        "full": ["big"],
+        "null_full": False,
+        "only_null": False,
+    },
+    "limit_keys": {"kind": "charge", "limit": 2001},
+    "limit_heads": {"kind": "charge", "limit_keys": KEYS[:8], "limit": 2, "queues": None},
     "running_by_limit_key": {"kind": "charge"},
     "pick_in_queue": {"kind": "charge", "queue": "bulk", "limit": 200, "offset": 0},
     "running_in_queue": {"queue": "bulk"},
@@ -55,19 +67,21 @@ STATEMENTS: dict[str, dict[str, Any]] = {
 INDEXES = {
     "fair_heads": ("jobs_fair",),
     "pick_limited": ("jobs_ready",),
+    "limit_keys": ("jobs_limit_keys",),
+    "limit_heads": ("jobs_limit_keys",),
     "running_by_limit_key": ("jobs_running_limits", "jobs_running"),  # running rows only
     "pick_in_queue": ("jobs_ready",),
     "running_in_queue": ("jobs_running",),
 }
 INSERT = (
     "INSERT INTO jobs (id, kind, queue, status, fair_key, priority, run_at, payload,"
-    " created_at, updated_at) VALUES ({}, '{{}}', 'c', 'u')"
+    " created_at, updated_at, limit_key) VALUES ({}, '{{}}', 'c', 'u', ?5)"
 )
 
 
 def parameters(engine: Any, name: str) -> dict[str, Any]:
     params = dict(STATEMENTS[name])
-    for names in ("fair_keys", "queues"):
+    for names in ("fair_keys", "queues", "limit_keys", "full"):
         if names in params:
             params[names] = engine.names(params[names])
     return params
@@ -114,9 +128,10 @@ def postgres_store():
         with psycopg.connect(url, options=f"-c search_path={schema}", autocommit=True) as conn:
             columns = "id, kind, queue, status, fair_key, priority, run_at, payload, created_at,"
             for spread in (False, True):
-                with conn.cursor().copy(f"COPY jobs ({columns} updated_at) FROM STDIN") as copy:
-                    for row in rows(spread=spread):
-                        copy.write_row((*row, "{}", "2026-01-01Z", "2026-01-01Z"))
+                copying = f"COPY jobs ({columns} updated_at, limit_key) FROM STDIN"
+                with conn.cursor().copy(copying) as copy:
+                    for row in rows(spread=spread):  # the fair key is the limit key too
+                        copy.write_row((*row, "{}", "2026-01-01Z", "2026-01-01Z", row[4]))
                 if not spread:
                     conn.execute("ANALYZE jobs")  # statistics that saw one key hold the backlog
             try:

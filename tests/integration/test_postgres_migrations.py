@@ -117,6 +117,7 @@ def test_a_schema_upgraded_to_0010_keeps_its_lists_counts_and_history():
                 "0015_schedule_listing",
                 "0016_failed_by_queue",
                 "0017_minutes",
+                "0018_limit_keys",
             ]
             listed = {
                 status: [

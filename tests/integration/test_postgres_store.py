@@ -42,6 +42,7 @@ def test_a_new_schema_gets_every_migration_once_and_reopening_changes_nothing():
             "0015_schedule_listing",
             "0016_failed_by_queue",
             "0017_minutes",
+            "0018_limit_keys",
         ]
         store.close()
         again = open_store(url, schema)
@@ -89,6 +90,7 @@ def test_concurrent_openers_apply_each_migration_once():
             "0015_schedule_listing",
             "0016_failed_by_queue",
             "0017_minutes",
+            "0018_limit_keys",
         ]
         for store in opened:
             store.close()

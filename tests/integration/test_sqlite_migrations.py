@@ -39,6 +39,7 @@ ALL_VERSIONS = [
     "0015_schedule_listing",
     "0016_failed_by_queue",
     "0017_minutes",
+    "0018_limit_keys",
 ]
 
 LEGACY_SCHEMA = """

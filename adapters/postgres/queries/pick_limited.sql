@@ -1,9 +1,18 @@
--- Due jobs of one limited kind in claim order, with their limit key, a page at a time:
--- the caller takes those whose kind (or key) has a free slot. None held ahead, none in a
--- paused queue; :queues as _pick_next takes it. No row lock: claims of the kind take
--- turns (lock_limited_kind), and the claim locks and checks each row again.
-SELECT id, limit_key, rate_key, fair_key FROM jobs
+-- Due jobs of one limited kind in claim order after the position (:after_priority,
+-- :after_run_at, :after_id), with their keys and sort columns, :limit at a time: the
+-- caller takes those whose kind (or key) has a free slot. The time comes as text (the next
+-- position, whatever its value), named apart so that ORDER BY reads the column. Jobs
+-- whose limit key is in :full, and those with no key when :null_full, are at their limit
+-- and passed over here; when :only_null, every job with a key is. None held ahead, none
+-- in a paused queue; :queues as _pick_next takes it. A position, not an OFFSET: each page
+-- starts where the last ended (jobs_ready). No row lock: claims of the kind take turns
+-- (lock_limited_kind), and the claim locks and checks each row again.
+SELECT id, limit_key, rate_key, fair_key, priority, run_at::text AS position FROM jobs
 WHERE status = 'queued' AND kind = :kind AND held_by IS NULL
+  AND (priority, run_at, id) > (:after_priority::smallint, :after_run_at::timestamptz, :after_id::text)
+  AND (limit_key IS NULL OR limit_key <> ALL(:full::text[]))
+  AND NOT (limit_key IS NULL AND :null_full::boolean)
+  AND (limit_key IS NULL OR NOT :only_null::boolean)
   AND (:queues::text[] IS NULL OR queue = ANY(:queues::text[]))
   AND NOT EXISTS (SELECT 1 FROM jobtable_queues p WHERE p.name = jobs.queue AND p.passed_over)
-ORDER BY priority, run_at, id LIMIT :limit OFFSET :offset
+ORDER BY priority, run_at, id LIMIT :limit

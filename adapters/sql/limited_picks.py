@@ -1,0 +1,158 @@
+"""Which of one limited kind's due jobs a claim takes: those that fit its slots, in claim
+order, without reading the backlog a key at its limit holds back.
+
+The kind's due jobs are read a page at a time from a position (priority, run_at, id),
+never an OFFSET. The first pages are read whole, so a claim whose first jobs fit costs a
+page. Past them, the keys at their limit are passed over in the statement. For a keyed
+limit (with no rate) the claim then reads the kind's keys instead (one seek each in
+jobs_limit_keys) and the first jobs of each key with room, and takes them in claim
+order: the held-back backlog is never read. What that cannot see: more keys than
+MAX_KEYS (the claim pages on, passing over the full keys' jobs in the statement), and
+jobs with no key (only those written before the limit had its key), which it pages to.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+import weakref
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from jobtable.adapters.sql.engine import Connection, SqlEngine
+from jobtable.adapters.sql.queue_limits import PAGE, Chosen
+from jobtable.adapters.sql.slots import KindSlots
+
+WHOLE_PAGES = 2
+"""Pages a claim reads whole before it passes over full keys: most claims end in the first."""
+
+MAX_KEYS = 2000
+"""The most keys whose first jobs a claim reads; with more, the claim pages on instead."""
+
+NO_KEY_LOOK_EVERY = 10.0
+"""Seconds a claim that found no job without a key behind the keyed ones waits before it
+pages through the backlog for one again (they are rare: written before the limit had its
+key); a claim that found one looks again at once."""
+
+_no_key_seen_none: weakref.WeakKeyDictionary[SqlEngine, dict[str, float]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Per store, when each kind's last look for jobs without a key found none (monotonic)."""
+
+_BEFORE_ALL = (-1, "1970-01-01T00:00:00+00:00", "")
+"""A position before every job's: priorities are 0 to 9, so the time is never compared."""
+
+
+def pick(
+    engine: SqlEngine,
+    conn: Connection,
+    kind: str,
+    slots: KindSlots,
+    picking: Mapping[str, Any],
+    wanted: int,
+    first: Iterator[Any],
+) -> list[Chosen]:
+    """Up to ``wanted`` of the kind's due jobs that fit its slots: those ``first`` yields, in
+    its order (a fair kind's turns), then the rest in claim order."""
+    picked: list[Chosen] = []
+    seen: set[str] = set()
+
+    def consider(job_id: str, limit_key: Any, rate_key: Any, fair_key: Any) -> bool:
+        """Take the job if it fits; False once nothing more of the kind can."""
+        if job_id in seen:
+            return True
+        seen.add(job_id)
+        if slots.take(limit_key, rate_key):
+            picked.append((job_id, kind, rate_key, fair_key, None))
+            return True
+        return not slots.all_full()  # a rate's opening is known from this job
+
+    for job_id, limit_key, rate_key, fair_key in first if not slots.all_full() else ():
+        if len(picked) >= wanted or not consider(job_id, limit_key, rate_key, fair_key):
+            return picked
+    after: tuple[Any, ...] = _BEFORE_ALL
+    only_null = False
+    for pages in itertools.count():
+        if len(picked) >= wanted:
+            break
+        of_kind = {"kind": kind, "queues": picking["queues"]}
+        heads = pages == WHOLE_PAGES and slots.keyed_limit_only()
+        if heads and _take_heads(engine, conn, of_kind, slots, wanted - len(picked), consider):
+            if len(picked) >= wanted or slots.null_full() or _looked_lately(engine, kind):
+                break
+            only_null = True  # every keyed job with room was seen: jobs with no key are left
+        # Unkeyed slots all taken: one due job is enough to learn when a rate opens.
+        page = 1 if slots.all_full() else PAGE
+        passing = pages >= WHOLE_PAGES
+        params = {
+            **of_kind,
+            "limit": page,
+            "after_priority": after[0],
+            "after_run_at": after[1],
+            "after_id": after[2],
+            "full": engine.names(slots.full_limit_keys() if passing else ()),
+            "null_full": passing and slots.null_full(),
+            "only_null": only_null,
+        }
+        rows = conn.execute(engine.sql("pick_limited"), params).fetchall()
+        if only_null and pages == WHOLE_PAGES:  # the first look for jobs without a key
+            _remember_look(engine, kind, found=bool(rows))
+        for job_id, limit_key, rate_key, fair_key, _, _ in rows:
+            if not consider(job_id, limit_key, rate_key, fair_key):
+                return picked
+            if len(picked) >= wanted:
+                break
+        if len(rows) < page:
+            break
+        last = rows[-1]
+        after = (last[4], last[5], last[0])
+    return picked
+
+
+def _take_heads(
+    engine: SqlEngine,
+    conn: Connection,
+    of_kind: Mapping[str, Any],
+    slots: KindSlots,
+    wanted: int,
+    consider: Callable[[str, Any, Any, Any], bool],
+) -> bool:
+    """Take (``consider``), in claim order, up to ``wanted`` more of the first jobs of the
+    kind's keys with room; False (nothing read) when it has more than MAX_KEYS keys.
+
+    Each key's first ``depth`` jobs are enough: a key takes at most its limit, the claim
+    at most what is still wanted, and the jobs this claim took already (at most its
+    limit's running count) are among its first."""
+    full = slots.full_limit_keys()
+    limit = MAX_KEYS + len(full) + 1
+    keys = [key for (key,) in conn.execute(engine.sql("limit_keys"), {**of_kind, "limit": limit})]
+    if len(keys) >= limit:
+        return False
+    with_room = [key for key in keys if key not in full]
+    if not with_room:
+        return True
+    assert slots.limit is not None
+    depth = min(slots.limit.n, wanted) + slots.taken
+    params = {**of_kind, "limit_keys": engine.names(with_room), "limit": depth}
+    taken = 0
+    for job_id, limit_key, rate_key, fair_key in conn.execute(engine.sql("limit_heads"), params):
+        if taken >= wanted:
+            break
+        before = slots.taken
+        consider(job_id, limit_key, rate_key, fair_key)
+        taken += slots.taken - before
+    return True
+
+
+def _looked_lately(engine: SqlEngine, kind: str) -> bool:
+    """A look for the kind's jobs without a key found none less than NO_KEY_LOOK_EVERY ago."""
+    last = _no_key_seen_none.get(engine, {}).get(kind)
+    return last is not None and time.monotonic() - last < NO_KEY_LOOK_EVERY
+
+
+def _remember_look(engine: SqlEngine, kind: str, *, found: bool) -> None:
+    seen_none = _no_key_seen_none.setdefault(engine, {})
+    if found:
+        seen_none.pop(kind, None)
+    else:
+        seen_none[kind] = time.monotonic()

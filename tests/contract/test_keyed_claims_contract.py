@@ -1,0 +1,115 @@
+"""A keyed limit's claims on every store, against a model: each claim takes, in claim order
+(priority, run_at, id), the due jobs whose key has room, whatever the backlog a full key
+holds ahead of them.
+
+The SQL stores read a limited kind's first pages whole, then pass over the full keys:
+for a keyed limit they read the kind's keys and the first jobs of each key with room
+(adapters/sql/limited_picks.py). The pages, the whole pages and the most keys read are
+made small here, so that a few dozen jobs go down every path.
+"""
+
+from __future__ import annotations
+
+import datetime
+import random
+
+import pytest
+
+from jobtable.adapters.sql import limited_picks
+from jobtable.core.batch import Batch
+from jobtable.core.ids import JobIdGenerator
+from jobtable.core.jobs import NewJob
+from jobtable.core.limits import RunningLimit
+from jobtable.core.outcome import Succeed
+from tests.contract.test_batch_contract import LATER, T0
+
+KIND = "charge"
+
+
+@pytest.fixture
+def small_pages(monkeypatch, request):
+    """Pages of 3 jobs, one read whole, at most ``request.param`` keys read."""
+    monkeypatch.setattr(limited_picks, "PAGE", 3)
+    monkeypatch.setattr(limited_picks, "WHOLE_PAGES", 1)
+    monkeypatch.setattr(limited_picks, "MAX_KEYS", request.param)
+
+
+class Model:
+    """What every claim must take: due jobs in claim order whose key has room."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.queued: dict[str, tuple[int, datetime.datetime, str | None]] = {}
+        self.running: dict[str, str | None] = {}
+
+    def claim(self, n: int) -> list[str]:
+        use: dict[str | None, int] = {}
+        for key in self.running.values():
+            use[key] = use.get(key, 0) + 1
+        taken = []
+        for job_id in sorted(self.queued, key=lambda job_id: (*self.queued[job_id][:2], job_id)):
+            if len(taken) >= n:
+                break
+            key = self.queued[job_id][2]
+            if use.get(key, 0) < self.limit:
+                use[key] = use.get(key, 0) + 1
+                taken.append(job_id)
+        for job_id in taken:
+            self.running[job_id] = self.queued.pop(job_id)[2]
+        return taken
+
+
+@pytest.mark.parametrize("small_pages", [2000, 3], indirect=True, ids=["keys", "too-many-keys"])
+@pytest.mark.parametrize("seed", range(12))
+def test_keyed_claims_take_what_the_model_takes_past_full_keys_backlogs(store, small_pages, seed):
+    chance = random.Random(seed)
+    limit = chance.choice([1, 2])
+    model = Model(limit)
+    ids = JobIdGenerator()
+    keys = ["big"] * 30 + [f"small-{n}" for n in range(8)]
+    for number in range(60):
+        key = "big" if number < 25 else chance.choice(keys)
+        priority = chance.choice([0, 0, 0, 1, 2])
+        run_at = T0 - datetime.timedelta(seconds=chance.randrange(10))
+        job_id = ids.next_id(1_772_366_400_000 + number)
+        store.create(
+            NewJob(id=job_id, kind=KIND, payload="{}", limit_key=key, priority=priority,
+                   run_at=run_at),
+            now=T0,
+        )  # fmt: skip
+        model.queued[job_id] = (priority, run_at, key)
+    limits = {KIND: RunningLimit(n=limit, keyed=True)}
+    claims: dict[str, object] = {}
+    for step in range(14):
+        n = chance.randrange(1, 5)
+        done = store.run_batch(
+            Batch(claim=n, limits=limits), runner_id="runner-a", now=LATER, kinds=(KIND,)
+        )
+        assert [job.id for job in done.claimed] == model.claim(n), f"claim {step}"
+        claims.update({job.id: job.claim for job in done.claimed})
+        for job_id in chance.sample(sorted(model.running), k=min(2, len(model.running))):
+            assert store.record(claims[job_id], Succeed(result="{}"), now=LATER)
+            del model.running[job_id]
+
+
+@pytest.mark.parametrize("small_pages", [2000], indirect=True)
+def test_a_job_with_no_key_behind_a_held_back_backlog_is_still_claimed(store, small_pages):
+    """A keyed limit's jobs without a key (written before the limit had its key) share one
+    slot, and a claim finds one however deep the full keys' backlog ahead of it."""
+    ids = JobIdGenerator()
+    made = []
+    for number, key in enumerate(["big"] * 12 + [None, "small", None]):
+        job_id = ids.next_id(1_772_366_400_000 + number)
+        store.create(NewJob(id=job_id, kind=KIND, payload="{}", limit_key=key), now=T0)
+        made.append(job_id)
+    limits = {KIND: RunningLimit(n=1, keyed=True)}
+
+    def claim(n: int) -> list[str]:
+        done = store.run_batch(
+            Batch(claim=n, limits=limits), runner_id="runner-a", now=LATER, kinds=(KIND,)
+        )
+        return [job.id for job in done.claimed]
+
+    assert claim(1) == [made[0]]  # big is at its limit now
+    assert sorted(claim(3)) == sorted([made[12], made[13]])  # small's and the first no-key
+    assert claim(3) == []  # big and small full, the slot without a key too
