@@ -9,7 +9,8 @@ to settle, then watched:
   SQLite only;
 - on PostgreSQL, transactions a second (``xact_commit + xact_rollback`` of
   ``pg_stat_database`` for a database made for the run, which nothing else uses) and the
-  connections the process holds (``pg_stat_activity`` for that database);
+  connections the process holds (``pg_stat_activity`` for that database), once settled
+  and again after ``--write-window`` s (a pool's start-up growth closes after 60 s unused);
 - the threads of the process (``Threads`` of /proc/PID/status).
 
 The systems: ``jobtable worker`` and ``jobtable serve`` on SQLite and on PostgreSQL, and
@@ -188,9 +189,12 @@ def measure(
         if postgres is not None:
             time.sleep(1.5)
             row["tx/s"] = f"{(postgres.transactions() - before) / (time.monotonic() - at):.2f}"
-        if disk:
+        if disk or postgres is not None:
             time.sleep(max(0.0, args.write_window - args.cpu_window))
+        if disk:
             row["written"] = str(written_bytes(pid) - wrote)
+        if postgres is not None:  # the pool's start-up growth closes after 60 s unused
+            row["connections"] += f" ({postgres.connections()} after {args.write_window:.0f} s)"
     print(row, flush=True)
     return row
 
@@ -201,7 +205,8 @@ def main() -> None:
     parser.add_argument("--settle", type=float, default=5.0)
     parser.add_argument("--cpu-window", type=float, default=20.0)
     parser.add_argument("--write-window", type=float, default=65.0,
-                        help="over a minute: retention's round comes once a minute")  # fmt: skip
+                        help="over a minute: retention's round comes once a minute, and a "
+                        "pooled connection unused for a minute closes")  # fmt: skip
     args = parser.parse_args()
     if args.quick:
         args.settle, args.cpu_window, args.write_window = 3.0, 5.0, 6.0

@@ -1,9 +1,11 @@
 """Wake idle workers when any process enqueues on PostgreSQL: LISTEN/NOTIFY, with a fallback.
 
 Every enqueue (and every requeue) sends ``NOTIFY`` on the store's channel in
-its own transaction, so it is delivered at commit. One thread per process
-listens on a connection of its own and reconnects, with backoff, when that
-connection drops. A notification can still be lost in the gap before a
+its own transaction, so it is delivered at commit. Where the runners' locks
+need a session of their own (behind a pooler, or on PostgreSQL 13 and older),
+one thread per process listens on a connection of its own and reconnects,
+with backoff, when that connection drops (elsewhere the shared session
+listens: shared_session.py). A notification can still be lost in the gap before a
 reconnect (the listener looks once it listens again), or when the enqueue's
 own NOTIFY fails after its commit, so the listener also calls ``on_notify``
 every FALLBACK_INTERVAL: an idle worker then looks once, and a lost
@@ -123,11 +125,16 @@ class EventListener(NotifyListener):
         self._on_change = on_change
 
     def _look(self, payload: str | None) -> None:
-        if not payload:
-            self._on_change(None)
-            return
-        for job_id in payload.split():
-            self._on_change(job_id)
+        tell_changed_jobs(self._on_change, payload)
+
+
+def tell_changed_jobs(on_change: Callable[[str | None], None], payload: str | None) -> None:
+    """Each job id an events NOTIFY's payload names, or None for an empty one or a look."""
+    if not payload:
+        on_change(None)
+        return
+    for job_id in payload.split():
+        on_change(job_id)
 
 
 class PollingWatcher:

@@ -1,4 +1,6 @@
-"""A runner's liveness lock on PostgreSQL: one connection, one open transaction, deadlines.
+"""A runner's liveness lock on PostgreSQL behind a pooler: one connection, one open
+transaction, deadlines. (With no pooler, a process's runners hold session locks on one
+shared session that also listens: shared_session.py.)
 
 The lock is ``pg_try_advisory_xact_lock`` in a transaction left open for the
 runner's life, not a session lock:
@@ -44,8 +46,7 @@ class LockLostError(StoreUnavailableError):
 
 class LockSession:
     def __init__(self, conninfo: str, runner_id: str, *, session_timeout: float) -> None:
-        if not _SAFE_ID.fullmatch(runner_id):
-            raise ValueError("a runner id is letters, digits, '-' and '_'")
+        safe_runner_id(runner_id)
         self._conninfo = conninfo.encode("utf-8")
         self._runner_id = runner_id
         self._session_timeout_ms = max(1, round(session_timeout * 1000))
@@ -63,9 +64,9 @@ class LockSession:
         deadline = time.monotonic() + timeout
         self.close()
         try:
-            self._conn = _connect(self._conninfo, deadline)
+            self._conn = open_connection(self._conninfo, deadline)
             key = RUNNER_KEY.format(id=f"'{self._runner_id}'")
-            results = _run(
+            results = round_trip(
                 self._conn,
                 "BEGIN; "
                 f"SET LOCAL idle_in_transaction_session_timeout = {self._session_timeout_ms}; "
@@ -87,7 +88,7 @@ class LockSession:
         if conn is None:
             raise LockLostError()
         try:
-            _run(conn, "SELECT 1", time.monotonic() + timeout)
+            round_trip(conn, "SELECT 1", time.monotonic() + timeout)
         except BaseException:
             self.close()
             raise
@@ -127,7 +128,7 @@ class LockSession:
         conn = self._conn
         if conn is not None:
             with contextlib.suppress(LockLostError):
-                _run(conn, "ROLLBACK", time.monotonic() + timeout)
+                round_trip(conn, "ROLLBACK", time.monotonic() + timeout)
         self.close()
 
     def close(self) -> None:
@@ -135,6 +136,12 @@ class LockSession:
         if conn is not None:
             with contextlib.suppress(Exception):
                 conn.finish()  # ending the session ends the transaction and its lock
+
+
+def safe_runner_id(runner_id: str) -> None:
+    """ValueError unless ``runner_id`` can stand in a statement as a literal as it is."""
+    if not _SAFE_ID.fullmatch(runner_id):
+        raise ValueError("a runner id is letters, digits, '-' and '_'")
 
 
 def neuter_descriptor(descriptor: int) -> None:
@@ -156,7 +163,7 @@ def _wait(descriptor: int, *, write: bool, deadline: float) -> None:
         raise LockLostError()
 
 
-def _connect(conninfo: bytes, deadline: float) -> pq.abc.PGconn:
+def open_connection(conninfo: bytes, deadline: float) -> pq.abc.PGconn:
     conn = pq.PGconn.connect_start(conninfo)
     try:
         if conn.status == pq.ConnStatus.BAD:
@@ -174,7 +181,7 @@ def _connect(conninfo: bytes, deadline: float) -> pq.abc.PGconn:
         raise
 
 
-def _run(conn: pq.abc.PGconn, sql: str, deadline: float) -> list[pq.abc.PGresult]:
+def round_trip(conn: pq.abc.PGconn, sql: str, deadline: float) -> list[pq.abc.PGresult]:
     """Send ``sql`` (simple protocol: several statements allowed) and read every result."""
     try:
         conn.send_query(sql.encode("utf-8"))
@@ -197,3 +204,35 @@ def _run(conn: pq.abc.PGconn, sql: str, deadline: float) -> list[pq.abc.PGresult
     if not results or any(result.status not in good for result in results):
         raise LockLostError()
     return results
+
+
+def synced(conn: pq.abc.PGconn, deadline: float) -> None:
+    """A round trip that starts no transaction: a Sync alone, which the server answers with
+    ReadyForQuery (``pg_stat_database`` counts none); LockLostError if it fails or is late."""
+    try:
+        conn.enter_pipeline_mode()
+        try:
+            conn.pipeline_sync()
+            while conn.flush():
+                _wait(conn.socket, write=True, deadline=deadline)
+            while True:
+                while conn.is_busy():
+                    _wait(conn.socket, write=False, deadline=deadline)
+                    conn.consume_input()
+                result = conn.get_result()
+                if result is None:  # nothing yet: wait for it, within the deadline
+                    _wait(conn.socket, write=False, deadline=deadline)
+                    conn.consume_input()
+                    continue
+                if result.status == pq.ExecStatus.PIPELINE_SYNC:
+                    break
+                raise LockLostError()
+        finally:
+            if conn.pipeline_status != pq.PipelineStatus.OFF:
+                conn.exit_pipeline_mode()
+    except LockLostError:
+        raise
+    except Exception:
+        raise LockLostError() from None
+    if conn.status != pq.ConnStatus.OK or conn.transaction_status != pq.TransactionStatus.IDLE:
+        raise LockLostError()

@@ -4,16 +4,19 @@ Claims use ``FOR UPDATE SKIP LOCKED`` in one statement; connections come
 from a psycopg pool. The database URL (and its password) is never logged or
 put in an error: errors carry only the core's fixed categories.
 
-Liveness (core/liveness.py): each runner holds an advisory lock in a
-transaction of its own (lock_session.py), whose absence on the server it was
-taken on shows a crash within a second, and raises a beat in
-``jobtable_runners`` every sweep, which survives a failover and a pooler. A
-runner whose beat stops for ``liveness_timeout`` seconds is dead; its lock
-session is ended by the server after as long without a word.
+Liveness (core/liveness.py): each runner holds an advisory lock, whose
+absence on the server it was taken on shows a crash within a second, and
+raises a beat in ``jobtable_runners`` every sweep, which survives a failover
+and a pooler. A runner whose beat stops for ``liveness_timeout`` seconds is
+dead; its lock's session is ended by the server after as long without a word.
+With no pooler (PostgreSQL 14 and later), a process's runners hold session
+locks on one shared session, which also LISTENs (shared_session.py): a worker
+process holds two connections at rest, that one and one pooled.
 
-Behind PgBouncer in transaction mode (``pooler=True``): no prepared
-statements, and LISTEN cannot work through it, so wakes come from a direct
-``listen_url`` or, without one, from a look every second.
+Behind PgBouncer in transaction mode (``pooler=True``): each runner's lock is
+taken in a transaction of its own (lock_session.py), no prepared statements,
+and LISTEN cannot work through it, so wakes come from a direct ``listen_url``
+or, without one, from a look every second.
 """
 
 from __future__ import annotations
@@ -36,10 +39,12 @@ from jobtable.adapters.postgres.listener import (
     EventListener,
     NotifyListener,
     PollingWatcher,
+    tell_changed_jobs,
 )
 from jobtable.adapters.postgres.lock_session import neuter_descriptor
 from jobtable.adapters.postgres.migrate import migrate
 from jobtable.adapters.postgres.runner_locks import RunnerLocks
+from jobtable.adapters.postgres.shared_session import SharedSession, Subscription
 from jobtable.adapters.sql.engine import Connection
 from jobtable.adapters.sql.store import SqlStore
 from jobtable.core.errors import StoreError
@@ -70,6 +75,9 @@ settled within about 2.5 s of a kill by an idle observer, 1.5 s by a busy one.""
 """Below this the owner's margin (at least 2 s) and a check's deadline leave it no time."""
 POOLER_POLL_INTERVAL = 1.0
 """Behind a transaction pooler with no direct URL to LISTEN on: look for new jobs this often."""
+SHARED_SESSION_SINCE = 140000
+"""The first server version with ``idle_session_timeout``, which a shared session's locks
+need (older servers: a lock session per runner, as behind a pooler)."""
 
 
 _open_stores: weakref.WeakSet[PostgresStore] = weakref.WeakSet()
@@ -108,8 +116,13 @@ class PostgresStore(SqlStore):
             lock_timeout=liveness_timeout,
             idle_sweeps_slower=IDLE_SWEEPS_SLOWER,
         )
-        self._locks = RunnerLocks(self._conninfo, session_timeout=liveness_timeout)
-        self._listeners: list[NotifyListener] = []
+        self._liveness_timeout = liveness_timeout
+        self._server_version = 0
+        """The server's version (``migrate`` reads it)."""
+        self._locks: RunnerLocks | SharedSession = RunnerLocks(
+            self._conninfo, session_timeout=liveness_timeout
+        )
+        self._listeners: list[NotifyListener | Subscription] = []
         self.events_channel = "jobtable_events_public"
         """The channel the jobs_changed trigger tells of each job's changes on."""
         self.applied_at_open: list[str] = []
@@ -165,6 +178,8 @@ class PostgresStore(SqlStore):
             # Migrate first, on a connection of its own: an unreachable server
             # fails here at once, not after the pool's retries.
             store.applied_at_open = store.migrate(now=now)
+            if not pooler and store._server_version >= SHARED_SESSION_SINCE:
+                store._share_one_session()
             with translated():
                 pool.open(wait=True, timeout=CONNECT_TIMEOUT)
         except BaseException:
@@ -177,12 +192,17 @@ class PostgresStore(SqlStore):
         with translated(), self._own_connection() as conn:
             applied = migrate(conn, now=now)
             row = conn.execute("SELECT current_schema()").fetchone()
+            self._server_version = conn.info.server_version
         # The channel follows the schema the tables are in, however it was chosen
         # (the schema argument, options in the URL, the user's default search_path).
         schema = row[0] if row and row[0] else "public"
         self._postgres.channel = f"jobtable_jobs_{schema}"[:63]
         self.events_channel = f"jobtable_events_{schema}"[:63]  # as the jobs_changed trigger
         return applied
+
+    def _share_one_session(self) -> None:
+        """Hold every runner's lock, and LISTEN, on one session (no pooler between)."""
+        self._locks = SharedSession(self._conninfo, session_timeout=self._liveness_timeout)
 
     @property
     def channel(self) -> str:
@@ -191,7 +211,7 @@ class PostgresStore(SqlStore):
 
     def watch(
         self, on_change: Callable[[], None], *, fallback_interval: float = FALLBACK_INTERVAL
-    ) -> NotifyListener | PollingWatcher:
+    ) -> NotifyListener | PollingWatcher | Subscription:
         """Call ``on_change`` when any process enqueues here (and every few seconds anyway).
 
         Behind a transaction pooler LISTEN cannot work: without a direct
@@ -199,6 +219,12 @@ class PostgresStore(SqlStore):
         """
         if self._pooler and self._listen_conninfo is None:
             return PollingWatcher(on_change, interval=POOLER_POLL_INTERVAL).start()
+        if isinstance(self._locks, SharedSession):
+            subscription = self._locks.subscribe(
+                self.channel, lambda payload: on_change(), fallback_interval=fallback_interval
+            )
+            self._listeners.append(subscription)
+            return subscription
         listener = NotifyListener(
             self._listen_connection, self.channel, on_change, fallback_interval=fallback_interval
         ).start()
@@ -280,12 +306,20 @@ class PostgresStore(SqlStore):
         on_change: Callable[[str | None], None],
         *,
         fallback_interval: float = FALLBACK_INTERVAL,
-    ) -> EventListener | PollingWatcher:
+    ) -> EventListener | PollingWatcher | Subscription:
         """Call ``on_change`` with a job's id soon after any process changes it (NOTIFY from
         the jobs_changed trigger); with None when a change may have gone unheard (after a
         reconnect, and every ``fallback_interval`` seconds)."""
         if self._pooler and self._listen_conninfo is None:
             return PollingWatcher(lambda: on_change(None), interval=POOLER_POLL_INTERVAL).start()
+        if isinstance(self._locks, SharedSession):
+            subscription = self._locks.subscribe(
+                self.events_channel,
+                lambda payload: tell_changed_jobs(on_change, payload),
+                fallback_interval=fallback_interval,
+            )
+            self._listeners.append(subscription)
+            return subscription
         listener = EventListener(
             self._listen_connection,
             self.events_channel,
@@ -304,6 +338,8 @@ class PostgresStore(SqlStore):
         self._locks.release_all()
         for listener in self._listeners:
             listener.stop()
+        if isinstance(self._locks, SharedSession):
+            self._locks.close()
         self._pool.close()
 
     def forget_after_fork(self) -> None:

@@ -13,6 +13,7 @@ jobs with no key (only those written before the limit had its key), which it pag
 
 from __future__ import annotations
 
+import datetime
 import itertools
 import time
 import weakref
@@ -32,12 +33,16 @@ MAX_KEYS = 2000
 NO_KEY_LOOK_EVERY = 10.0
 """Seconds a claim that found no job without a key behind the keyed ones waits before it
 pages through the backlog for one again (they are rare: written before the limit had its
-key); a claim that found one looks again at once."""
+key); a claim that found one looks again at once. A claim that skips the look says when
+the next may look (as a rate's opening), so its runner claims again by then."""
 
-_no_key_seen_none: weakref.WeakKeyDictionary[SqlEngine, dict[str, float]] = (
+_no_key_seen_none: weakref.WeakKeyDictionary[SqlEngine, dict[tuple[str, str], float]] = (
     weakref.WeakKeyDictionary()
 )
-"""Per store, when each kind's last look for jobs without a key found none (monotonic)."""
+"""Per store, when the last look for a kind's jobs without a key, in the queues a claim
+served, found none (``_clock``)."""
+
+_clock = time.monotonic
 
 _BEFORE_ALL = (-1, "1970-01-01T00:00:00+00:00", "")
 """A position before every job's: priorities are 0 to 9, so the time is never compared."""
@@ -78,7 +83,11 @@ def pick(
         of_kind = {"kind": kind, "queues": picking["queues"]}
         heads = pages == WHOLE_PAGES and slots.keyed_limit_only()
         if heads and _take_heads(engine, conn, of_kind, slots, wanted - len(picked), consider):
-            if len(picked) >= wanted or slots.null_full() or _looked_lately(engine, kind):
+            if len(picked) >= wanted or slots.null_full():
+                break
+            looks_again = _next_look(engine, of_kind)
+            if looks_again is not None:  # a look found none lately: the next may look then
+                slots.opens_no_later_than(slots.at + datetime.timedelta(seconds=looks_again))
                 break
             only_null = True  # every keyed job with room was seen: jobs with no key are left
         # Unkeyed slots all taken: one due job is enough to learn when a rate opens.
@@ -96,7 +105,7 @@ def pick(
         }
         rows = conn.execute(engine.sql("pick_limited"), params).fetchall()
         if only_null and pages == WHOLE_PAGES:  # the first look for jobs without a key
-            _remember_look(engine, kind, found=bool(rows))
+            _remember_look(engine, of_kind, found=bool(rows))
         for job_id, limit_key, rate_key, fair_key, _, _ in rows:
             if not consider(job_id, limit_key, rate_key, fair_key):
                 return picked
@@ -144,15 +153,23 @@ def _take_heads(
     return True
 
 
-def _looked_lately(engine: SqlEngine, kind: str) -> bool:
-    """A look for the kind's jobs without a key found none less than NO_KEY_LOOK_EVERY ago."""
-    last = _no_key_seen_none.get(engine, {}).get(kind)
-    return last is not None and time.monotonic() - last < NO_KEY_LOOK_EVERY
+def _memo_key(of_kind: Mapping[str, Any]) -> tuple[str, str]:
+    return str(of_kind["kind"]), repr(of_kind["queues"])
 
 
-def _remember_look(engine: SqlEngine, kind: str, *, found: bool) -> None:
+def _next_look(engine: SqlEngine, of_kind: Mapping[str, Any]) -> float | None:
+    """Seconds until a look for the kind's jobs without a key is due again, if one found none
+    less than NO_KEY_LOOK_EVERY ago; None when it is due now."""
+    last = _no_key_seen_none.get(engine, {}).get(_memo_key(of_kind))
+    if last is None:
+        return None
+    left = NO_KEY_LOOK_EVERY - (_clock() - last)
+    return left if left > 0 else None
+
+
+def _remember_look(engine: SqlEngine, of_kind: Mapping[str, Any], *, found: bool) -> None:
     seen_none = _no_key_seen_none.setdefault(engine, {})
     if found:
-        seen_none.pop(kind, None)
+        seen_none.pop(_memo_key(of_kind), None)
     else:
-        seen_none[kind] = time.monotonic()
+        seen_none[_memo_key(of_kind)] = _clock()

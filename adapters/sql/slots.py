@@ -106,6 +106,10 @@ class KindSlots:
             self.started[rate_slot] = self.started.get(rate_slot, 0) + 1
             self.oldest.setdefault(rate_slot, self.at)  # this start, if none before it
 
+    def opens_no_later_than(self, when: datetime.datetime) -> None:
+        """A due job may start by ``when``: the claim says to claim again then."""
+        self.opens_at = when if self.opens_at is None else min(self.opens_at, when)
+
     def keyed_limit_only(self) -> bool:
         """A keyed limit and no rate: what fits is decided by each key's running jobs alone."""
         return self.limit is not None and self.limit.keyed and self.rate is None

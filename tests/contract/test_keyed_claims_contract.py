@@ -113,3 +113,42 @@ def test_a_job_with_no_key_behind_a_held_back_backlog_is_still_claimed(store, sm
     assert claim(1) == [made[0]]  # big is at its limit now
     assert sorted(claim(3)) == sorted([made[12], made[13]])  # small's and the first no-key
     assert claim(3) == []  # big and small full, the slot without a key too
+
+
+@pytest.mark.parametrize("small_pages", [2000], indirect=True)
+def test_a_job_with_no_key_that_becomes_due_soon_after_a_look_found_none_is_claimed_by_then(
+    store, small_pages, monkeypatch
+):
+    """A look for jobs with no key that found none is not made again for a while (the SQL
+    stores page through the backlog for it); a claim that skips it says when the next may
+    look, as a rate's opening, so a runner claims again then and the job never waits on a
+    claim something else might never send. Here the job's queue is paused, then resumed."""
+    clock = [1000.0]
+    monkeypatch.setattr(limited_picks, "_clock", lambda: clock[0])
+    ids = JobIdGenerator()
+    for number in range(12):
+        store.create(
+            NewJob(id=ids.next_id(1_772_366_400_000 + number), kind=KIND, payload="{}",
+                   limit_key="big"),
+            now=T0,
+        )  # fmt: skip
+    lone = ids.next_id(1_772_366_400_100)
+    store.create(NewJob(id=lone, kind=KIND, payload="{}", queue="later"), now=T0)
+    store.set_queue_paused("later", paused=True, now=T0)
+    limits = {KIND: RunningLimit(n=1, keyed=True)}
+
+    def claim(now: datetime.datetime):
+        batch = Batch(claim=2, limits=limits)
+        return store.run_batch(batch, runner_id="runner-a", now=now, kinds=(KIND,))
+
+    assert len(claim(LATER).claimed) == 1  # big's first: big is at its limit
+    assert claim(LATER).claimed == []  # the look for jobs with no key finds none
+    store.set_queue_paused("later", paused=False, now=LATER)
+    resumed = claim(LATER)
+    if not resumed.claimed:  # the look was skipped: it says when the next may look
+        opens = resumed.rate_opens_at
+        assert opens is not None
+        assert opens <= LATER + datetime.timedelta(seconds=limited_picks.NO_KEY_LOOK_EVERY)
+        clock[0] += (opens - LATER).total_seconds()
+        resumed = claim(opens)
+    assert [job.id for job in resumed.claimed] == [lone]

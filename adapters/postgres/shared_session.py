@@ -1,0 +1,366 @@
+"""One PostgreSQL session per process that holds its runners' liveness locks and hears NOTIFY.
+
+Where no pooler stands between, a runner's lock needs no open transaction: a
+session-level advisory lock (``pg_try_advisory_lock``) lives as long as the
+session. And a session outside a transaction can LISTEN (one in a transaction
+hears nothing until it ends). So one connection does both, and a worker process
+holds two at rest: this one and one pooled.
+
+- ``idle_session_timeout`` (PostgreSQL 14 and later) has the server end the
+  session after ``session_timeout`` seconds without a statement while it holds
+  a lock, which releases every lock on it: the same bound as the lock session
+  a pooler needs (lock_session.py), and for the same reason (a partition that
+  TCP cannot show). Each runner's check, a round trip with a deadline, keeps
+  it alive: a bare Sync, which the server answers without a transaction, so
+  an idle runner's checks cost the database none.
+- One thread reads notifications as they come and hands each to the
+  subscribers of its channel. After a reconnect, and every subscriber's
+  fallback interval, each subscriber is told to look (``None``), as
+  listener.py's NotifyListener does.
+- When the session ends, every lock on it is lost: each runner's next check
+  says so, and takes its lock again on a new session.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import select
+import threading
+import time
+from collections.abc import Callable
+
+from psycopg import pq
+
+from jobtable.adapters.postgres.lock_session import (
+    RUNNER_KEY,
+    LockLostError,
+    neuter_descriptor,
+    open_connection,
+    round_trip,
+    safe_runner_id,
+    synced,
+)
+from jobtable.adapters.postgres.runner_locks import RELEASE_TIMEOUT
+from jobtable.core.backoff import next_claim_retry_delay
+
+READ_SLICE = 0.25
+"""The longest one wait for notifications lasts before the stop flag is checked again."""
+CONNECT_TIMEOUT = 5.0
+
+Heard = Callable[[str | None], None]
+"""A subscriber: a notification's payload, or None when anything may have changed unheard."""
+
+
+class Subscription:
+    """One subscriber's channel and callback; ``stop`` ends it."""
+
+    def __init__(
+        self, session: SharedSession, channel: str, heard: Heard, fallback_interval: float
+    ) -> None:
+        self.channel = channel
+        self.heard = heard
+        self.fallback_interval = fallback_interval
+        self.looked = time.monotonic()
+        self.connection = None
+        """No connection of its own (a forked child lets go of the session's)."""
+        self._session = session
+
+    def stop(self) -> None:
+        self._session.unsubscribe(self)
+
+
+class SharedSession:
+    def __init__(
+        self, conninfo: str, *, session_timeout: float, logger: logging.Logger | None = None
+    ) -> None:
+        self._conninfo = conninfo.encode("utf-8")
+        self._timeout_ms = max(1, round(session_timeout * 1000))
+        self._log = logger or logging.getLogger("jobtable.postgres")
+        self._io = threading.Lock()
+        """One round trip at a time on the connection; held while it is opened or closed."""
+        self._conn: pq.abc.PGconn | None = None
+        self._generation = 0
+        """Which connection this is: a lock taken on an earlier one is gone."""
+        self._incarnation: str | None = None
+        self._locks: dict[str, tuple[int, str | None]] = {}
+        """Runner id -> the generation its lock was taken on, and that server's start time."""
+        self._subscriptions: list[Subscription] = []
+        self._reader: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._look_pending = False
+
+    # -- locks -----------------------------------------------------------------
+
+    def confirm(self, runner_id: str, *, timeout: float) -> bool:
+        """A round trip on the session while ``runner_id``'s lock is on it (True); its lock
+        taken again, on a new session if need be, when it is gone (False). Raises
+        LockLostError when neither can be had within ``timeout``."""
+        safe_runner_id(runner_id)
+        deadline = time.monotonic() + timeout
+        heard: list[tuple[str, str]] = []
+        try:
+            with self._io:
+                if self._conn is not None and self._holds(runner_id):
+                    try:
+                        synced(self._conn, deadline)
+                        heard = self._drain()
+                        return True
+                    except LockLostError:
+                        self._close()  # the session ended: every lock on it is gone
+                self._take(runner_id, deadline)
+                heard = self._drain()
+                return False
+        finally:
+            self._dispatch(heard)
+
+    def location(self, runner_id: str) -> str | None:
+        """The server ``runner_id``'s lock was taken on (its start time), if held here."""
+        with self._io:
+            taken = self._locks.get(runner_id)
+            return None if taken is None else taken[1]
+
+    def backend_pid(self, runner_id: str) -> int | None:
+        """The server process holding ``runner_id``'s lock."""
+        with self._io:
+            if self._conn is None or not self._holds(runner_id):
+                return None
+            return int(self._conn.backend_pid)
+
+    def release(self, runner_id: str, timeout: float = RELEASE_TIMEOUT) -> None:
+        """Let go of ``runner_id``'s lock, waiting (within ``timeout``) for the server to say so:
+        a sweep may look next. The session closes once it holds nothing and nobody listens."""
+        with self._io:
+            held = self._conn is not None and self._holds(runner_id)
+            self._locks.pop(runner_id, None)
+            if held:
+                assert self._conn is not None
+                key = RUNNER_KEY.format(id=f"'{runner_id}'")
+                last = "; SET idle_session_timeout = 0" if not self._live_locks() else ""
+                try:
+                    round_trip(
+                        self._conn,
+                        f"SELECT pg_advisory_unlock({key}){last}",
+                        time.monotonic() + timeout,
+                    )
+                except LockLostError:
+                    self._close()
+            if not self._locks and not self._subscriptions:
+                self._close()
+
+    def release_all(self, timeout: float = RELEASE_TIMEOUT) -> None:
+        with self._io:
+            held = list(self._locks)
+        for runner_id in held:
+            self.release(runner_id, timeout)
+
+    def _take(self, runner_id: str, deadline: float) -> None:
+        """Holding ``_io``: take ``runner_id``'s lock on the session, opening one if need be."""
+        if self._conn is None:
+            self._open(deadline)
+        assert self._conn is not None
+        key = RUNNER_KEY.format(id=f"'{runner_id}'")
+        timeout = f"set_config('idle_session_timeout', '{self._timeout_ms}', false)"
+        try:
+            results = round_trip(
+                self._conn,
+                f"SELECT CASE WHEN pg_try_advisory_lock({key}) THEN {timeout} END",
+                deadline,
+            )
+        except LockLostError:
+            self._close()
+            raise
+        if results[-1].get_value(0, 0) is None:
+            raise LockLostError()  # held elsewhere: its old session, which the server has not ended
+        self._locks[runner_id] = (self._generation, self._incarnation)
+
+    def _holds(self, runner_id: str) -> bool:
+        """Holding ``_io``: ``runner_id``'s lock was taken on this session."""
+        taken = self._locks.get(runner_id)
+        return taken is not None and taken[0] == self._generation
+
+    def _live_locks(self) -> bool:
+        return any(self._holds(runner_id) for runner_id in self._locks)
+
+    # -- notifications -----------------------------------------------------------
+
+    def subscribe(self, channel: str, heard: Heard, *, fallback_interval: float) -> Subscription:
+        """Hand ``channel``'s notifications to ``heard`` from now on; returns once the session
+        listens (or its first try failed: the reader keeps trying, and looks once it listens)."""
+        subscription = Subscription(self, channel, heard, fallback_interval)
+        with self._io:
+            self._subscriptions.append(subscription)
+            if self._conn is not None:
+                try:
+                    round_trip(
+                        self._conn, f'LISTEN "{channel}"', time.monotonic() + CONNECT_TIMEOUT
+                    )
+                except LockLostError:
+                    self._close()
+            else:  # others listening before it (none, unless a reconnect is due) missed nothing
+                with contextlib.suppress(LockLostError):
+                    self._open(
+                        time.monotonic() + CONNECT_TIMEOUT, look=len(self._subscriptions) > 1
+                    )
+            self._start_reader()
+        return subscription
+
+    def unsubscribe(self, subscription: Subscription) -> None:
+        with self._io:
+            with contextlib.suppress(ValueError):
+                self._subscriptions.remove(subscription)
+            if not self._subscriptions and not self._locks:
+                self._close()
+
+    def _start_reader(self) -> None:
+        """Holding ``_io``: make sure the reader runs."""
+        if self._reader is None:
+            self._stop.clear()
+            self._reader = threading.Thread(target=self._read, name="jobtable-session", daemon=True)
+            self._reader.start()
+
+    def _read(self) -> None:
+        """Read notifications as they come; reconnect, with backoff, while anyone listens."""
+        delay: float | None = None
+        while not self._stop.is_set():
+            heard: list[tuple[str, str]] = []
+            with self._io:
+                conn = self._conn
+                if conn is None and not self._subscriptions:
+                    self._reader = None  # under the lock: a new subscriber starts another
+                    return
+            if conn is None:
+                try:
+                    with self._io:
+                        if self._conn is None:
+                            self._open(time.monotonic() + CONNECT_TIMEOUT)
+                    delay = None
+                except LockLostError as error:
+                    delay = next_claim_retry_delay(delay)
+                    self._log.warning(
+                        "listening for new jobs failed (%s); reconnecting in %.2fs",
+                        type(error).__name__,
+                        delay,
+                    )
+                    self._look_all()  # something may have been queued meanwhile
+                    self._stop.wait(delay)
+            elif _readable(conn, READ_SLICE):
+                with self._io:
+                    if self._conn is conn:
+                        try:
+                            conn.consume_input()
+                            if conn.status != pq.ConnStatus.OK:
+                                raise LockLostError()
+                            heard = self._drain()
+                        except Exception:
+                            self._close()
+            self._dispatch(heard)
+            if self._look_pending:
+                self._look_pending = False
+                self._look_all()
+            self._look_when_due()
+
+    def _open(self, deadline: float, *, look: bool = True) -> None:
+        """Holding ``_io``: a new session, listening on every subscriber's channel; each
+        subscriber is told to look (what changed while none listened went unheard), unless
+        ``look`` is False (the only subscriber just came)."""
+        self._close()
+        conn = open_connection(self._conninfo, deadline)
+        try:
+            listens = "".join(
+                f'LISTEN "{channel}"; '
+                for channel in sorted({s.channel for s in self._subscriptions})
+            )
+            results = round_trip(
+                conn,
+                f"{listens}SELECT extract(epoch FROM pg_postmaster_start_time())::text",
+                deadline,
+            )
+        except BaseException:
+            with contextlib.suppress(Exception):
+                conn.finish()
+            raise
+        incarnation = results[-1].get_value(0, 0)
+        self._conn = conn
+        self._generation += 1
+        self._incarnation = None if incarnation is None else bytes(incarnation).decode()
+        if look and self._subscriptions:
+            self._look_pending = True  # the reader tells every subscriber, outside the lock
+        if self._subscriptions:
+            self._start_reader()
+
+    def _drain(self) -> list[tuple[str, str]]:
+        """Holding ``_io``: the notifications libpq has read, as (channel, payload)."""
+        heard = []
+        conn = self._conn
+        while conn is not None and (notify := conn.notifies()) is not None:
+            heard.append((notify.relname.decode(), notify.extra.decode()))
+        return heard
+
+    def _dispatch(self, heard: list[tuple[str, str]]) -> None:
+        subscriptions = list(self._subscriptions)
+        for channel, payload in heard:
+            for subscription in subscriptions:
+                if subscription.channel == channel:
+                    self._tell(subscription, payload)
+
+    def _look_all(self) -> None:
+        for subscription in list(self._subscriptions):
+            self._tell(subscription, None)
+
+    def _look_when_due(self) -> None:
+        """Every subscriber's fallback interval, whatever was heard: a notice lost on the way."""
+        now = time.monotonic()
+        for subscription in list(self._subscriptions):
+            if now - subscription.looked >= subscription.fallback_interval:
+                self._tell(subscription, None)
+
+    def _tell(self, subscription: Subscription, payload: str | None) -> None:
+        if payload is None:  # notices about other jobs never stand in for a look
+            subscription.looked = time.monotonic()
+        try:
+            subscription.heard(payload)
+        except Exception:  # a subscriber's fault must not end everyone's wakes
+            self._log.exception("a subscriber to %s failed", subscription.channel)
+
+    # -- closing, and forks ----------------------------------------------------------
+
+    def _close(self) -> None:
+        """Holding ``_io``: end the session (and every lock on it)."""
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            with contextlib.suppress(Exception):
+                conn.finish()
+
+    def close(self) -> None:
+        self._stop.set()
+        with self._io:
+            self._subscriptions.clear()
+            self._locks.clear()
+            self._close()
+            reader = self._reader
+        if reader is not None and reader is not threading.current_thread():
+            reader.join(5.0)
+
+    def forget_after_fork(self) -> None:
+        """In a forked child: drop the inherited session without a word to the server (the
+        parent's: its locks must end with the parent, never with the child)."""
+        conn, self._conn = self._conn, None
+        if conn is not None and conn.status == pq.ConnStatus.OK:
+            neuter_descriptor(int(conn.socket))
+        self._io = threading.Lock()
+        self._locks = {}
+        self._subscriptions = []
+        self._reader = None
+        self._stop = threading.Event()
+
+
+def _readable(conn: pq.abc.PGconn, timeout: float) -> bool:
+    """Whether the session has something to read (or has ended) within ``timeout``."""
+    try:
+        descriptor = conn.socket
+    except Exception:
+        return True  # no socket: consume_input will say the session ended
+    poller = select.poll()
+    poller.register(descriptor, select.POLLIN)
+    return bool(poller.poll(timeout * 1000))

@@ -1,0 +1,150 @@
+"""One session per process holds its runners' liveness locks and LISTENs, where no pooler
+stands between (adapters/postgres/shared_session.py): a worker process holds two
+connections at rest, this session and one pooled; behind a pooler, a lock session per
+runner keeps its lock in an open transaction.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import pytest
+
+from jobtable.core import LockState, NewJob
+from tests.contract.test_store_contract import runner_info, sighting
+from tests.integration.test_postgres_store import NOW
+from tests.support.postgres import fresh_schema
+from tests.support.stores import break_lock
+
+
+@contextmanager
+def named_store(**options) -> Iterator[tuple[object, str, str, str]]:
+    """A store whose connections carry an application name of their own: (store, name, url,
+    schema)."""
+    from jobtable.adapters.postgres import PostgresStore
+
+    with fresh_schema() as (url, schema):
+        name = f"jobtable-test-{uuid.uuid4().hex[:8]}"
+        separator = "&" if "?" in url else "?"
+        store = PostgresStore.open(
+            f"{url}{separator}application_name={name}", now=NOW, schema=schema, **options
+        )
+        try:
+            yield store, name, url, schema
+        finally:
+            store.close()
+
+
+def admin_query(url: str, sql: str, *params) -> list[tuple]:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as admin:
+        return admin.execute(sql, params).fetchall()
+
+
+def until(condition: Callable[[], bool], what: str, deadline: float = 10.0) -> None:
+    end = time.monotonic() + deadline
+    while not condition():
+        assert time.monotonic() < end, f"never: {what}"
+        time.sleep(0.02)
+
+
+def connections(url: str, name: str) -> int:
+    sql = "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s"
+    return int(admin_query(url, sql, name)[0][0])
+
+
+def test_a_runner_and_its_wakes_share_one_session_two_connections_in_all():
+    from jobtable.adapters.postgres import PostgresStore
+
+    with named_store() as (store, name, url, schema):
+        woken = threading.Event()
+        watcher = store.watch(woken.set, fallback_interval=3600)
+        store.register_runner(runner_info("runner-a"), now=NOW)
+        assert store.confirm_liveness("runner-a", timeout=5)
+        until(lambda: connections(url, name) <= 2, "the migration's connection is gone")
+        assert connections(url, name) == 2  # one pooled, one for the lock and LISTEN
+        other = PostgresStore.open(url, now=NOW, schema=schema)
+        try:
+            woken.clear()
+            other.create(NewJob(id="first", kind="noop", payload="{}"), now=NOW)
+            assert woken.wait(10)
+        finally:
+            other.close()
+        watcher.stop()
+        assert sighting(store, "runner-a").lock is LockState.HELD  # the lock outlives it
+
+
+def test_a_terminated_session_is_replaced_its_lock_taken_again_and_wakes_still_come():
+    from jobtable.adapters.postgres import PostgresStore
+
+    with named_store() as (store, name, url, schema):
+        woken = threading.Event()
+        store.watch(woken.set, fallback_interval=3600)
+        store.register_runner(runner_info("runner-a"), now=NOW)
+        first = store.lock_backend_pid("runner-a")
+        woken.clear()
+        break_lock(store, "runner-a")  # pg_terminate_backend: the lock and the LISTEN go
+        assert woken.wait(10)  # heard as a look: anything may have changed unheard
+        until(lambda: sighting(store, "runner-a").lock is LockState.ABSENT, "lock absent")
+        assert store.confirm_liveness("runner-a", timeout=5) is False  # taken again
+        assert store.lock_backend_pid("runner-a") not in (None, first)
+        assert sighting(store, "runner-a").lock is LockState.HELD
+        other = PostgresStore.open(url, now=NOW, schema=schema)
+        try:
+            woken.clear()
+            other.create(NewJob(id="after", kind="noop", payload="{}"), now=NOW)
+            assert woken.wait(10)  # a NOTIFY, on the new session
+        finally:
+            other.close()
+        until(lambda: connections(url, name) <= 2, "still two connections")
+
+
+def test_two_runners_locks_share_the_session_and_one_released_leaves_the_other():
+    with named_store() as (store, _, url, _):
+        store.register_runner(runner_info("runner-a"), now=NOW)
+        store.register_runner(runner_info("runner-b"), now=NOW)
+        pid = store.lock_backend_pid("runner-a")
+        assert store.lock_backend_pid("runner-b") == pid
+        held = "SELECT count(*) FROM pg_locks WHERE pid = %s AND locktype = 'advisory'"
+        assert admin_query(url, held, pid) == [(2,)]
+        store.unregister_runner("runner-a")
+        assert admin_query(url, held, pid) == [(1,)]  # a's, let go of before it returned
+        assert sighting(store, "runner-b").lock is LockState.HELD
+        assert store.confirm_liveness("runner-b", timeout=5) is True
+
+
+def test_checks_keep_the_session_and_the_server_ends_it_once_they_stop():
+    """``idle_session_timeout``: a runner that falls silent (a partition, a stopped process)
+    loses its lock after the liveness timeout, with no word from its side; its checks (a
+    bare Sync each, no transaction: bench/at_rest.py counts them) keep the session."""
+    with named_store(liveness_timeout=5.0) as (store, _, url, _):
+        store.register_runner(runner_info("runner-a"), now=NOW)
+        pid = store.lock_backend_pid("runner-a")
+        alive = "SELECT count(*) FROM pg_stat_activity WHERE pid = %s"
+        started = time.monotonic()
+        while time.monotonic() - started < 7.0:  # past the timeout, a check every 0.5 s
+            assert store.confirm_liveness("runner-a", timeout=2) is True
+            time.sleep(0.5)
+        assert store.lock_backend_pid("runner-a") == pid
+        assert admin_query(url, alive, pid) == [(1,)]
+        until(lambda: admin_query(url, alive, pid) == [(0,)], "the server ended it", 15.0)
+        assert sighting(store, "runner-a").lock is LockState.ABSENT
+
+
+@pytest.mark.parametrize(
+    ("pooler", "state"), [(False, "idle"), (True, "idle in transaction")], ids=["direct", "pooler"]
+)
+def test_the_lock_session_holds_back_no_vacuum(pooler, state):
+    """Directly, a session lock outside any transaction; behind a pooler, an open transaction
+    with no snapshot and no transaction id. Neither holds back vacuum."""
+    with named_store(pooler=pooler) as (store, _, url, _):
+        store.register_runner(runner_info("runner-a"), now=NOW)
+        assert store.confirm_liveness("runner-a", timeout=5)
+        pid = store.lock_backend_pid("runner-a")
+        sql = "SELECT state, backend_xmin, backend_xid FROM pg_stat_activity WHERE pid = %s"
+        assert admin_query(url, sql, pid) == [(state, None, None)]
