@@ -25,28 +25,31 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import select
 import threading
 import time
 from collections.abc import Callable
 
 from psycopg import pq
+from psycopg.conninfo import make_conninfo
 
-from jobtable.adapters.postgres.lock_session import (
-    RUNNER_KEY,
+from jobtable.adapters.postgres.libpq_calls import (
     LockLostError,
     neuter_descriptor,
     open_connection,
+    readable,
     round_trip,
-    safe_runner_id,
     synced,
 )
+from jobtable.adapters.postgres.lock_session import RUNNER_KEY, safe_runner_id
 from jobtable.adapters.postgres.runner_locks import RELEASE_TIMEOUT
 from jobtable.core.backoff import next_claim_retry_delay
 
 READ_SLICE = 0.25
 """The longest one wait for notifications lasts before the stop flag is checked again."""
 CONNECT_TIMEOUT = 5.0
+MIN_ROUND_TRIP = 0.25
+"""A check left less than this after waiting for another's round trip does not ask: it
+fails without blaming (and closing) the session every runner's lock is on."""
 
 Heard = Callable[[str | None], None]
 """A subscriber: a notification's payload, or None when anything may have changed unheard."""
@@ -74,17 +77,22 @@ class SharedSession:
     def __init__(
         self, conninfo: str, *, session_timeout: float, logger: logging.Logger | None = None
     ) -> None:
-        self._conninfo = conninfo.encode("utf-8")
+        # UTF8 whatever the role or database says: payloads are decoded as such.
+        self._conninfo = make_conninfo(conninfo, client_encoding="UTF8").encode("utf-8")
         self._timeout_ms = max(1, round(session_timeout * 1000))
         self._log = logger or logging.getLogger("jobtable.postgres")
         self._io = threading.Lock()
-        """One round trip at a time on the connection; held while it is opened or closed."""
+        """One round trip at a time on the connection; held while it is replaced or closed."""
+        self._telling = threading.RLock()
+        """Held while subscribers are told: a stopped subscription hears nothing after."""
         self._conn: pq.abc.PGconn | None = None
         self._generation = 0
         """Which connection this is: a lock taken on an earlier one is gone."""
         self._incarnation: str | None = None
         self._locks: dict[str, tuple[int, str | None]] = {}
         """Runner id -> the generation its lock was taken on, and that server's start time."""
+        self._synced = 0.0
+        """When the last Sync that came back was sent (monotonic)."""
         self._subscriptions: list[Subscription] = []
         self._reader: threading.Thread | None = None
         self._stop = threading.Event()
@@ -95,41 +103,54 @@ class SharedSession:
     def confirm(self, runner_id: str, *, timeout: float) -> bool:
         """A round trip on the session while ``runner_id``'s lock is on it (True); its lock
         taken again, on a new session if need be, when it is gone (False). Raises
-        LockLostError when neither can be had within ``timeout``."""
+        LockLostError when neither can be had within ``timeout``; one that only ran out of
+        time waiting for another's round trip leaves the session (and others' locks) be."""
         safe_runner_id(runner_id)
-        deadline = time.monotonic() + timeout
+        asked = time.monotonic()
+        deadline = asked + timeout
+        if not self._io.acquire(timeout=max(0.0, timeout)):
+            raise LockLostError()
         heard: list[tuple[str, str]] = []
         try:
-            with self._io:
-                if self._conn is not None and self._holds(runner_id):
-                    try:
-                        synced(self._conn, deadline)
-                        heard = self._drain()
-                        return True
-                    except LockLostError:
-                        self._close()  # the session ended: every lock on it is gone
-                self._take(runner_id, deadline)
-                heard = self._drain()
-                return False
+            if self._conn is not None and self._holds(runner_id):
+                if self._synced >= asked:
+                    return True  # a Sync sent since this call began came back: proof enough
+                if deadline - time.monotonic() < MIN_ROUND_TRIP:
+                    raise LockLostError()  # no time left to ask: the session is not to blame
+                sent = time.monotonic()
+                try:
+                    synced(self._conn, deadline)
+                    self._synced = sent
+                    return True
+                except LockLostError:
+                    self._close()  # no answer in time: every lock on it is gone
+                finally:
+                    heard = self._drain()
+            self._take(runner_id, deadline)
+            heard += self._drain()
+            return False
         finally:
+            self._io.release()
             self._dispatch(heard)
 
     def location(self, runner_id: str) -> str | None:
         """The server ``runner_id``'s lock was taken on (its start time), if held here."""
-        with self._io:
-            taken = self._locks.get(runner_id)
-            return None if taken is None else taken[1]
+        taken = self._locks.get(runner_id)
+        return None if taken is None else taken[1]
 
     def backend_pid(self, runner_id: str) -> int | None:
         """The server process holding ``runner_id``'s lock."""
-        with self._io:
-            if self._conn is None or not self._holds(runner_id):
-                return None
-            return int(self._conn.backend_pid)
+        conn = self._conn
+        if conn is None or not self._holds(runner_id):
+            return None
+        with contextlib.suppress(Exception):
+            return int(conn.backend_pid)
+        return None
 
     def release(self, runner_id: str, timeout: float = RELEASE_TIMEOUT) -> None:
         """Let go of ``runner_id``'s lock, waiting (within ``timeout``) for the server to say so:
         a sweep may look next. The session closes once it holds nothing and nobody listens."""
+        heard: list[tuple[str, str]] = []
         with self._io:
             held = self._conn is not None and self._holds(runner_id)
             self._locks.pop(runner_id, None)
@@ -137,50 +158,50 @@ class SharedSession:
                 assert self._conn is not None
                 key = RUNNER_KEY.format(id=f"'{runner_id}'")
                 last = "; SET idle_session_timeout = 0" if not self._live_locks() else ""
+                unlock = f"SELECT pg_advisory_unlock({key}){last}"
                 try:
-                    round_trip(
-                        self._conn,
-                        f"SELECT pg_advisory_unlock({key}){last}",
-                        time.monotonic() + timeout,
-                    )
+                    round_trip(self._conn, unlock, time.monotonic() + timeout)
                 except LockLostError:
                     self._close()
+                heard = self._drain()
             if not self._locks and not self._subscriptions:
                 self._close()
+        self._dispatch(heard)
 
     def release_all(self, timeout: float = RELEASE_TIMEOUT) -> None:
-        with self._io:
-            held = list(self._locks)
-        for runner_id in held:
+        for runner_id in list(self._locks):
             self.release(runner_id, timeout)
 
     def _take(self, runner_id: str, deadline: float) -> None:
-        """Holding ``_io``: take ``runner_id``'s lock on the session, opening one if need be."""
-        if self._conn is None:
-            self._open(deadline)
-        assert self._conn is not None
+        """Holding ``_io``: take ``runner_id``'s lock on the session, on a new one if it is
+        gone (found so now, or before)."""
+        fresh = self._conn is None
+        if fresh:
+            self._install(*_opened(self._conninfo, self._channels(), deadline))
         key = RUNNER_KEY.format(id=f"'{runner_id}'")
         timeout = f"set_config('idle_session_timeout', '{self._timeout_ms}', false)"
+        take = f"SELECT CASE WHEN pg_try_advisory_lock({key}) THEN {timeout} END"
         try:
-            results = round_trip(
-                self._conn,
-                f"SELECT CASE WHEN pg_try_advisory_lock({key}) THEN {timeout} END",
-                deadline,
-            )
+            assert self._conn is not None
+            results = round_trip(self._conn, take, deadline)
         except LockLostError:
             self._close()
-            raise
+            if fresh:
+                raise
+            self._install(*_opened(self._conninfo, self._channels(), deadline))
+            assert self._conn is not None
+            results = round_trip(self._conn, take, deadline)  # once more, on a new session
         if results[-1].get_value(0, 0) is None:
             raise LockLostError()  # held elsewhere: its old session, which the server has not ended
         self._locks[runner_id] = (self._generation, self._incarnation)
 
     def _holds(self, runner_id: str) -> bool:
-        """Holding ``_io``: ``runner_id``'s lock was taken on this session."""
+        """``runner_id``'s lock was taken on this session."""
         taken = self._locks.get(runner_id)
         return taken is not None and taken[0] == self._generation
 
     def _live_locks(self) -> bool:
-        return any(self._holds(runner_id) for runner_id in self._locks)
+        return any(self._holds(runner_id) for runner_id in list(self._locks))
 
     # -- notifications -----------------------------------------------------------
 
@@ -188,29 +209,42 @@ class SharedSession:
         """Hand ``channel``'s notifications to ``heard`` from now on; returns once the session
         listens (or its first try failed: the reader keeps trying, and looks once it listens)."""
         subscription = Subscription(self, channel, heard, fallback_interval)
+        told: list[tuple[str, str]] = []
         with self._io:
+            others = bool(self._subscriptions)
             self._subscriptions.append(subscription)
             if self._conn is not None:
                 try:
-                    round_trip(
-                        self._conn, f'LISTEN "{channel}"', time.monotonic() + CONNECT_TIMEOUT
-                    )
+                    listen = f'LISTEN "{channel}"'
+                    round_trip(self._conn, listen, time.monotonic() + CONNECT_TIMEOUT)
+                    told = self._drain()
                 except LockLostError:
                     self._close()
-            else:  # others listening before it (none, unless a reconnect is due) missed nothing
+            else:  # those listening before it (none, unless a reconnect is due) missed nothing
                 with contextlib.suppress(LockLostError):
-                    self._open(
-                        time.monotonic() + CONNECT_TIMEOUT, look=len(self._subscriptions) > 1
-                    )
+                    deadline = time.monotonic() + CONNECT_TIMEOUT
+                    self._install(*_opened(self._conninfo, self._channels(), deadline), look=others)
             self._start_reader()
+        self._dispatch(told)
         return subscription
 
     def unsubscribe(self, subscription: Subscription) -> None:
-        with self._io:
+        # Not while it is being told (unless it stops itself from there).
+        with self._telling, self._io:
             with contextlib.suppress(ValueError):
                 self._subscriptions.remove(subscription)
+            channel = subscription.channel
             if not self._subscriptions and not self._locks:
                 self._close()
+            elif self._conn is not None and channel not in self._channels():
+                try:
+                    unlisten = f'UNLISTEN "{channel}"'
+                    round_trip(self._conn, unlisten, time.monotonic() + CONNECT_TIMEOUT)
+                except LockLostError:
+                    self._close()
+
+    def _channels(self) -> list[str]:
+        return sorted({subscription.channel for subscription in self._subscriptions})
 
     def _start_reader(self) -> None:
         """Holding ``_io``: make sure the reader runs."""
@@ -220,20 +254,27 @@ class SharedSession:
             self._reader.start()
 
     def _read(self) -> None:
-        """Read notifications as they come; reconnect, with backoff, while anyone listens."""
+        """Read notifications as they come; reconnect, with backoff, while anyone listens.
+        A new session is opened without holding ``_io``: checks go on meanwhile."""
         delay: float | None = None
         while not self._stop.is_set():
-            heard: list[tuple[str, str]] = []
             with self._io:
                 conn = self._conn
                 if conn is None and not self._subscriptions:
                     self._reader = None  # under the lock: a new subscriber starts another
                     return
+                heard = self._drain()  # any a round trip of another's read and left
             if conn is None:
                 try:
+                    opened = _opened(
+                        self._conninfo, self._channels(), time.monotonic() + CONNECT_TIMEOUT
+                    )
                     with self._io:
-                        if self._conn is None:
-                            self._open(time.monotonic() + CONNECT_TIMEOUT)
+                        if self._conn is None and self._subscriptions:
+                            self._install(*opened)
+                        else:
+                            with contextlib.suppress(Exception):
+                                opened[0].finish()
                     delay = None
                 except LockLostError as error:
                     delay = next_claim_retry_delay(delay)
@@ -244,14 +285,14 @@ class SharedSession:
                     )
                     self._look_all()  # something may have been queued meanwhile
                     self._stop.wait(delay)
-            elif _readable(conn, READ_SLICE):
+            elif readable(conn, READ_SLICE):
                 with self._io:
                     if self._conn is conn:
                         try:
                             conn.consume_input()
                             if conn.status != pq.ConnStatus.OK:
                                 raise LockLostError()
-                            heard = self._drain()
+                            heard += self._drain()
                         except Exception:
                             self._close()
             self._dispatch(heard)
@@ -260,30 +301,14 @@ class SharedSession:
                 self._look_all()
             self._look_when_due()
 
-    def _open(self, deadline: float, *, look: bool = True) -> None:
-        """Holding ``_io``: a new session, listening on every subscriber's channel; each
-        subscriber is told to look (what changed while none listened went unheard), unless
-        ``look`` is False (the only subscriber just came)."""
+    def _install(self, conn: pq.abc.PGconn, incarnation: str | None, *, look: bool = True) -> None:
+        """Holding ``_io``: ``conn`` (from ``_opened``) is the session now; each subscriber is
+        told to look (what changed while none listened went unheard), unless ``look`` is
+        False (the only subscriber just came)."""
         self._close()
-        conn = open_connection(self._conninfo, deadline)
-        try:
-            listens = "".join(
-                f'LISTEN "{channel}"; '
-                for channel in sorted({s.channel for s in self._subscriptions})
-            )
-            results = round_trip(
-                conn,
-                f"{listens}SELECT extract(epoch FROM pg_postmaster_start_time())::text",
-                deadline,
-            )
-        except BaseException:
-            with contextlib.suppress(Exception):
-                conn.finish()
-            raise
-        incarnation = results[-1].get_value(0, 0)
         self._conn = conn
         self._generation += 1
-        self._incarnation = None if incarnation is None else bytes(incarnation).decode()
+        self._incarnation = incarnation
         if look and self._subscriptions:
             self._look_pending = True  # the reader tells every subscriber, outside the lock
         if self._subscriptions:
@@ -294,26 +319,34 @@ class SharedSession:
         heard = []
         conn = self._conn
         while conn is not None and (notify := conn.notifies()) is not None:
-            heard.append((notify.relname.decode(), notify.extra.decode()))
+            try:
+                heard.append((notify.relname.decode(), notify.extra.decode()))
+            except UnicodeDecodeError:
+                heard.append((notify.relname.decode(errors="replace"), ""))  # a look, then
         return heard
 
     def _dispatch(self, heard: list[tuple[str, str]]) -> None:
-        subscriptions = list(self._subscriptions)
-        for channel, payload in heard:
-            for subscription in subscriptions:
-                if subscription.channel == channel:
-                    self._tell(subscription, payload)
+        if not heard:
+            return
+        with self._telling:
+            subscriptions = list(self._subscriptions)
+            for channel, payload in heard:
+                for subscription in subscriptions:
+                    if subscription.channel == channel:
+                        self._tell(subscription, payload or None)
 
     def _look_all(self) -> None:
-        for subscription in list(self._subscriptions):
-            self._tell(subscription, None)
+        with self._telling:
+            for subscription in list(self._subscriptions):
+                self._tell(subscription, None)
 
     def _look_when_due(self) -> None:
         """Every subscriber's fallback interval, whatever was heard: a notice lost on the way."""
         now = time.monotonic()
-        for subscription in list(self._subscriptions):
-            if now - subscription.looked >= subscription.fallback_interval:
-                self._tell(subscription, None)
+        with self._telling:
+            for subscription in list(self._subscriptions):
+                if now - subscription.looked >= subscription.fallback_interval:
+                    self._tell(subscription, None)
 
     def _tell(self, subscription: Subscription, payload: str | None) -> None:
         if payload is None:  # notices about other jobs never stand in for a look
@@ -349,18 +382,25 @@ class SharedSession:
         if conn is not None and conn.status == pq.ConnStatus.OK:
             neuter_descriptor(int(conn.socket))
         self._io = threading.Lock()
+        self._telling = threading.RLock()
         self._locks = {}
         self._subscriptions = []
         self._reader = None
         self._stop = threading.Event()
 
 
-def _readable(conn: pq.abc.PGconn, timeout: float) -> bool:
-    """Whether the session has something to read (or has ended) within ``timeout``."""
+def _opened(
+    conninfo: bytes, channels: list[str], deadline: float
+) -> tuple[pq.abc.PGconn, str | None]:
+    """A new session listening on ``channels``, and its server's start time (epoch seconds as
+    text: tells a lock taken on this server from one taken before a restart or failover)."""
+    conn = open_connection(conninfo, deadline)
     try:
-        descriptor = conn.socket
-    except Exception:
-        return True  # no socket: consume_input will say the session ended
-    poller = select.poll()
-    poller.register(descriptor, select.POLLIN)
-    return bool(poller.poll(timeout * 1000))
+        listens = "".join(f'LISTEN "{channel}"; ' for channel in channels)
+        started = "SELECT extract(epoch FROM pg_postmaster_start_time())::text"
+        incarnation = round_trip(conn, f"{listens}{started}", deadline)[-1].get_value(0, 0)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            conn.finish()
+        raise
+    return conn, None if incarnation is None else bytes(incarnation).decode()

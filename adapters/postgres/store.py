@@ -34,6 +34,7 @@ from psycopg_pool import ConnectionPool
 
 from jobtable.adapters.postgres.engine import QUERIES, PostgresEngine
 from jobtable.adapters.postgres.errors import translated
+from jobtable.adapters.postgres.libpq_calls import neuter_descriptor
 from jobtable.adapters.postgres.listener import (
     FALLBACK_INTERVAL,
     EventListener,
@@ -41,7 +42,6 @@ from jobtable.adapters.postgres.listener import (
     PollingWatcher,
     tell_changed_jobs,
 )
-from jobtable.adapters.postgres.lock_session import neuter_descriptor
 from jobtable.adapters.postgres.migrate import migrate
 from jobtable.adapters.postgres.runner_locks import RunnerLocks
 from jobtable.adapters.postgres.shared_session import SharedSession, Subscription

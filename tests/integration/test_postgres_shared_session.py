@@ -148,3 +148,70 @@ def test_the_lock_session_holds_back_no_vacuum(pooler, state):
         pid = store.lock_backend_pid("runner-a")
         sql = "SELECT state, backend_xmin, backend_xid FROM pg_stat_activity WHERE pid = %s"
         assert admin_query(url, sql, pid) == [(state, None, None)]
+
+
+def test_a_check_that_runs_out_of_time_waiting_for_another_leaves_the_session_be():
+    """A round trip another holds the session for (a slow LISTEN, a connect) makes a check
+    fail within its own timeout, and never closes the session every runner's lock is on."""
+    from jobtable.core.errors import StoreError
+
+    with named_store() as (store, _, _, _):
+        store.register_runner(runner_info("runner-a"), now=NOW)
+        store.register_runner(runner_info("runner-b"), now=NOW)
+        pid = store.lock_backend_pid("runner-a")
+        session = store._locks
+        held, done = threading.Event(), threading.Event()
+
+        def hold_the_session() -> None:
+            with session._io:
+                held.set()
+                done.wait(5)
+
+        holder = threading.Thread(target=hold_the_session)
+        holder.start()
+        try:
+            assert held.wait(5)
+            started = time.monotonic()
+            with pytest.raises(StoreError):
+                store.confirm_liveness("runner-a", timeout=0.3)
+            assert time.monotonic() - started < 2.0  # its own timeout, not the holder's
+        finally:
+            done.set()
+            holder.join(5)
+        assert store.lock_backend_pid("runner-b") == pid
+        assert store.confirm_liveness("runner-b", timeout=5) is True  # never lost
+        assert store.confirm_liveness("runner-a", timeout=5) is True
+
+
+def test_payloads_are_read_as_utf8_whatever_the_client_encoding(monkeypatch):
+    import psycopg
+
+    monkeypatch.setenv("PGCLIENTENCODING", "LATIN1")
+    with named_store() as (store, _, url, _):
+        heard: list[str | None] = []
+        changed = threading.Event()
+
+        def on_change(job_id: str | None) -> None:
+            heard.append(job_id)
+            changed.set()
+
+        store.watch_jobs(on_change, fallback_interval=3600)
+        with psycopg.connect(url, autocommit=True, client_encoding="UTF8") as admin:
+            admin.execute("SELECT pg_notify(%s, %s)", (store.events_channel, "café-1"))
+        assert changed.wait(10)
+        assert heard == ["café-1"]
+        store.register_runner(runner_info("runner-a"), now=NOW)
+        assert store.confirm_liveness("runner-a", timeout=5) is True
+
+
+def test_a_lock_is_taken_on_a_new_session_when_the_old_one_died_unnoticed():
+    with named_store() as (store, _, url, _):
+        store.register_runner(runner_info("runner-a"), now=NOW)
+        first = store.lock_backend_pid("runner-a")
+        admin_query(url, "SELECT pg_terminate_backend(%s)", first)
+        until(lambda: admin_query(url, "SELECT count(*) FROM pg_stat_activity WHERE pid = %s",
+                                  first) == [(0,)], "the session ended")  # fmt: skip
+        store.register_runner(runner_info("runner-b"), now=NOW)  # no error: a new session
+        assert store.lock_backend_pid("runner-b") not in (None, first)
+        assert store.confirm_liveness("runner-a", timeout=5) is False  # taken again there
+        assert store.lock_backend_pid("runner-a") == store.lock_backend_pid("runner-b")
