@@ -2,8 +2,9 @@
 order, without reading the backlog a key at its limit holds back.
 
 The kind's due jobs are read a page at a time from a position (priority, run_at, id),
-never an OFFSET. The first pages are read whole, so a claim whose first jobs fit costs a
-page. Past them, the keys at their limit are passed over in the statement. For a keyed
+never an OFFSET. The first pages are read whole (the first is what is wanted and a few
+more), so a claim whose first jobs fit costs one small page. Past them, the keys at their
+limit are passed over in the statement. For a keyed
 limit (with no rate) the claim then reads the kind's keys instead (one seek each in
 jobs_limit_keys) and the first jobs of each key with room, and takes them in claim
 order: the held-back backlog is never read. What that cannot see: more keys than
@@ -26,6 +27,9 @@ from jobtable.adapters.sql.slots import KindSlots
 
 WHOLE_PAGES = 2
 """Pages a claim reads whole before it passes over full keys: most claims end in the first."""
+
+FIRST_PAGE_MORE = 8
+"""Jobs a claim's first page reads beyond those it wants (some may be held back)."""
 
 MAX_KEYS = 2000
 """The most keys whose first jobs a claim reads; with more, the claim pages on instead."""
@@ -90,8 +94,10 @@ def pick(
                 slots.opens_no_later_than(slots.at + datetime.timedelta(seconds=looks_again))
                 break
             only_null = True  # every keyed job with room was seen: jobs with no key are left
-        # Unkeyed slots all taken: one due job is enough to learn when a rate opens.
-        page = 1 if slots.all_full() else PAGE
+        # Unkeyed slots all taken: one due job is enough to learn when a rate opens. The
+        # first page is what is wanted and a few more: most claims end there.
+        first_page = min(PAGE, wanted - len(picked) + FIRST_PAGE_MORE)
+        page = 1 if slots.all_full() else first_page if pages == 0 else PAGE
         passing = pages >= WHOLE_PAGES
         params = {
             **of_kind,

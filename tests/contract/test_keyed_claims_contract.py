@@ -28,8 +28,10 @@ KIND = "charge"
 
 @pytest.fixture
 def small_pages(monkeypatch, request):
-    """Pages of 3 jobs, one read whole, at most ``request.param`` keys read."""
+    """Pages of 3 jobs (the first what is wanted and one more), one read whole, at most
+    ``request.param`` keys read."""
     monkeypatch.setattr(limited_picks, "PAGE", 3)
+    monkeypatch.setattr(limited_picks, "FIRST_PAGE_MORE", 1)
     monkeypatch.setattr(limited_picks, "WHOLE_PAGES", 1)
     monkeypatch.setattr(limited_picks, "MAX_KEYS", request.param)
 
