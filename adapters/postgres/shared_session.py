@@ -14,9 +14,9 @@ holds two at rest: this one and one pooled.
   it alive: a bare Sync, which the server answers without a transaction, so
   an idle runner's checks cost the database none.
 - One thread reads notifications as they come and hands each to the
-  subscribers of its channel. After a reconnect, and every subscriber's
-  fallback interval, each subscriber is told to look (``None``), as
-  listener.py's NotifyListener does.
+  subscribers of its channel (subscribers.py). After a reconnect, and every
+  subscriber's fallback interval, each subscriber is told to look (``None``),
+  as listener.py's NotifyListener does.
 - When the session ends, every lock on it is lost: each runner's next check
   says so, and takes its lock again on a new session.
 """
@@ -27,7 +27,6 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable
 
 from psycopg import pq
 from psycopg.conninfo import make_conninfo
@@ -42,6 +41,7 @@ from jobtable.adapters.postgres.libpq_calls import (
 )
 from jobtable.adapters.postgres.lock_session import RUNNER_KEY, safe_runner_id
 from jobtable.adapters.postgres.runner_locks import RELEASE_TIMEOUT
+from jobtable.adapters.postgres.subscribers import Heard, Subscribers, Subscription
 from jobtable.core.backoff import next_claim_retry_delay
 
 READ_SLICE = 0.25
@@ -50,27 +50,6 @@ CONNECT_TIMEOUT = 5.0
 MIN_ROUND_TRIP = 0.25
 """A check left less than this after waiting for another's round trip does not ask: it
 fails without blaming (and closing) the session every runner's lock is on."""
-
-Heard = Callable[[str | None], None]
-"""A subscriber: a notification's payload, or None when anything may have changed unheard."""
-
-
-class Subscription:
-    """One subscriber's channel and callback; ``stop`` ends it."""
-
-    def __init__(
-        self, session: SharedSession, channel: str, heard: Heard, fallback_interval: float
-    ) -> None:
-        self.channel = channel
-        self.heard = heard
-        self.fallback_interval = fallback_interval
-        self.looked = time.monotonic()
-        self.connection = None
-        """No connection of its own (a forked child lets go of the session's)."""
-        self._session = session
-
-    def stop(self) -> None:
-        self._session.unsubscribe(self)
 
 
 class SharedSession:
@@ -83,8 +62,6 @@ class SharedSession:
         self._log = logger or logging.getLogger("jobtable.postgres")
         self._io = threading.Lock()
         """One round trip at a time on the connection; held while it is replaced or closed."""
-        self._telling = threading.RLock()
-        """Held while subscribers are told: a stopped subscription hears nothing after."""
         self._conn: pq.abc.PGconn | None = None
         self._generation = 0
         """Which connection this is: a lock taken on an earlier one is gone."""
@@ -93,7 +70,7 @@ class SharedSession:
         """Runner id -> the generation its lock was taken on, and that server's start time."""
         self._synced = 0.0
         """When the last Sync that came back was sent (monotonic)."""
-        self._subscriptions: list[Subscription] = []
+        self._subscribers = Subscribers(self._log)
         self._reader: threading.Thread | None = None
         self._stop = threading.Event()
         self._look_pending = False
@@ -131,7 +108,7 @@ class SharedSession:
             return False
         finally:
             self._io.release()
-            self._dispatch(heard)
+            self._subscribers.tell(heard)
 
     def location(self, runner_id: str) -> str | None:
         """The server ``runner_id``'s lock was taken on (its start time), if held here."""
@@ -164,9 +141,9 @@ class SharedSession:
                 except LockLostError:
                     self._close()
                 heard = self._drain()
-            if not self._locks and not self._subscriptions:
+            if not self._locks and not self._subscribers.all:
                 self._close()
-        self._dispatch(heard)
+        self._subscribers.tell(heard)
 
     def release_all(self, timeout: float = RELEASE_TIMEOUT) -> None:
         for runner_id in list(self._locks):
@@ -177,7 +154,7 @@ class SharedSession:
         gone (found so now, or before)."""
         fresh = self._conn is None
         if fresh:
-            self._install(*_opened(self._conninfo, self._channels(), deadline))
+            self._install(*_opened(self._conninfo, self._subscribers.channels(), deadline))
         key = RUNNER_KEY.format(id=f"'{runner_id}'")
         timeout = f"set_config('idle_session_timeout', '{self._timeout_ms}', false)"
         take = f"SELECT CASE WHEN pg_try_advisory_lock({key}) THEN {timeout} END"
@@ -188,7 +165,7 @@ class SharedSession:
             self._close()
             if fresh:
                 raise
-            self._install(*_opened(self._conninfo, self._channels(), deadline))
+            self._install(*_opened(self._conninfo, self._subscribers.channels(), deadline))
             assert self._conn is not None
             results = round_trip(self._conn, take, deadline)  # once more, on a new session
         if results[-1].get_value(0, 0) is None:
@@ -208,11 +185,13 @@ class SharedSession:
     def subscribe(self, channel: str, heard: Heard, *, fallback_interval: float) -> Subscription:
         """Hand ``channel``'s notifications to ``heard`` from now on; returns once the session
         listens (or its first try failed: the reader keeps trying, and looks once it listens)."""
-        subscription = Subscription(self, channel, heard, fallback_interval)
+        subscription = Subscription(
+            channel, heard, fallback_interval, lambda: self.unsubscribe(subscription)
+        )
         told: list[tuple[str, str]] = []
         with self._io:
-            others = bool(self._subscriptions)
-            self._subscriptions.append(subscription)
+            others = bool(self._subscribers.all)
+            self._subscribers.all.append(subscription)
             if self._conn is not None:
                 try:
                     listen = f'LISTEN "{channel}"'
@@ -223,28 +202,28 @@ class SharedSession:
             else:  # those listening before it (none, unless a reconnect is due) missed nothing
                 with contextlib.suppress(LockLostError):
                     deadline = time.monotonic() + CONNECT_TIMEOUT
-                    self._install(*_opened(self._conninfo, self._channels(), deadline), look=others)
+                    self._install(
+                        *_opened(self._conninfo, self._subscribers.channels(), deadline),
+                        look=others,
+                    )
             self._start_reader()
-        self._dispatch(told)
+        self._subscribers.tell(told)
         return subscription
 
     def unsubscribe(self, subscription: Subscription) -> None:
         # Not while it is being told (unless it stops itself from there).
-        with self._telling, self._io:
+        with self._subscribers.telling, self._io:
             with contextlib.suppress(ValueError):
-                self._subscriptions.remove(subscription)
+                self._subscribers.all.remove(subscription)
             channel = subscription.channel
-            if not self._subscriptions and not self._locks:
+            if not self._subscribers.all and not self._locks:
                 self._close()
-            elif self._conn is not None and channel not in self._channels():
+            elif self._conn is not None and channel not in self._subscribers.channels():
                 try:
                     unlisten = f'UNLISTEN "{channel}"'
                     round_trip(self._conn, unlisten, time.monotonic() + CONNECT_TIMEOUT)
                 except LockLostError:
                     self._close()
-
-    def _channels(self) -> list[str]:
-        return sorted({subscription.channel for subscription in self._subscriptions})
 
     def _start_reader(self) -> None:
         """Holding ``_io``: make sure the reader runs."""
@@ -260,17 +239,19 @@ class SharedSession:
         while not self._stop.is_set():
             with self._io:
                 conn = self._conn
-                if conn is None and not self._subscriptions:
+                if conn is None and not self._subscribers.all:
                     self._reader = None  # under the lock: a new subscriber starts another
                     return
                 heard = self._drain()  # any a round trip of another's read and left
             if conn is None:
                 try:
                     opened = _opened(
-                        self._conninfo, self._channels(), time.monotonic() + CONNECT_TIMEOUT
+                        self._conninfo,
+                        self._subscribers.channels(),
+                        time.monotonic() + CONNECT_TIMEOUT,
                     )
                     with self._io:
-                        if self._conn is None and self._subscriptions:
+                        if self._conn is None and self._subscribers.all:
                             self._install(*opened)
                         else:
                             with contextlib.suppress(Exception):
@@ -283,7 +264,7 @@ class SharedSession:
                         type(error).__name__,
                         delay,
                     )
-                    self._look_all()  # something may have been queued meanwhile
+                    self._subscribers.look_all()  # something may have been queued meanwhile
                     self._stop.wait(delay)
             elif readable(conn, READ_SLICE):
                 with self._io:
@@ -295,11 +276,11 @@ class SharedSession:
                             heard += self._drain()
                         except Exception:
                             self._close()
-            self._dispatch(heard)
+            self._subscribers.tell(heard)
             if self._look_pending:
                 self._look_pending = False
-                self._look_all()
-            self._look_when_due()
+                self._subscribers.look_all()
+            self._subscribers.look_when_due()
 
     def _install(self, conn: pq.abc.PGconn, incarnation: str | None, *, look: bool = True) -> None:
         """Holding ``_io``: ``conn`` (from ``_opened``) is the session now; each subscriber is
@@ -309,9 +290,9 @@ class SharedSession:
         self._conn = conn
         self._generation += 1
         self._incarnation = incarnation
-        if look and self._subscriptions:
+        if look and self._subscribers.all:
             self._look_pending = True  # the reader tells every subscriber, outside the lock
-        if self._subscriptions:
+        if self._subscribers.all:
             self._start_reader()
 
     def _drain(self) -> list[tuple[str, str]]:
@@ -325,37 +306,6 @@ class SharedSession:
                 heard.append((notify.relname.decode(errors="replace"), ""))  # a look, then
         return heard
 
-    def _dispatch(self, heard: list[tuple[str, str]]) -> None:
-        if not heard:
-            return
-        with self._telling:
-            subscriptions = list(self._subscriptions)
-            for channel, payload in heard:
-                for subscription in subscriptions:
-                    if subscription.channel == channel:
-                        self._tell(subscription, payload or None)
-
-    def _look_all(self) -> None:
-        with self._telling:
-            for subscription in list(self._subscriptions):
-                self._tell(subscription, None)
-
-    def _look_when_due(self) -> None:
-        """Every subscriber's fallback interval, whatever was heard: a notice lost on the way."""
-        now = time.monotonic()
-        with self._telling:
-            for subscription in list(self._subscriptions):
-                if now - subscription.looked >= subscription.fallback_interval:
-                    self._tell(subscription, None)
-
-    def _tell(self, subscription: Subscription, payload: str | None) -> None:
-        if payload is None:  # notices about other jobs never stand in for a look
-            subscription.looked = time.monotonic()
-        try:
-            subscription.heard(payload)
-        except Exception:  # a subscriber's fault must not end everyone's wakes
-            self._log.exception("a subscriber to %s failed", subscription.channel)
-
     # -- closing, and forks ----------------------------------------------------------
 
     def _close(self) -> None:
@@ -368,7 +318,7 @@ class SharedSession:
     def close(self) -> None:
         self._stop.set()
         with self._io:
-            self._subscriptions.clear()
+            self._subscribers.all.clear()
             self._locks.clear()
             self._close()
             reader = self._reader
@@ -382,9 +332,8 @@ class SharedSession:
         if conn is not None and conn.status == pq.ConnStatus.OK:
             neuter_descriptor(int(conn.socket))
         self._io = threading.Lock()
-        self._telling = threading.RLock()
         self._locks = {}
-        self._subscriptions = []
+        self._subscribers = Subscribers(self._log)
         self._reader = None
         self._stop = threading.Event()
 

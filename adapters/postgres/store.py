@@ -44,7 +44,8 @@ from jobtable.adapters.postgres.listener import (
 )
 from jobtable.adapters.postgres.migrate import migrate
 from jobtable.adapters.postgres.runner_locks import RunnerLocks
-from jobtable.adapters.postgres.shared_session import SharedSession, Subscription
+from jobtable.adapters.postgres.shared_session import SharedSession
+from jobtable.adapters.postgres.subscribers import Subscription
 from jobtable.adapters.sql.engine import Connection
 from jobtable.adapters.sql.store import SqlStore
 from jobtable.core.errors import StoreError

@@ -81,10 +81,10 @@ def pick(
             return picked
     after: tuple[Any, ...] = _BEFORE_ALL
     only_null = False
+    of_kind = {"kind": kind, "queues": picking["queues"]}
     for pages in itertools.count():
         if len(picked) >= wanted:
             break
-        of_kind = {"kind": kind, "queues": picking["queues"]}
         heads = pages == WHOLE_PAGES and slots.keyed_limit_only()
         if heads and _take_heads(engine, conn, of_kind, slots, wanted - len(picked), consider):
             if len(picked) >= wanted or slots.null_full():

@@ -92,7 +92,7 @@ class KindSlots:
             return False
         if rate is not None and self.started.get(rate_slot, 0) >= rate.n:
             opens = self.oldest[rate_slot] + datetime.timedelta(seconds=rate.per)
-            self.opens_at = opens if self.opens_at is None else min(self.opens_at, opens)
+            self.opens_no_later_than(opens)
             return False
         return True
 

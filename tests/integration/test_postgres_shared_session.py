@@ -20,6 +20,11 @@ from tests.integration.test_postgres_store import NOW
 from tests.support.postgres import fresh_schema
 from tests.support.stores import break_lock
 
+# Advisory locks are per database, not per schema: runner ids of this module's own, so
+# that tests of other modules taking "runner-a"'s lock at the same time never collide.
+RUNNER_A = f"runner-a-{uuid.uuid4().hex[:8]}"
+RUNNER_B = f"runner-b-{uuid.uuid4().hex[:8]}"
+
 
 @contextmanager
 def named_store(**options) -> Iterator[tuple[object, str, str, str]]:
@@ -64,8 +69,8 @@ def test_a_runner_and_its_wakes_share_one_session_two_connections_in_all():
     with named_store() as (store, name, url, schema):
         woken = threading.Event()
         watcher = store.watch(woken.set, fallback_interval=3600)
-        store.register_runner(runner_info("runner-a"), now=NOW)
-        assert store.confirm_liveness("runner-a", timeout=5)
+        store.register_runner(runner_info(RUNNER_A), now=NOW)
+        assert store.confirm_liveness(RUNNER_A, timeout=5)
         until(lambda: connections(url, name) <= 2, "the migration's connection is gone")
         assert connections(url, name) == 2  # one pooled, one for the lock and LISTEN
         other = PostgresStore.open(url, now=NOW, schema=schema)
@@ -76,7 +81,7 @@ def test_a_runner_and_its_wakes_share_one_session_two_connections_in_all():
         finally:
             other.close()
         watcher.stop()
-        assert sighting(store, "runner-a").lock is LockState.HELD  # the lock outlives it
+        assert sighting(store, RUNNER_A).lock is LockState.HELD  # the lock outlives it
 
 
 def test_a_terminated_session_is_replaced_its_lock_taken_again_and_wakes_still_come():
@@ -85,15 +90,15 @@ def test_a_terminated_session_is_replaced_its_lock_taken_again_and_wakes_still_c
     with named_store() as (store, name, url, schema):
         woken = threading.Event()
         store.watch(woken.set, fallback_interval=3600)
-        store.register_runner(runner_info("runner-a"), now=NOW)
-        first = store.lock_backend_pid("runner-a")
+        store.register_runner(runner_info(RUNNER_A), now=NOW)
+        first = store.lock_backend_pid(RUNNER_A)
         woken.clear()
-        break_lock(store, "runner-a")  # pg_terminate_backend: the lock and the LISTEN go
+        break_lock(store, RUNNER_A)  # pg_terminate_backend: the lock and the LISTEN go
         assert woken.wait(10)  # heard as a look: anything may have changed unheard
-        until(lambda: sighting(store, "runner-a").lock is LockState.ABSENT, "lock absent")
-        assert store.confirm_liveness("runner-a", timeout=5) is False  # taken again
-        assert store.lock_backend_pid("runner-a") not in (None, first)
-        assert sighting(store, "runner-a").lock is LockState.HELD
+        until(lambda: sighting(store, RUNNER_A).lock is LockState.ABSENT, "lock absent")
+        assert store.confirm_liveness(RUNNER_A, timeout=5) is False  # taken again
+        assert store.lock_backend_pid(RUNNER_A) not in (None, first)
+        assert sighting(store, RUNNER_A).lock is LockState.HELD
         other = PostgresStore.open(url, now=NOW, schema=schema)
         try:
             woken.clear()
@@ -106,16 +111,16 @@ def test_a_terminated_session_is_replaced_its_lock_taken_again_and_wakes_still_c
 
 def test_two_runners_locks_share_the_session_and_one_released_leaves_the_other():
     with named_store() as (store, _, url, _):
-        store.register_runner(runner_info("runner-a"), now=NOW)
-        store.register_runner(runner_info("runner-b"), now=NOW)
-        pid = store.lock_backend_pid("runner-a")
-        assert store.lock_backend_pid("runner-b") == pid
+        store.register_runner(runner_info(RUNNER_A), now=NOW)
+        store.register_runner(runner_info(RUNNER_B), now=NOW)
+        pid = store.lock_backend_pid(RUNNER_A)
+        assert store.lock_backend_pid(RUNNER_B) == pid
         held = "SELECT count(*) FROM pg_locks WHERE pid = %s AND locktype = 'advisory'"
         assert admin_query(url, held, pid) == [(2,)]
-        store.unregister_runner("runner-a")
+        store.unregister_runner(RUNNER_A)
         assert admin_query(url, held, pid) == [(1,)]  # a's, let go of before it returned
-        assert sighting(store, "runner-b").lock is LockState.HELD
-        assert store.confirm_liveness("runner-b", timeout=5) is True
+        assert sighting(store, RUNNER_B).lock is LockState.HELD
+        assert store.confirm_liveness(RUNNER_B, timeout=5) is True
 
 
 def test_checks_keep_the_session_and_the_server_ends_it_once_they_stop():
@@ -123,17 +128,17 @@ def test_checks_keep_the_session_and_the_server_ends_it_once_they_stop():
     loses its lock after the liveness timeout, with no word from its side; its checks (a
     bare Sync each, no transaction: bench/at_rest.py counts them) keep the session."""
     with named_store(liveness_timeout=5.0) as (store, _, url, _):
-        store.register_runner(runner_info("runner-a"), now=NOW)
-        pid = store.lock_backend_pid("runner-a")
+        store.register_runner(runner_info(RUNNER_A), now=NOW)
+        pid = store.lock_backend_pid(RUNNER_A)
         alive = "SELECT count(*) FROM pg_stat_activity WHERE pid = %s"
         started = time.monotonic()
         while time.monotonic() - started < 7.0:  # past the timeout, a check every 0.5 s
-            assert store.confirm_liveness("runner-a", timeout=2) is True
+            assert store.confirm_liveness(RUNNER_A, timeout=2) is True
             time.sleep(0.5)
-        assert store.lock_backend_pid("runner-a") == pid
+        assert store.lock_backend_pid(RUNNER_A) == pid
         assert admin_query(url, alive, pid) == [(1,)]
         until(lambda: admin_query(url, alive, pid) == [(0,)], "the server ended it", 15.0)
-        assert sighting(store, "runner-a").lock is LockState.ABSENT
+        assert sighting(store, RUNNER_A).lock is LockState.ABSENT
 
 
 @pytest.mark.parametrize(
@@ -143,9 +148,9 @@ def test_the_lock_session_holds_back_no_vacuum(pooler, state):
     """Directly, a session lock outside any transaction; behind a pooler, an open transaction
     with no snapshot and no transaction id. Neither holds back vacuum."""
     with named_store(pooler=pooler) as (store, _, url, _):
-        store.register_runner(runner_info("runner-a"), now=NOW)
-        assert store.confirm_liveness("runner-a", timeout=5)
-        pid = store.lock_backend_pid("runner-a")
+        store.register_runner(runner_info(RUNNER_A), now=NOW)
+        assert store.confirm_liveness(RUNNER_A, timeout=5)
+        pid = store.lock_backend_pid(RUNNER_A)
         sql = "SELECT state, backend_xmin, backend_xid FROM pg_stat_activity WHERE pid = %s"
         assert admin_query(url, sql, pid) == [(state, None, None)]
 
@@ -156,9 +161,9 @@ def test_a_check_that_runs_out_of_time_waiting_for_another_leaves_the_session_be
     from jobtable.core.errors import StoreError
 
     with named_store() as (store, _, _, _):
-        store.register_runner(runner_info("runner-a"), now=NOW)
-        store.register_runner(runner_info("runner-b"), now=NOW)
-        pid = store.lock_backend_pid("runner-a")
+        store.register_runner(runner_info(RUNNER_A), now=NOW)
+        store.register_runner(runner_info(RUNNER_B), now=NOW)
+        pid = store.lock_backend_pid(RUNNER_A)
         session = store._locks
         held, done = threading.Event(), threading.Event()
 
@@ -173,14 +178,14 @@ def test_a_check_that_runs_out_of_time_waiting_for_another_leaves_the_session_be
             assert held.wait(5)
             started = time.monotonic()
             with pytest.raises(StoreError):
-                store.confirm_liveness("runner-a", timeout=0.3)
+                store.confirm_liveness(RUNNER_A, timeout=0.3)
             assert time.monotonic() - started < 2.0  # its own timeout, not the holder's
         finally:
             done.set()
             holder.join(5)
-        assert store.lock_backend_pid("runner-b") == pid
-        assert store.confirm_liveness("runner-b", timeout=5) is True  # never lost
-        assert store.confirm_liveness("runner-a", timeout=5) is True
+        assert store.lock_backend_pid(RUNNER_B) == pid
+        assert store.confirm_liveness(RUNNER_B, timeout=5) is True  # never lost
+        assert store.confirm_liveness(RUNNER_A, timeout=5) is True
 
 
 def test_payloads_are_read_as_utf8_whatever_the_client_encoding(monkeypatch):
@@ -200,18 +205,18 @@ def test_payloads_are_read_as_utf8_whatever_the_client_encoding(monkeypatch):
             admin.execute("SELECT pg_notify(%s, %s)", (store.events_channel, "café-1"))
         assert changed.wait(10)
         assert heard == ["café-1"]
-        store.register_runner(runner_info("runner-a"), now=NOW)
-        assert store.confirm_liveness("runner-a", timeout=5) is True
+        store.register_runner(runner_info(RUNNER_A), now=NOW)
+        assert store.confirm_liveness(RUNNER_A, timeout=5) is True
 
 
 def test_a_lock_is_taken_on_a_new_session_when_the_old_one_died_unnoticed():
     with named_store() as (store, _, url, _):
-        store.register_runner(runner_info("runner-a"), now=NOW)
-        first = store.lock_backend_pid("runner-a")
+        store.register_runner(runner_info(RUNNER_A), now=NOW)
+        first = store.lock_backend_pid(RUNNER_A)
         admin_query(url, "SELECT pg_terminate_backend(%s)", first)
         until(lambda: admin_query(url, "SELECT count(*) FROM pg_stat_activity WHERE pid = %s",
                                   first) == [(0,)], "the session ended")  # fmt: skip
-        store.register_runner(runner_info("runner-b"), now=NOW)  # no error: a new session
-        assert store.lock_backend_pid("runner-b") not in (None, first)
-        assert store.confirm_liveness("runner-a", timeout=5) is False  # taken again there
-        assert store.lock_backend_pid("runner-a") == store.lock_backend_pid("runner-b")
+        store.register_runner(runner_info(RUNNER_B), now=NOW)  # no error: a new session
+        assert store.lock_backend_pid(RUNNER_B) not in (None, first)
+        assert store.confirm_liveness(RUNNER_A, timeout=5) is False  # taken again there
+        assert store.lock_backend_pid(RUNNER_A) == store.lock_backend_pid(RUNNER_B)
