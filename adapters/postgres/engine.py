@@ -47,7 +47,8 @@ def one_round_trip(conn: psycopg.Connection) -> Iterator[None]:
     failing) runs none of the rest and rolls back them all. psycopg's own
     transaction() waits for the server at BEGIN and at COMMIT: three round
     trips where this takes one, most of a small batch's time on loopback.
-    The statements' results are read after the block. Should the block raise
+    A result read inside the block is a round trip (a flush, not a Sync: the
+    transaction stays open); the rest are read after it. Should the block raise
     before its end (in the client: a value that cannot be sent, an
     interrupt), the connection is closed before any Sync, so the server
     rolls back what was sent instead of committing half a batch. The pooled

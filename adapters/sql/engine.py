@@ -86,9 +86,11 @@ class SqlEngine(abc.ABC):
         from what they returned, on the same connection.
 
         One round trip where the engine can (PostgreSQL's pipeline, committed at its end):
-        ``send`` must not read a result, only return its cursors; ``read`` runs after that
-        commit there (what it runs commits in a transaction of its own), and inside the one
-        transaction elsewhere. When ``send`` raises, nothing it sent happened.
+        ``send`` returns its cursors, and each result it reads itself costs a round trip
+        there (taking what was sent before it along, in the same transaction). ``read``
+        runs after that commit there (what it runs commits in a transaction of its own),
+        and inside the one transaction elsewhere. When ``send`` raises, nothing it sent
+        happened.
         """
 
     @abc.abstractmethod

@@ -8,7 +8,7 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from jobtable.adapters.sql.engine import Connection, SqlPart
-from jobtable.adapters.sql.slots import declared_limits
+from jobtable.adapters.sql.slots import declared_limits, send_registered_limits
 from jobtable.adapters.sql_rows import queue_limits
 from jobtable.core.held_back import (
     FullSlots,
@@ -61,7 +61,7 @@ class SqlHeldBack(SqlPart):
                     engine.sql("due_in_queue_by_kind"), {"queue": name}
                 ):
                     counts.append(HeldBack(kind=kind, queue=name, limit=why, count=int(count)))
-            lowest = declared_limits(engine, conn, limits)
+            lowest = declared_limits(limits, send_registered_limits(engine, conn, limits))
             for kind in sorted(lowest.keys() | rates.keys()):
                 by_limit = full_slots(lowest.get(kind), self._running(conn, kind))
                 rate = rates.get(kind)
@@ -104,7 +104,7 @@ class SqlHeldBack(SqlPart):
     ) -> dict[str | None, int]:
         since = self._engine.stamp(now - datetime.timedelta(seconds=rate.per))
         rows = conn.execute(self._engine.sql("starts_by_rate_key"), {"kind": kind, "since": since})
-        return {key: int(count) for key, count, _ in rows}
+        return {key: int(count) for key, count, *_ in rows}
 
 
 def _slots_params(

@@ -19,10 +19,17 @@ from typing import Any
 
 import attrs
 
-from jobtable.adapters.sql.engine import Connection, SqlEngine
+from jobtable.adapters.sql.engine import Connection, Cursor, SqlEngine
 from jobtable.adapters.sql.limited_picks import pick
 from jobtable.adapters.sql.queue_limits import PAGE, Chosen, pick_in_queue
-from jobtable.adapters.sql.slots import KindSlots, QueueSlots, declared_limits
+from jobtable.adapters.sql.slots import (
+    KindSlots,
+    QueueSlots,
+    count_running,
+    count_starts,
+    declared_limits,
+    send_registered_limits,
+)
 from jobtable.adapters.sql_rows import queue_limits
 from jobtable.core.batch import Batch
 
@@ -56,23 +63,39 @@ def claim_limited(
 ) -> LimitedClaim:
     """Claim up to ``wanted`` due jobs of the limited kinds (``rules``) and of the limited
     queues among ``queues``, within their limits and rates, in this transaction; a fair
-    kind's keys take turns (``_fair_order``). ``kinds``: every kind served (None: any)."""
+    kind's keys take turns (``_fair_order``). ``kinds``: every kind served (None: any).
+
+    What needs no result before it is sent first, and read after (on PostgreSQL, one
+    round trip): the limited queues, the kinds' locks, then what is counted under them."""
     rates, fair = rules.rates, rules.fair
-    read = queue_limits(conn.execute(engine.sql("limited_queues"), {}).fetchall())
-    limited = {name: limit for name, limit in read.items() if queues is None or name in queues}
+    read_queues = conn.execute(engine.sql("limited_queues"), {})
     apart = sorted(rules.kinds_apart)
     for kind in apart:  # one order for every runner (kinds, then queues): no two wait for
         conn.execute(engine.sql("lock_limited_kind"), {"kind": kind})  # each other
+    declared = send_registered_limits(engine, conn, rules.limits)
+    counting = {kind: count_running(engine, conn, kind) for kind in apart if kind in rules.limits}
+    fair_starts = {kind: _send_fair_start(engine, conn, kind, picking) for kind in sorted(fair)}
+    read = queue_limits(read_queues.fetchall())  # what was sent so far comes back with it
+    running = {kind: cursor.fetchall() for kind, cursor in counting.items()}
+    fair_begun = {
+        kind: (dict(turns.fetchall()), first.fetchone()[0])
+        for kind, (turns, first) in fair_starts.items()
+    }
+    limited = {name: limit for name, limit in read.items() if queues is None or name in queues}
     for name in sorted(limited):
         conn.execute(engine.sql("lock_limited_queue"), {"queue": name})
     if rules.clock is not None:  # read now that the locks are held: a rate's stamps are fresh
         now = max(now, rules.clock())
-    limits = declared_limits(engine, conn, rules.limits)
+    limits = declared_limits(rules.limits, declared)
     kind_slots: dict[str, KindSlots] = {}
 
     def slots_of(kind: str) -> KindSlots:
         if kind not in kind_slots:
-            kind_slots[kind] = KindSlots(engine, conn, kind, limits.get(kind), rates.get(kind), now)
+            rate = rates.get(kind)
+            at, started = count_starts(engine, conn, kind, rate, now) if rate else (now, [])
+            kind_slots[kind] = KindSlots(
+                limits.get(kind), rate, running=running.get(kind, ()), at=at, started=started
+            )
         return kind_slots[kind]
 
     chosen: list[Chosen] = []
@@ -81,7 +104,11 @@ def claim_limited(
         if len(chosen) >= wanted:
             break
         slots = slots_of(kind)
-        candidates = _fair_order(engine, conn, kind, picking) if kind in fair else iter(())
+        candidates = (
+            _fair_order(engine, conn, kind, picking, *fair_begun[kind])
+            if kind in fair
+            else iter(())
+        )
         chosen += pick(engine, conn, kind, slots, picking, wanted - len(chosen), candidates)
     queue_stamps: dict[str, Any] = {}
     ruled = {kind for kind in apart if kind in limits or kind in rates}
@@ -103,19 +130,10 @@ def claim_limited(
         ids = engine.names([job_id for job_id, *_ in chosen])
         rows = conn.execute(engine.sql("claim_jobs_by_id"), {**picking, "ids": ids}).fetchall()
         claimed = {row[0] for row in rows}
-        for job_id, kind, rate_key, fair_key, rated_queue in chosen:
-            if job_id not in claimed:
-                continue
-            if kind in rates:
-                stamp = engine.stamp(slots_of(kind).at)
-                start = {"kind": kind, "rate_key": rate_key, "now": stamp}
-                conn.execute(engine.sql("record_start"), start)
-            if rated_queue is not None:
-                start = {"queue": rated_queue, "now": queue_stamps[rated_queue]}
-                conn.execute(engine.sql("record_queue_start"), start)
-            if kind in fair and fair_key is not None:
-                turn = {"kind": kind, "fair_key": fair_key}
-                conn.execute(engine.sql("take_fair_turn"), turn)
+        _record_turns_and_starts(
+            engine, conn, [job for job in chosen if job[0] in claimed], rules, kind_slots,
+            queue_stamps,
+        )  # fmt: skip
         place = {job_id: n for n, (job_id, *_) in enumerate(chosen)}
         rows.sort(key=lambda row: place[row[0]])
     return LimitedClaim(
@@ -123,21 +141,61 @@ def claim_limited(
     )
 
 
-def _fair_order(
+def _record_turns_and_starts(
+    engine: SqlEngine,
+    conn: Connection,
+    claimed: list[Chosen],
+    rules: Batch,
+    kind_slots: Mapping[str, KindSlots],
+    queue_stamps: Mapping[str, Any],
+) -> None:
+    """Record each claimed job's start where a rate counts it (its kind's, its queue's) and
+    its fair key's turn: one statement each, sent together, no result read."""
+    starts, queue_starts, turns = [], [], []
+    for _, kind, rate_key, fair_key, rated_queue in claimed:
+        if kind in rules.rates:
+            stamp = engine.stamp(kind_slots[kind].at)
+            starts.append({"kind": kind, "rate_key": rate_key, "now": stamp})
+        if rated_queue is not None:
+            queue_starts.append({"queue": rated_queue, "now": queue_stamps[rated_queue]})
+        if kind in rules.fair and fair_key is not None:
+            turns.append({"kind": kind, "fair_key": fair_key})
+    for query, params in (
+        ("record_start", starts),
+        ("record_queue_start", queue_starts),
+        ("take_fair_turn", turns),
+    ):
+        if params:
+            conn.cursor().executemany(engine.sql(query), params)
+
+
+def _send_fair_start(
     engine: SqlEngine, conn: Connection, kind: str, picking: Mapping[str, Any]
+) -> tuple[Cursor, Cursor]:
+    """A fair kind's turns and its first priority with a due job, sent (``_fair_order``
+    reads them)."""
+    params = {"kind": kind, "queues": picking["queues"], "after": -1}
+    return (
+        conn.execute(engine.sql("fair_turns"), {"kind": kind}),
+        conn.execute(engine.sql("fair_priority"), params),
+    )
+
+
+def _fair_order(
+    engine: SqlEngine,
+    conn: Connection,
+    kind: str,
+    picking: Mapping[str, Any],
+    turns: Mapping[str, Any],
+    first_priority: Any,
 ) -> Iterator[Any]:
     """A fair kind's due jobs, priority by priority; within one, its keys take turns (the one
     whose last turn is oldest, or never came, first), each key's oldest job first, then its
-    jobs with no key. Each key's jobs are read as its turns come round, a few at a time."""
-    turns = dict(conn.execute(engine.sql("fair_turns"), {"kind": kind}).fetchall())
-    priority = -1
-    while True:
-        params = {"kind": kind, "queues": picking["queues"]}
-        (found,) = conn.execute(
-            engine.sql("fair_priority"), {**params, "after": priority}
-        ).fetchone()
-        if found is None:
-            return
+    jobs with no key. Each key's jobs are read as its turns come round, a few at a time.
+    ``turns`` and ``first_priority``: what ``_send_fair_start`` sent, read."""
+    params = {"kind": kind, "queues": picking["queues"]}
+    found = first_priority
+    while found is not None:
         priority = int(found)
         keys = [
             key
@@ -172,3 +230,6 @@ def _fair_order(
             yield from unkeyed
             if len(unkeyed) < PAGE:
                 break
+        (found,) = conn.execute(
+            engine.sql("fair_priority"), {**params, "after": priority}
+        ).fetchone()

@@ -83,8 +83,8 @@ class SqlQueue(BatchedCalls, SqlPart):
                     conn.execute(give_back, {"id": claim.job_id, "runner_id": runner_id})
             started = [_start(engine, conn, claim, stamp) for claim in batch.starts]
             limited = _NOTHING_LIMITED
-            limited = _NOTHING_LIMITED
-            if rules is not None and batch.claim:  # limited kinds first, up to their free slots
+            if rules is not None and batch.claim:  # limited kinds first, up to their free
+                # slots: counted, then claimed, reading results as it goes (in the transaction)
                 limited = self._claim_limited(
                     conn, rules, picking, batch.claim, now, kinds=served, queues=queues
                 )
@@ -128,8 +128,6 @@ class SqlQueue(BatchedCalls, SqlPart):
                     into.extend(self._readable(conn, cursor, sql, picking, limit, set_aside))
             return done
 
-        if rules is not None and batch.claim:  # counted, then claimed: one transaction
-            return engine.write(lambda conn: read(conn, send(conn)))
         return engine.send_then_read(send, read, durable=batch.durable)
 
     def _claim_limited(

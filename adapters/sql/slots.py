@@ -6,25 +6,76 @@ from __future__ import annotations
 
 import datetime
 import json
-from collections.abc import Mapping
+import time
+import weakref
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from jobtable.adapters.sql.engine import Connection, SqlEngine
+from jobtable.adapters.sql.engine import Connection, Cursor, SqlEngine
 from jobtable.core.held_back import QueueUse
 from jobtable.core.limits import PRUNE_MARGIN, QueueLimit, RateLimit, RunningLimit, smallest
 
 _ALL = "*"
 """The one slot of a limit or rate without a key."""
 
+PRUNE_EVERY = 1.0
+"""Seconds between prunes of a rate-limited kind's old starts by one store's claims (the
+window's count reads only its own, so the prune only keeps the table small)."""
+
+_pruned_at: weakref.WeakKeyDictionary[SqlEngine, dict[str, float]] = weakref.WeakKeyDictionary()
+"""Per store, when its claims last pruned each rate-limited kind's starts (``_clock``)."""
+
+_clock = time.monotonic
+
+Started = tuple[Any, int, datetime.datetime]
+"""Starts of one rate key in a window: the key, how many, and the oldest."""
+
+
+def send_registered_limits(
+    engine: SqlEngine, conn: Connection, limits: Mapping[str, RunningLimit]
+) -> Cursor | None:
+    """The limits every live runner registered, sent when there are ``limits`` to lower
+    (``declared_limits`` reads them)."""
+    return conn.execute(engine.sql("registered_limits"), {}) if limits else None
+
 
 def declared_limits(
-    engine: SqlEngine, conn: Connection, limits: Mapping[str, RunningLimit]
+    limits: Mapping[str, RunningLimit], declared: Cursor | None
 ) -> Mapping[str, RunningLimit]:
-    """``limits``, each lowered to the smallest any live runner registered for its kind."""
-    if not limits:
+    """``limits``, each lowered to the smallest any live runner registered for its kind
+    (``declared``: what ``send_registered_limits`` sent)."""
+    if not limits or declared is None:
         return limits
-    declared = conn.execute(engine.sql("registered_limits"), {}).fetchall()
-    return smallest(limits, (_parsed(text) for (text,) in declared))
+    return smallest(limits, (_parsed(text) for (text,) in declared.fetchall()))
+
+
+def count_running(engine: SqlEngine, conn: Connection, kind: str) -> Cursor:
+    """The kind's running jobs per limit key, sent (``KindSlots`` reads the rows)."""
+    return conn.execute(engine.sql("running_by_limit_key"), {"kind": kind})
+
+
+def count_starts(
+    engine: SqlEngine, conn: Connection, kind: str, rate: RateLimit, now: datetime.datetime
+) -> tuple[datetime.datetime, list[Started]]:
+    """When the claim's starts of the kind are stamped (``now``, or the latest start recorded
+    if later: windows stay in order when clocks differ), and the starts in the window before
+    it, per rate key. Starts older than any window needs are pruned now and then."""
+    pruned = _pruned_at.setdefault(engine, {})
+    if _clock() - pruned.get(kind, -PRUNE_EVERY) >= PRUNE_EVERY:
+        kept = datetime.timedelta(seconds=rate.per + PRUNE_MARGIN)
+        conn.execute(engine.sql("prune_starts"), {"kind": kind, "since": engine.stamp(now - kept)})
+        pruned[kind] = _clock()
+    window = datetime.timedelta(seconds=rate.per)
+
+    def in_window(at: datetime.datetime) -> list[Any]:
+        since = {"kind": kind, "since": engine.stamp(at - window)}
+        return conn.execute(engine.sql("starts_by_rate_key"), since).fetchall()
+
+    at, rows = now, in_window(now)
+    latest = max((engine.parse_time(row[3]) for row in rows), default=now)
+    if latest > now:  # a later start is in the window read, when there is one
+        at, rows = latest, in_window(latest)
+    return at, [(key, int(count), engine.parse_time(first)) for key, count, first, _ in rows]
 
 
 class KindSlots:
@@ -33,12 +84,12 @@ class KindSlots:
 
     def __init__(
         self,
-        engine: SqlEngine,
-        conn: Connection,
-        kind: str,
         limit: RunningLimit | None,
         rate: RateLimit | None,
-        now: datetime.datetime,
+        *,
+        running: Iterable[tuple[Any, Any]] = (),
+        at: datetime.datetime,
+        started: Iterable[Started] = (),
     ) -> None:
         self.limit = limit
         self.rate = rate
@@ -48,28 +99,17 @@ class KindSlots:
         self.opens_at: datetime.datetime | None = None
         self.taken = 0
         """Jobs this claim counted as started (``count``)."""
+        self.at = at
+        """When this claim's starts of the kind are stamped: never before the latest one."""
         if limit is not None:
-            counts = conn.execute(engine.sql("running_by_limit_key"), {"kind": kind}).fetchall()
-            for key, count in counts:
+            for key, count in running:
                 slot = key if limit.keyed else _ALL
                 self.running[slot] = self.running.get(slot, 0) + int(count)
-        self.at = now
-        """When this claim's starts of the kind are stamped: never before the latest one."""
         if rate is not None:
-            window = datetime.timedelta(seconds=rate.per)
-            kept = datetime.timedelta(seconds=rate.per + PRUNE_MARGIN)
-            conn.execute(
-                engine.sql("prune_starts"), {"kind": kind, "since": engine.stamp(now - kept)}
-            )
-            (latest,) = conn.execute(engine.sql("latest_start"), {"kind": kind}).fetchone()
-            if latest is not None:
-                self.at = max(now, engine.parse_time(latest))
-            since = {"kind": kind, "since": engine.stamp(self.at - window)}
-            for key, count, first in conn.execute(engine.sql("starts_by_rate_key"), since):
+            for key, count, first in started:
                 slot = key if rate.keyed else _ALL
-                self.started[slot] = self.started.get(slot, 0) + int(count)
-                first_at = engine.parse_time(first)
-                self.oldest[slot] = min(self.oldest.get(slot, first_at), first_at)
+                self.started[slot] = self.started.get(slot, 0) + count
+                self.oldest[slot] = min(self.oldest.get(slot, first), first)
 
     def take(self, limit_key: str | None, rate_key: str | None) -> bool:
         """Whether a job with these keys fits now; if so, its slots are counted as taken."""
