@@ -100,10 +100,21 @@ def claim_limited(
 
     chosen: list[Chosen] = []
     openings: list[datetime.datetime] = []
+    direct: dict[str, Any] = {}  # claimed as they were picked
     for kind in apart:
         if len(chosen) >= wanted:
             break
         slots = slots_of(kind)
+        room = None if kind in fair else slots.room_for_any()
+        if room is not None:  # any of its due jobs fits, up to the room: claimed at once
+            taking = min(room, wanted - len(chosen))
+            params = {**picking, "kinds": engine.names([kind]), "limit": taking}
+            rows = conn.execute(engine.sql("claim_next_job"), params).fetchall() if taking else []
+            for row in rows:
+                slots.count(None, None)
+                direct[row[0]] = row
+                chosen.append((row[0], kind, None, None, None))
+            continue
         candidates = (
             _fair_order(engine, conn, kind, picking, *fair_begun[kind])
             if kind in fair
@@ -125,17 +136,15 @@ def claim_limited(
         if queue.opens_at is not None:
             openings.append(queue.opens_at)
     openings += [slots.opens_at for slots in kind_slots.values() if slots.opens_at is not None]
-    rows: list[Any] = []
-    if chosen:
-        ids = engine.names([job_id for job_id, *_ in chosen])
-        rows = conn.execute(engine.sql("claim_jobs_by_id"), {**picking, "ids": ids}).fetchall()
-        claimed = {row[0] for row in rows}
-        _record_turns_and_starts(
-            engine, conn, [job for job in chosen if job[0] in claimed], rules, kind_slots,
-            queue_stamps,
-        )  # fmt: skip
-        place = {job_id: n for n, (job_id, *_) in enumerate(chosen)}
-        rows.sort(key=lambda row: place[row[0]])
+    claimed_rows = dict(direct)
+    picked = [job_id for job_id, *_ in chosen if job_id not in direct]
+    if picked:
+        params = {**picking, "ids": engine.names(picked)}
+        for row in conn.execute(engine.sql("claim_jobs_by_id"), params).fetchall():
+            claimed_rows[row[0]] = row  # none whose cancel came since the pick
+    claimed = [job for job in chosen if job[0] in claimed_rows]
+    _record_turns_and_starts(engine, conn, claimed, rules, kind_slots, queue_stamps)
+    rows = [claimed_rows[job_id] for job_id, *_ in claimed]
     return LimitedClaim(
         rows=rows, opens_at=min(openings) if openings else None, limited_queues=frozenset(read)
     )

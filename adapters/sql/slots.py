@@ -150,6 +150,14 @@ class KindSlots:
         """A due job may start by ``when``: the claim says to claim again then."""
         self.opens_at = when if self.opens_at is None else min(self.opens_at, when)
 
+    def room_for_any(self) -> int | None:
+        """How many more of its due jobs may start, whatever their keys, where only a limit
+        without a key counts (no rate, no limit key); None where keys or a rate decide."""
+        limit = self.limit
+        if limit is None or limit.keyed or self.rate is not None:
+            return None
+        return max(0, limit.n - self.running.get(_ALL, 0))
+
     def keyed_limit_only(self) -> bool:
         """A keyed limit and no rate: what fits is decided by each key's running jobs alone."""
         return self.limit is not None and self.limit.keyed and self.rate is None
