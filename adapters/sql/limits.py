@@ -13,15 +13,15 @@ Each start of a rate-limited job is recorded in the same transaction.
 from __future__ import annotations
 
 import datetime
-import itertools
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import attrs
 
-from jobtable.adapters.sql.engine import Connection, Cursor, SqlEngine
+from jobtable.adapters.sql.engine import Connection, SqlEngine
+from jobtable.adapters.sql.fair_order import fair_order, send_fair_start
 from jobtable.adapters.sql.limited_picks import pick
-from jobtable.adapters.sql.queue_limits import PAGE, Chosen, pick_in_queue
+from jobtable.adapters.sql.queue_limits import Chosen, pick_in_queue
 from jobtable.adapters.sql.slots import (
     KindSlots,
     QueueSlots,
@@ -32,12 +32,6 @@ from jobtable.adapters.sql.slots import (
 )
 from jobtable.adapters.sql_rows import queue_limits
 from jobtable.core.batch import Batch
-
-FAIR_DEPTH = 4
-"""A fair key's jobs read at a time as its turns come round."""
-
-FAIR_CHUNK = 8
-"""Fair keys whose jobs one statement reads (a claim rarely needs more than the first few)."""
 
 
 @attrs.frozen
@@ -63,7 +57,7 @@ def claim_limited(
 ) -> LimitedClaim:
     """Claim up to ``wanted`` due jobs of the limited kinds (``rules``) and of the limited
     queues among ``queues``, within their limits and rates, in this transaction; a fair
-    kind's keys take turns (``_fair_order``). ``kinds``: every kind served (None: any).
+    kind's keys take turns (adapters/sql/fair_order.py). ``kinds``: every kind served (None: any).
 
     What needs no result before it is sent first, and read after (on PostgreSQL, one
     round trip): the limited queues, the kinds' locks, then what is counted under them."""
@@ -74,7 +68,7 @@ def claim_limited(
         conn.execute(engine.sql("lock_limited_kind"), {"kind": kind})  # each other
     declared = send_registered_limits(engine, conn, rules.limits)
     counting = {kind: count_running(engine, conn, kind) for kind in apart if kind in rules.limits}
-    fair_starts = {kind: _send_fair_start(engine, conn, kind, picking) for kind in sorted(fair)}
+    fair_starts = {kind: send_fair_start(engine, conn, kind, picking) for kind in sorted(fair)}
     read = queue_limits(read_queues.fetchall())  # what was sent so far comes back with it
     running = {kind: cursor.fetchall() for kind, cursor in counting.items()}
     fair_begun = {
@@ -116,9 +110,7 @@ def claim_limited(
                 chosen.append((row[0], kind, None, None, None))
             continue
         candidates = (
-            _fair_order(engine, conn, kind, picking, *fair_begun[kind])
-            if kind in fair
-            else iter(())
+            fair_order(engine, conn, kind, picking, *fair_begun[kind]) if kind in fair else iter(())
         )
         chosen += pick(engine, conn, kind, slots, picking, wanted - len(chosen), candidates)
     queue_stamps: dict[str, Any] = {}
@@ -176,69 +168,3 @@ def _record_turns_and_starts(
     ):
         if params:
             conn.cursor().executemany(engine.sql(query), params)
-
-
-def _send_fair_start(
-    engine: SqlEngine, conn: Connection, kind: str, picking: Mapping[str, Any]
-) -> tuple[Cursor, Cursor]:
-    """A fair kind's turns and its first priority with a due job, sent (``_fair_order``
-    reads them)."""
-    params = {"kind": kind, "queues": picking["queues"], "after": -1}
-    return (
-        conn.execute(engine.sql("fair_turns"), {"kind": kind}),
-        conn.execute(engine.sql("fair_priority"), params),
-    )
-
-
-def _fair_order(
-    engine: SqlEngine,
-    conn: Connection,
-    kind: str,
-    picking: Mapping[str, Any],
-    turns: Mapping[str, Any],
-    first_priority: Any,
-) -> Iterator[Any]:
-    """A fair kind's due jobs, priority by priority; within one, its keys take turns (the one
-    whose last turn is oldest, or never came, first), each key's oldest job first, then its
-    jobs with no key. Each key's jobs are read as its turns come round, a few at a time.
-    ``turns`` and ``first_priority``: what ``_send_fair_start`` sent, read."""
-    params = {"kind": kind, "queues": picking["queues"]}
-    found = first_priority
-    while found is not None:
-        priority = int(found)
-        keys = [
-            key
-            for (key,) in conn.execute(engine.sql("fair_keys"), {**params, "priority": priority})
-        ]
-        keys.sort(key=lambda key: (key in turns, int(turns.get(key, 0)), key))
-        heads: dict[str, list[Any]] = {key: [] for key in keys}
-        for depth in itertools.count():
-            more = False
-            for start in range(0, len(keys), FAIR_CHUNK):
-                chunk = keys[start : start + FAIR_CHUNK]
-                due = [key for key in chunk if depth % FAIR_DEPTH == 0 and len(heads[key]) == depth]
-                if due:  # their turns reached the end of what was read: read a few more each
-                    rows = conn.execute(
-                        engine.sql("fair_heads"),
-                        {**params, "priority": priority, "fair_keys": engine.names(due),
-                         "limit": FAIR_DEPTH, "offset": depth},
-                    ).fetchall()  # fmt: skip
-                    for row in rows:
-                        heads[row[3]].append(row)
-                for key in chunk:
-                    if depth < len(heads[key]):
-                        more = True
-                        yield heads[key][depth]
-            if not more:
-                break
-        for offset in itertools.count(0, PAGE):  # then this priority's jobs with no key
-            unkeyed = conn.execute(
-                engine.sql("fair_unkeyed"),
-                {**params, "priority": priority, "limit": PAGE, "offset": offset},
-            ).fetchall()
-            yield from unkeyed
-            if len(unkeyed) < PAGE:
-                break
-        (found,) = conn.execute(
-            engine.sql("fair_priority"), {**params, "after": priority}
-        ).fetchone()

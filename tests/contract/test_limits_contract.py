@@ -12,6 +12,7 @@ import datetime
 
 import pytest
 
+from jobtable.adapters.sql import fair_order
 from jobtable.core import Status
 from jobtable.core.batch import Batch
 from jobtable.core.ids import JobIdGenerator
@@ -274,6 +275,30 @@ def test_a_fair_kinds_jobs_with_no_key_come_before_a_later_prioritys_keyed_ones(
     unkeyed = add_fair(store, None, priority=0)
     add_fair(store, "small", priority=5)
     assert claim_fair(store, n=2) == [keyed, unkeyed]
+
+
+def test_a_fair_key_that_appears_once_the_listed_keys_ran_dry_starts_at_once(store):
+    """A store may serve a fair kind's key list for a moment; when its keys have no job to
+    give, it lists them again before it looks further (no worker idles)."""
+    only = add_fair(store, "big")
+    assert claim_fair(store, n=1) == [only]
+    late = add_fair(store, "late")
+    lower = add_fair(store, "big", priority=5)
+    assert claim_fair(store, n=1) == [late]  # not the later priority's job
+    assert claim_fair(store, n=1) == [lower]
+
+
+def test_a_fair_key_that_appears_joins_the_round_once_the_keys_are_listed_again(store, monkeypatch):
+    clock = [0.0]
+    monkeypatch.setattr(fair_order, "_clock", lambda: clock[0])
+    big = [add_fair(store, "big") for _ in range(5)]
+    assert claim_fair(store, n=1) == big[:1]  # the keys are listed: big's alone
+    late = add_fair(store, "late")
+    first = claim_fair(store, n=1)  # the list of a moment ago may serve (not the memory's)
+    clock[0] += fair_order.FAIR_KEYS_FRESH
+    second = claim_fair(store, n=1)
+    assert late in first + second  # listed again: it never had a turn, so it goes first
+    assert claim_fair(store, n=2) == big[2:4]  # big had its turns: none is repeated
 
 
 def test_a_claim_whose_clock_read_came_before_its_wait_never_stamps_a_start_out_of_order(store):

@@ -2,8 +2,9 @@
 enough that a planner would rather scan if it could, all but a few jobs of one tenant.
 
 The table's statistics were taken while that one tenant held the whole backlog (as a sample
-of a skewed table may find it): the plans must not trust them. The plans shown: the first
-jobs of some fair keys (one seek each in jobs_fair), a page of a limited kind in claim
+of a skewed table may find it): the plans must not trust them. The plans shown: a fair
+kind's first priority (the first row in jobs_ready, not a MIN over the backlog), its keys
+(a loose index scan of jobs_fair), the first jobs of some fair keys (one seek each), a page of a limited kind in claim
 order from a position, passing over full keys (jobs_ready), a keyed limit's keys (a loose
 index scan) and their first jobs (one seek each in jobs_limit_keys), its running jobs per
 key (jobs_running_limits), and a limited queue's page and running count.
@@ -47,6 +48,8 @@ STATEMENTS: dict[str, dict[str, Any]] = {
         "offset": 0,
         "queues": None,
     },
+    "fair_priority": {"kind": "charge", "after": -1, "queues": None},
+    "fair_keys": {"kind": "charge", "priority": 0},
     "pick_limited": {
         "kind": "charge",
         "limit": 200,
@@ -66,6 +69,8 @@ STATEMENTS: dict[str, dict[str, Any]] = {
 }
 INDEXES = {
     "fair_heads": ("jobs_fair",),
+    "fair_priority": ("jobs_ready",),
+    "fair_keys": ("jobs_fair",),
     "pick_limited": ("jobs_ready",),
     "limit_keys": ("jobs_limit_keys",),
     "limit_heads": ("jobs_limit_keys",),

@@ -1,0 +1,143 @@
+"""A fair kind's claim order: within a priority its keys take turns, round robin (the key
+whose last turn is oldest, or never came, first), each key's oldest job first, then the
+jobs with no key.
+
+Listing a kind's keys costs an index seek per key, so a store's claims reuse the list
+for FAIR_KEYS_FRESH seconds. A key that appears meanwhile joins the round when the list
+is read again: then, or as soon as the listed keys have no due job left to give.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+import weakref
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from jobtable.adapters.sql.engine import Connection, Cursor, SqlEngine
+from jobtable.adapters.sql.queue_limits import PAGE
+
+FAIR_DEPTH = 4
+"""A fair key's jobs read at a time as its turns come round."""
+
+FAIR_CHUNK = 8
+"""Fair keys whose jobs one statement reads (a claim rarely needs more than the first few)."""
+
+FAIR_KEYS_FRESH = 1.0
+"""Seconds a fair kind's keys, as one claim listed them, serve the store's later claims."""
+
+_listed: weakref.WeakKeyDictionary[
+    SqlEngine, dict[tuple[str, int], tuple[float, frozenset[str]]]
+] = weakref.WeakKeyDictionary()
+"""Per store, per fair kind and priority: when its keys were listed (``_clock``), and those
+of them that still had due jobs when last read."""
+
+_clock = time.monotonic
+
+
+def send_fair_start(
+    engine: SqlEngine, conn: Connection, kind: str, picking: Mapping[str, Any]
+) -> tuple[Cursor, Cursor]:
+    """A fair kind's turns and its first priority with a due job, sent (``fair_order``
+    reads them)."""
+    params = {"kind": kind, "queues": picking["queues"], "after": -1}
+    return (
+        conn.execute(engine.sql("fair_turns"), {"kind": kind}),
+        conn.execute(engine.sql("fair_priority"), params),
+    )
+
+
+def fair_order(
+    engine: SqlEngine,
+    conn: Connection,
+    kind: str,
+    picking: Mapping[str, Any],
+    turns: Mapping[str, Any],
+    first_priority: Any,
+) -> Iterator[Any]:
+    """A fair kind's due jobs in claim order, priority by priority, each key's read as its
+    turns come round, a few at a time. ``turns`` and ``first_priority``: what
+    ``send_fair_start`` sent, read."""
+    params = {"kind": kind, "queues": picking["queues"]}
+    found = first_priority
+    while found is not None:
+        priority = int(found)
+        keys, listed_now = _keys(engine, conn, kind, priority, fresh=False)
+        taken: set[str] = set()
+        while True:
+            round_robin = sorted(
+                keys - taken, key=lambda key: (key in turns, int(turns.get(key, 0)), key)
+            )
+            taken.update(round_robin)
+            yield from _turns(engine, conn, params, priority, round_robin)
+            if listed_now:
+                break
+            keys, listed_now = _keys(engine, conn, kind, priority, fresh=True)  # any new key?
+        for offset in itertools.count(0, PAGE):  # then this priority's jobs with no key
+            unkeyed = conn.execute(
+                engine.sql("fair_unkeyed"),
+                {**params, "priority": priority, "limit": PAGE, "offset": offset},
+            ).fetchall()
+            yield from unkeyed
+            if len(unkeyed) < PAGE:
+                break
+        (found,) = conn.execute(
+            engine.sql("fair_priority"), {**params, "after": priority}
+        ).fetchone()
+
+
+def _keys(
+    engine: SqlEngine, conn: Connection, kind: str, priority: int, *, fresh: bool
+) -> tuple[frozenset[str], bool]:
+    """The kind's keys with due jobs at ``priority``, as listed less than FAIR_KEYS_FRESH
+    ago unless ``fresh``; and whether they were listed now."""
+    listed = _listed.setdefault(engine, {})
+    kept = listed.get((kind, priority))
+    if not fresh and kept is not None and _clock() - kept[0] < FAIR_KEYS_FRESH:
+        return kept[1], False
+    params = {"kind": kind, "priority": priority}
+    keys = frozenset(key for (key,) in conn.execute(engine.sql("fair_keys"), params))
+    listed[(kind, priority)] = (_clock(), keys)
+    return keys, True
+
+
+def _forget(engine: SqlEngine, kind: str, priority: int, empty: set[str]) -> None:
+    """Keys found with no due job leave the kept list (until it is listed again)."""
+    listed = _listed.get(engine, {})
+    kept = listed.get((kind, priority))
+    if kept is not None:
+        listed[(kind, priority)] = (kept[0], kept[1] - empty)
+
+
+def _turns(
+    engine: SqlEngine,
+    conn: Connection,
+    params: Mapping[str, Any],
+    priority: int,
+    keys: list[str],
+) -> Iterator[Any]:
+    """The due jobs of ``keys`` (in turn order) at ``priority``, each key's turn in order,
+    round after round, reading a few of each key's jobs at a time."""
+    heads: dict[str, list[Any]] = {key: [] for key in keys}
+    for depth in itertools.count():
+        more = False
+        for start in range(0, len(keys), FAIR_CHUNK):
+            chunk = keys[start : start + FAIR_CHUNK]
+            due = [key for key in chunk if depth % FAIR_DEPTH == 0 and len(heads[key]) == depth]
+            if due:  # their turns reached the end of what was read: read a few more each
+                rows = conn.execute(
+                    engine.sql("fair_heads"),
+                    {**params, "priority": priority, "fair_keys": engine.names(due),
+                     "limit": FAIR_DEPTH, "offset": depth},
+                ).fetchall()  # fmt: skip
+                for row in rows:
+                    heads[row[3]].append(row)
+                if depth == 0:
+                    _forget(engine, params["kind"], priority, {k for k in due if not heads[k]})
+            for key in chunk:
+                if depth < len(heads[key]):
+                    more = True
+                    yield heads[key][depth]
+        if not more:
+            break
