@@ -104,7 +104,7 @@ class SqlHeldBack(SqlPart):
     ) -> dict[str | None, int]:
         since = self._engine.stamp(now - datetime.timedelta(seconds=rate.per))
         rows = conn.execute(self._engine.sql("starts_by_rate_key"), {"kind": kind, "since": since})
-        return {key: int(count) for key, count, *_ in rows}
+        return {key: int(count) for key, count, _ in rows}
 
 
 def _slots_params(

@@ -22,11 +22,11 @@ from jobtable.adapters.sql.engine import Connection, SqlEngine
 from jobtable.adapters.sql.fair_order import fair_order, send_fair_start
 from jobtable.adapters.sql.limited_picks import pick
 from jobtable.adapters.sql.queue_limits import Chosen, pick_in_queue
+from jobtable.adapters.sql.rate_windows import count_starts, send_new_starts
 from jobtable.adapters.sql.slots import (
     KindSlots,
     QueueSlots,
     count_running,
-    count_starts,
     declared_limits,
     send_registered_limits,
 )
@@ -68,6 +68,9 @@ def claim_limited(
         conn.execute(engine.sql("lock_limited_kind"), {"kind": kind})  # each other
     declared = send_registered_limits(engine, conn, rules.limits)
     counting = {kind: count_running(engine, conn, kind) for kind in apart if kind in rules.limits}
+    new_starts = {
+        kind: send_new_starts(engine, conn, kind, rates[kind], now) for kind in sorted(rates)
+    }
     fair_starts = {kind: send_fair_start(engine, conn, kind, picking) for kind in sorted(fair)}
     read = queue_limits(read_queues.fetchall())  # what was sent so far comes back with it
     running = {kind: cursor.fetchall() for kind, cursor in counting.items()}
@@ -86,7 +89,9 @@ def claim_limited(
     def slots_of(kind: str) -> KindSlots:
         if kind not in kind_slots:
             rate = rates.get(kind)
-            at, started = count_starts(engine, conn, kind, rate, now) if rate else (now, [])
+            at, started = (
+                count_starts(engine, conn, kind, rate, now, new_starts[kind]) if rate else (now, [])
+            )
             kind_slots[kind] = KindSlots(
                 limits.get(kind), rate, running=running.get(kind, ()), at=at, started=started
             )

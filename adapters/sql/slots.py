@@ -6,29 +6,16 @@ from __future__ import annotations
 
 import datetime
 import json
-import time
-import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from jobtable.adapters.sql.engine import Connection, Cursor, SqlEngine
+from jobtable.adapters.sql.rate_windows import Started
 from jobtable.core.held_back import QueueUse
 from jobtable.core.limits import PRUNE_MARGIN, QueueLimit, RateLimit, RunningLimit, smallest
 
 _ALL = "*"
 """The one slot of a limit or rate without a key."""
-
-PRUNE_EVERY = 1.0
-"""Seconds between prunes of a rate-limited kind's old starts by one store's claims (the
-window's count reads only its own, so the prune only keeps the table small)."""
-
-_pruned_at: weakref.WeakKeyDictionary[SqlEngine, dict[str, float]] = weakref.WeakKeyDictionary()
-"""Per store, when its claims last pruned each rate-limited kind's starts (``_clock``)."""
-
-_clock = time.monotonic
-
-Started = tuple[Any, int, datetime.datetime]
-"""Starts of one rate key in a window: the key, how many, and the oldest."""
 
 
 def send_registered_limits(
@@ -52,30 +39,6 @@ def declared_limits(
 def count_running(engine: SqlEngine, conn: Connection, kind: str) -> Cursor:
     """The kind's running jobs per limit key, sent (``KindSlots`` reads the rows)."""
     return conn.execute(engine.sql("running_by_limit_key"), {"kind": kind})
-
-
-def count_starts(
-    engine: SqlEngine, conn: Connection, kind: str, rate: RateLimit, now: datetime.datetime
-) -> tuple[datetime.datetime, list[Started]]:
-    """When the claim's starts of the kind are stamped (``now``, or the latest start recorded
-    if later: windows stay in order when clocks differ), and the starts in the window before
-    it, per rate key. Starts older than any window needs are pruned now and then."""
-    pruned = _pruned_at.setdefault(engine, {})
-    if _clock() - pruned.get(kind, -PRUNE_EVERY) >= PRUNE_EVERY:
-        kept = datetime.timedelta(seconds=rate.per + PRUNE_MARGIN)
-        conn.execute(engine.sql("prune_starts"), {"kind": kind, "since": engine.stamp(now - kept)})
-        pruned[kind] = _clock()
-    window = datetime.timedelta(seconds=rate.per)
-
-    def in_window(at: datetime.datetime) -> list[Any]:
-        since = {"kind": kind, "since": engine.stamp(at - window)}
-        return conn.execute(engine.sql("starts_by_rate_key"), since).fetchall()
-
-    at, rows = now, in_window(now)
-    latest = max((engine.parse_time(row[3]) for row in rows), default=now)
-    if latest > now:  # a later start is in the window read, when there is one
-        at, rows = latest, in_window(latest)
-    return at, [(key, int(count), engine.parse_time(first)) for key, count, first, _ in rows]
 
 
 class KindSlots:

@@ -9,6 +9,7 @@ are never held ahead; and claims racing from many threads never run more than th
 from __future__ import annotations
 
 import datetime
+from contextlib import ExitStack
 
 import pytest
 
@@ -24,7 +25,7 @@ from tests.contract.test_rows_contract import unreadable
 from tests.contract.test_store_contract import dead, runner_info, sighting
 from tests.support.rows import write_row
 from tests.support.settling import settle_dead
-from tests.support.stores import break_lock
+from tests.support.stores import break_lock, same_database
 from tests.support.threads import run_in_threads
 
 KINDS = ("export", "charge", "noop")
@@ -299,6 +300,40 @@ def test_a_fair_key_that_appears_joins_the_round_once_the_keys_are_listed_again(
     second = claim_fair(store, n=1)
     assert late in first + second  # listed again: it never had a turn, so it goes first
     assert claim_fair(store, n=2) == big[2:4]  # big had its turns: none is repeated
+
+
+def test_starts_another_process_recorded_count_in_the_window_stamped_alike_or_not(store, engine):
+    """A store keeps the window it saw and reads only the starts recorded since: those of
+    another store on the database count, each once, however many share one stamp."""
+    with ExitStack() as stack:
+        other = same_database(store, engine, stack)
+        syncs = [add_rated(store, "sync") for _ in range(4)]
+        claimed = [claim_rated(store, now=LATER, n=1), claim_rated(other, now=LATER, n=1)]
+        assert [job.id for done in claimed for job in done.claimed] == syncs[:2]
+        assert claim_rated(store, now=LATER, n=1).claimed == []  # both starts, at one stamp
+        assert claim_rated(other, now=LATER, n=1).claimed == []
+        later = LATER + datetime.timedelta(seconds=60)  # the window has moved past both
+        assert [job.id for job in claim_rated(other, now=later, n=1).claimed] == syncs[2:3]
+        third = claim_rated(store, now=later + datetime.timedelta(seconds=1), n=5)
+        assert [job.id for job in third.claimed] == syncs[3:]  # the other's start counted
+        assert claim_rated(other, now=later + datetime.timedelta(seconds=2), n=5).claimed == []
+
+
+def test_a_claim_whose_clock_lags_the_last_one_still_counts_the_starts_in_its_window(store):
+    """A claim whose clock is ahead (and found nothing to start) has looked past the window
+    of one whose clock lags: the lagging one still counts every start in its own."""
+    syncs = [add_rated(store, "sync") for _ in range(2)]
+    assert [job.id for job in claim_rated(store, now=LATER, n=2).claimed] == syncs
+    add_rated(store, "sync")
+    assert claim_rated(store, now=LATER, n=1).claimed == []  # the window is full
+    ahead = LATER + datetime.timedelta(seconds=61)  # both starts are out of its window
+    elsewhere = store.run_batch(  # a runner of another queue: it counts, and starts none
+        Batch(claim=1, rates=RATES), runner_id="runner-c", now=ahead, kinds=("sync", "call"),
+        queues=("elsewhere",),
+    )  # fmt: skip
+    assert elsewhere.claimed == []
+    lagging = LATER + datetime.timedelta(seconds=30)  # both starts are in its window
+    assert claim_rated(store, "runner-b", now=lagging, n=1).claimed == []
 
 
 def test_a_claim_whose_clock_read_came_before_its_wait_never_stamps_a_start_out_of_order(store):

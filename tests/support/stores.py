@@ -35,6 +35,23 @@ _postgres_urls: dict[int, tuple[str, str]] = {}
 """Each open PostgreSQL store's URL and schema, for a connection of the application's own."""
 
 
+def same_database(store, engine: str, stack: ExitStack) -> object:
+    """Another store on ``store``'s database, as another process would open it (closed with
+    ``stack``); the memory store is one process's: ``store`` itself."""
+    now = FakeClock().now()
+    if engine == "memory":
+        return store
+    if engine == "sqlite":
+        other = SqliteStore.open(store.path, now=now)
+    else:
+        from jobtable.adapters.postgres import PostgresStore
+
+        url, schema = _postgres_urls[id(store)]
+        other = PostgresStore.open(url, now=now, schema=schema)
+    stack.callback(other.close)
+    return other
+
+
 def application_connection(store, engine: str, stack: ExitStack) -> object:
     """A connection of the application's own to ``store``'s database, as ``create_in`` takes
     one (closed with ``stack``): sqlite3's or psycopg's, its transaction not yet begun."""
