@@ -113,14 +113,17 @@ def send_new_starts(
     engine: SqlEngine, conn: Connection, kind: str, rate: RateLimit, now: datetime.datetime
 ) -> Cursor:
     """The kind's starts recorded since its claims here last looked, sent (the first look:
-    those in the window before ``now``); send it once the kind's lock is taken."""
+    those in the window before ``now``, and a margin); send it once the kind's lock is
+    taken."""
     windows = _windows.setdefault(engine, {})
     window = windows.get(kind)
     if window is None or window.per != rate.per:
         window = windows[kind] = _Window(rate.per)
-    if window.latest is None:
-        since = {"kind": kind, "since": engine.stamp(now - datetime.timedelta(seconds=rate.per))}
-        return conn.execute(engine.sql("starts_after"), since)
+    if window.latest is None:  # as far back as a claim whose clock lags may count
+        first = now - datetime.timedelta(seconds=rate.per + PRUNE_MARGIN)
+        return conn.execute(
+            engine.sql("starts_after"), {"kind": kind, "since": engine.stamp(first)}
+        )
     return conn.execute(
         engine.sql("starts_from"), {"kind": kind, "since": engine.stamp(window.latest)}
     )
