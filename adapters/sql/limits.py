@@ -22,7 +22,7 @@ from jobtable.adapters.sql.engine import Connection, SqlEngine
 from jobtable.adapters.sql.fair_order import fair_order, send_fair_start
 from jobtable.adapters.sql.limited_picks import pick
 from jobtable.adapters.sql.queue_limits import Chosen, pick_in_queue
-from jobtable.adapters.sql.rate_windows import count_starts, send_new_starts
+from jobtable.adapters.sql.rate_windows import WindowLook, count_starts, look_at_window
 from jobtable.adapters.sql.slots import (
     KindSlots,
     QueueSlots,
@@ -42,6 +42,8 @@ class LimitedClaim:
     """When a due job a rate held back may start (its window's oldest start leaves it)."""
     limited_queues: frozenset[str] = frozenset()
     """Every queue an operator limits, as read in this claim."""
+    windows_read: tuple[WindowLook, ...] = ()
+    """The rate windows' starts this claim read: kept once its batch has committed."""
 
 
 def claim_limited(
@@ -68,9 +70,7 @@ def claim_limited(
         conn.execute(engine.sql("lock_limited_kind"), {"kind": kind})  # each other
     declared = send_registered_limits(engine, conn, rules.limits)
     counting = {kind: count_running(engine, conn, kind) for kind in apart if kind in rules.limits}
-    new_starts = {
-        kind: send_new_starts(engine, conn, kind, rates[kind], now) for kind in sorted(rates)
-    }
+    looks = {kind: look_at_window(engine, conn, kind, rates[kind], now) for kind in sorted(rates)}
     fair_starts = {kind: send_fair_start(engine, conn, kind, picking) for kind in sorted(fair)}
     read = queue_limits(read_queues.fetchall())  # what was sent so far comes back with it
     running = {kind: cursor.fetchall() for kind, cursor in counting.items()}
@@ -90,7 +90,7 @@ def claim_limited(
         if kind not in kind_slots:
             rate = rates.get(kind)
             at, started = (
-                count_starts(engine, conn, kind, rate, now, new_starts[kind]) if rate else (now, [])
+                count_starts(engine, conn, kind, rate, now, looks[kind]) if rate else (now, [])
             )
             kind_slots[kind] = KindSlots(
                 limits.get(kind), rate, running=running.get(kind, ()), at=at, started=started
@@ -143,7 +143,10 @@ def claim_limited(
     _record_turns_and_starts(engine, conn, claimed, rules, kind_slots, queue_stamps)
     rows = [claimed_rows[job_id] for job_id, *_ in claimed]
     return LimitedClaim(
-        rows=rows, opens_at=min(openings) if openings else None, limited_queues=frozenset(read)
+        rows=rows,
+        opens_at=min(openings) if openings else None,
+        limited_queues=frozenset(read),
+        windows_read=tuple(looks[kind] for kind in sorted(looks) if kind in kind_slots),
     )
 
 

@@ -17,6 +17,7 @@ from jobtable.adapters.readable_rows import Unreadable, claim_readable, held_job
 from jobtable.adapters.sql.engine import Connection, Cursor, SqlEngine, SqlPart
 from jobtable.adapters.sql.limits import LimitedClaim, claim_limited
 from jobtable.adapters.sql.outcomes import fence, landed, requeue_parameters, send_outcomes
+from jobtable.adapters.sql.rate_windows import WindowLook, forget_windows
 from jobtable.core.batch import Batch, BatchDone
 from jobtable.core.codes import INTERNAL_ERROR
 from jobtable.core.jobs import Claim, ClaimedJob, HeldJob
@@ -31,6 +32,7 @@ class _Limited:
     unreadable: list[Unreadable]
     opens_at: datetime.datetime | None
     limited_queues: frozenset[str] | None
+    windows_read: tuple[WindowLook, ...] = ()
 
 
 _NOTHING_LIMITED = _Limited(claimed=[], unreadable=[], opens_at=None, limited_queues=None)
@@ -71,6 +73,8 @@ class SqlQueue(BatchedCalls, SqlPart):
             "queues": engine.names(queues),
         }
 
+        windows_read: list[WindowLook] = []  # kept once the batch has committed
+
         def send(conn: Connection) -> _Sent:
             recorded = send_outcomes(engine, conn, batch.outcomes, now)
             if batch.outcomes and (batch.limits or batch.rates or batch.limited_queues):
@@ -88,6 +92,7 @@ class SqlQueue(BatchedCalls, SqlPart):
                 limited = self._claim_limited(
                     conn, rules, picking, batch.claim, now, kinds=served, queues=queues
                 )
+                windows_read[:] = limited.windows_read
             claiming = batch.claim - len(limited.claimed) if kinds != [] else 0
             claimed = (
                 conn.execute(claim_sql, {**picking, "limit": claiming}) if claiming > 0 else None
@@ -128,7 +133,16 @@ class SqlQueue(BatchedCalls, SqlPart):
                     into.extend(self._readable(conn, cursor, sql, picking, limit, set_aside))
             return done
 
-        return engine.send_then_read(send, read, durable=batch.durable)
+        if rules is None:
+            return engine.send_then_read(send, read, durable=batch.durable)
+        try:
+            done = engine.send_then_read(send, read, durable=batch.durable)
+        except BaseException:
+            forget_windows(engine)  # what it read of a rate's window may have rolled back
+            raise
+        for look in windows_read:
+            look.keep()
+        return done
 
     def _claim_limited(
         self,
@@ -165,6 +179,7 @@ class SqlQueue(BatchedCalls, SqlPart):
             unreadable=unreadable,
             opens_at=taken.opens_at,
             limited_queues=taken.limited_queues,
+            windows_read=taken.windows_read,
         )
 
     def _readable(
