@@ -104,13 +104,12 @@ def claim_limited(
         if len(chosen) >= wanted:
             break
         slots = slots_of(kind)
-        room = None if kind in fair else slots.room_for_any()
-        if room is not None:  # any of its due jobs fits, up to the room: claimed at once
-            taking = min(room, wanted - len(chosen))
+        taking = None if kind in fair else slots.claimable_at_once(wanted - len(chosen))
+        if taking is not None:  # its first due jobs fit, whatever their keys: claimed at once
             params = {**picking, "kinds": engine.names([kind]), "limit": taking}
             rows = conn.execute(engine.sql("claim_next_job"), params).fetchall() if taking else []
+            slots.count_at_once(len(rows))
             for row in rows:
-                slots.count(None, None)
                 direct[row[0]] = row
                 chosen.append((row[0], kind, None, None, None))
             continue

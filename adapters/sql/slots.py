@@ -113,13 +113,26 @@ class KindSlots:
         """A due job may start by ``when``: the claim says to claim again then."""
         self.opens_at = when if self.opens_at is None else min(self.opens_at, when)
 
-    def room_for_any(self) -> int | None:
-        """How many more of its due jobs may start, whatever their keys, where only a limit
-        without a key counts (no rate, no limit key); None where keys or a rate decide."""
+    def claimable_at_once(self, wanted: int) -> int | None:
+        """How many of its first due jobs in claim order, whatever their keys, a claim
+        wanting ``wanted`` may take at once: where only a limit counts (no rate) and every
+        key (or the kind) has room for them all. None where jobs must be looked at one by
+        one (a rate, or a key with less room than is wanted)."""
         limit = self.limit
-        if limit is None or limit.keyed or self.rate is not None:
+        if limit is None or self.rate is not None:
             return None
-        return max(0, limit.n - self.running.get(_ALL, 0))
+        if not limit.keyed:
+            return min(wanted, max(0, limit.n - self.running.get(_ALL, 0)))
+        busiest = max(self.running.values(), default=0)  # jobs with no key share one slot
+        return wanted if limit.n - busiest >= wanted else None
+
+    def count_at_once(self, count: int) -> None:
+        """Count ``count`` jobs claimed at once (``claimable_at_once``) as started. Under a
+        keyed limit their keys are not known, and need not be: the claim takes no more in
+        all than every key had room for."""
+        self.taken += count
+        if self.limit is not None and not self.limit.keyed:
+            self.running[_ALL] = self.running.get(_ALL, 0) + count
 
     def keyed_limit_only(self) -> bool:
         """A keyed limit and no rate: what fits is decided by each key's running jobs alone."""

@@ -208,3 +208,24 @@ def test_a_paused_queues_jobs_are_not_counted_as_held_back(store):
     store.set_queue_paused("slow", paused=True, now=T0)
     store.set_queue_paused("idle", paused=True, now=T0)
     assert store.held_back(limits, {}, now=LATER) == []  # they wait for a resume, not a limit
+
+
+def test_a_keyed_kind_claimed_at_once_and_from_a_limited_queue_in_one_claim_keeps_its_limit(
+    store,
+):
+    """A claim takes a keyed kind's first jobs at once when every key has room for all it
+    wants; what it then takes of the kind from a limited queue still fits each key."""
+    limits = {"export": RunningLimit(n=3, keyed=True)}
+
+    def add_keyed(queue: str) -> str:
+        job_id = _ids.next_id(next(_ms))
+        job = NewJob(id=job_id, kind="export", payload="{}", queue=queue, limit_key="acme")
+        store.create(job, now=T0)
+        return job_id
+
+    store.set_queue_limit("slow", QueueLimit(running=10), now=T0)
+    running = add_keyed("default")
+    assert ids(claim(store, n=1, limits=limits)) == [running]
+    first, *slow = [add_keyed("default"), add_keyed("slow"), add_keyed("slow")]
+    assert ids(claim(store, n=2, limits=limits)) == [first, slow[0]]  # acme: 3 of 3 now
+    assert ids(claim(store, "runner-b", n=2, limits=limits)) == []
