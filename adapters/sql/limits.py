@@ -139,7 +139,10 @@ def claim_limited(
         for row in conn.execute(engine.sql("claim_jobs_by_id"), params).fetchall():
             claimed_rows[row[0]] = row  # none whose cancel came since the pick
     claimed = [job for job in chosen if job[0] in claimed_rows]
-    _record_turns_and_starts(engine, conn, claimed, rules, kind_slots, queue_stamps)
+    last_turns = {
+        kind: max(map(int, turns.values()), default=0) for kind, (turns, _) in fair_begun.items()
+    }
+    _record_turns_and_starts(engine, conn, claimed, rules, kind_slots, queue_stamps, last_turns)
     rows = [claimed_rows[job_id] for job_id, *_ in claimed]
     return LimitedClaim(
         rows=rows,
@@ -156,10 +159,13 @@ def _record_turns_and_starts(
     rules: Batch,
     kind_slots: Mapping[str, KindSlots],
     queue_stamps: Mapping[str, Any],
+    last_turns: Mapping[str, int],
 ) -> None:
     """Record each claimed job's start where a rate counts it (its kind's, its queue's) and
-    its fair key's turn: one statement each, sent together, no result read."""
+    its fair key's turn (numbered on from ``last_turns``, each fair kind's last as read
+    under its lock): one statement each, sent together, no result read."""
     starts, queue_starts, turns = [], [], []
+    turn: dict[str, int] = {}
     for _, kind, rate_key, fair_key, rated_queue in claimed:
         if kind in rules.rates:
             stamp = engine.stamp(kind_slots[kind].at)
@@ -167,7 +173,8 @@ def _record_turns_and_starts(
         if rated_queue is not None:
             queue_starts.append({"queue": rated_queue, "now": queue_stamps[rated_queue]})
         if kind in rules.fair and fair_key is not None:
-            turns.append({"kind": kind, "fair_key": fair_key})
+            turn[kind] = turn.get(kind, last_turns[kind]) + 1
+            turns.append({"kind": kind, "fair_key": fair_key, "turn": turn[kind]})
     for query, params in (
         ("record_start", starts),
         ("record_queue_start", queue_starts),

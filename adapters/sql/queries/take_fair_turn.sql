@@ -1,8 +1,5 @@
--- A fair key had its turn: it goes to the back of the line, numbered after every other
--- key's (claims of the kind take turns under its lock, so no two take one number).
+-- A fair key had its turn: it goes to the back of the line, numbered :turn, after every
+-- other key's (the claim read the kind's turns under its lock, so no two take one number).
 INSERT INTO jobtable_fair_turns (kind, fair_key, turn)
-VALUES (
-    :kind, :fair_key,
-    (SELECT COALESCE(MAX(turn), 0) + 1 FROM jobtable_fair_turns WHERE kind = :kind)
-)
+VALUES (:kind, :fair_key, :turn)
 ON CONFLICT (kind, fair_key) DO UPDATE SET turn = excluded.turn
