@@ -18,6 +18,11 @@ from typing import Any
 
 import attrs
 
+from jobtable.adapters.sql.claim_within_limit import (
+    checked_rows,
+    remember_limits,
+    send_claim_within_limit,
+)
 from jobtable.adapters.sql.engine import Connection, SqlEngine
 from jobtable.adapters.sql.fair_order import fair_order, send_fair_start
 from jobtable.adapters.sql.limited_picks import pick
@@ -70,6 +75,7 @@ def claim_limited(
         conn.execute(engine.sql("lock_limited_kind"), {"kind": kind})  # each other
     declared = send_registered_limits(engine, conn, rules.limits)
     counting = {kind: count_running(engine, conn, kind) for kind in apart if kind in rules.limits}
+    within_limit = send_claim_within_limit(engine, conn, rules, picking, wanted, apart)
     looks = {kind: look_at_window(engine, conn, kind, rates[kind], now) for kind in sorted(rates)}
     fair_starts = {kind: send_fair_start(engine, conn, kind, picking) for kind in sorted(fair)}
     read = queue_limits(read_queues.fetchall())  # what was sent so far comes back with it
@@ -84,6 +90,8 @@ def claim_limited(
     if rules.clock is not None:  # read now that the locks are held: a rate's stamps are fresh
         now = max(now, rules.clock())
     limits = declared_limits(rules.limits, declared)
+    remember_limits(engine, limits)
+    claimed_within = checked_rows(within_limit, limits, running) if within_limit else []
     kind_slots: dict[str, KindSlots] = {}
 
     def slots_of(kind: str) -> KindSlots:
@@ -104,14 +112,15 @@ def claim_limited(
         if len(chosen) >= wanted:
             break
         slots = slots_of(kind)
+        if within_limit is not None and kind == within_limit.kind:
+            _take_at_once(kind, slots, claimed_within, chosen, direct)  # with the lock
+            if limits[kind].n <= within_limit.n:
+                continue  # by the limit as it stands (else raised since: claim on by it)
         taking = None if kind in fair else slots.claimable_at_once(wanted - len(chosen))
         if taking is not None:  # its first due jobs fit, whatever their keys: claimed at once
             params = {**picking, "kinds": engine.names([kind]), "limit": taking}
             rows = conn.execute(engine.sql("claim_next_job"), params).fetchall() if taking else []
-            slots.count_at_once(len(rows))
-            for row in rows:
-                direct[row[0]] = row
-                chosen.append((row[0], kind, None, None, None))
+            _take_at_once(kind, slots, rows, chosen, direct)
             continue
         candidates = (
             fair_order(engine, conn, kind, picking, *fair_begun[kind]) if kind in fair else iter(())
@@ -150,6 +159,16 @@ def claim_limited(
         limited_queues=frozenset(read),
         windows_read=tuple(looks[kind] for kind in sorted(looks) if kind in kind_slots),
     )
+
+
+def _take_at_once(
+    kind: str, slots: KindSlots, rows: list[Any], chosen: list[Chosen], direct: dict[str, Any]
+) -> None:
+    """Count the kind's jobs claimed at once (``rows``) in its slots and with the claim's."""
+    slots.count_at_once(len(rows))
+    for row in rows:
+        direct[row[0]] = row
+        chosen.append((row[0], kind, None, None, None))
 
 
 def _record_turns_and_starts(

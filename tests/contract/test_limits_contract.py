@@ -11,11 +11,13 @@ from __future__ import annotations
 import datetime
 from contextlib import ExitStack
 
+import attrs
 import pytest
 
 from jobtable.adapters.sql import fair_order
 from jobtable.core import Status
 from jobtable.core.batch import Batch
+from jobtable.core.errors import StoreError
 from jobtable.core.ids import JobIdGenerator
 from jobtable.core.jobs import NewJob
 from jobtable.core.limits import RateLimit, RunningLimit
@@ -134,6 +136,35 @@ def test_the_smallest_limit_any_registered_runner_declared_applies(store):
     assert [job.id for job in claim(store).claimed] == exports[:1]  # 1, not this runner's 2
     store.unregister_runner("runner-new")
     assert [job.id for job in claim(store).claimed] == exports[1:2]  # gone: 2 again
+
+
+def test_a_limit_a_runner_lowered_since_the_last_claim_holds_from_the_next_claim(store):
+    """A store may claim by the limit its last claim read; a claim that took more than a
+    limit declared since allows fails whole (nothing of it happened), and the next holds."""
+    exports = [add(store, "export") for _ in range(4)]
+    batch = Batch(claim=1, limits={"export": RunningLimit(n=3, keyed=False)})
+
+    def claimed(n: int) -> tuple[list[str], int]:
+        failed = 0
+        while True:
+            try:
+                done = store.run_batch(
+                    attrs.evolve(batch, claim=n), runner_id="runner-a", now=LATER,
+                    kinds=("export",),
+                )  # fmt: skip
+            except StoreError:
+                failed += 1
+                assert failed == 1, "the claim after the failed one holds the new limit"
+                continue
+            return [job.id for job in done.claimed], failed
+
+    assert claimed(1) == (exports[:1], 0)  # the store read the kind's limit: 3
+    store.register_runner(runner_info("runner-new", limits=(("export", 1),)), now=T0)
+    taken, _ = claimed(3)
+    assert taken == []  # one runs: the new limit is full
+    assert [store.detail(job_id).attempt for job_id in exports[1:]] == [0, 0, 0]
+    store.unregister_runner("runner-new")
+    assert claimed(3) == (exports[1:3], 0)  # 3 again
 
 
 RATES = {

@@ -1,0 +1,18 @@
+-- Marks running under :runner_id the first due jobs of one kind under a limit without a
+-- key, in claim order: :limit of them at most, and no more than the limit :n less the
+-- kind's running jobs, counted here (one statement counts and claims); returns what
+-- running and settling each needs. Which jobs are due is as in _pick_next.
+UPDATE jobs
+SET status = 'running', started_at = :now, updated_at = :now,
+    claimed_by = :runner_id, attempt = attempt + 1
+WHERE id IN (
+    SELECT id FROM jobs
+    WHERE status = 'queued' AND kind = :kind AND held_by IS NULL
+      AND (:queues IS NULL OR queue IN (SELECT value FROM json_each(:queues)))
+      AND NOT EXISTS (SELECT 1 FROM jobtable_queues p WHERE p.name = jobs.queue AND p.passed_over)
+    ORDER BY priority, run_at, id
+    LIMIT max(0, min(:limit, :n - (
+        SELECT COUNT(*) FROM jobs WHERE status = 'running' AND kind = :kind
+    )))
+)
+RETURNING id, kind, payload, attempt, max_attempts, retry, timeout, result, run_at, priority, queue, trace_context
