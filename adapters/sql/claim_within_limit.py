@@ -70,6 +70,6 @@ def checked_rows(
     rows = claim.claimed.fetchall()
     n = limits[claim.kind].n
     before = sum(int(count) for _, count in running.get(claim.kind, ()))
-    if n < claim.n and before + len(rows) > n:
+    if n < claim.n and len(rows) > max(0, n - before):
         raise StoreError("a runner declared a lower limit since the last claim")
     return rows

@@ -160,10 +160,15 @@ class SqlQueue(BatchedCalls, SqlPart):
         place."""
         engine = self._engine
 
+        openings: list[datetime.datetime] = []
+
         def claim(count: int) -> LimitedClaim:
-            return claim_limited(
+            taken = claim_limited(
                 engine, conn, rules, picking, count, now, kinds=kinds, queues=queues
             )
+            if taken.opens_at is not None:  # a claim again (after an unreadable row) counts
+                openings.append(taken.opens_at)
+            return taken
 
         taken = claim(wanted)
         jobs, unreadable = claim_readable(
@@ -177,7 +182,7 @@ class SqlQueue(BatchedCalls, SqlPart):
         return _Limited(
             claimed=jobs,
             unreadable=unreadable,
-            opens_at=taken.opens_at,
+            opens_at=min(openings) if openings else None,
             limited_queues=taken.limited_queues,
             windows_read=taken.windows_read,
         )

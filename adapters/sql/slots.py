@@ -117,15 +117,12 @@ class KindSlots:
         """How many of its first due jobs in claim order, whatever their keys, a claim
         wanting ``wanted`` may take at once: where every slot they could take has room for
         them all (a limit without a key: up to its room). None where jobs must be looked at
-        one by one: a keyed rate, a rate or a key with less room than is wanted (the claim
-        must also learn when a held-back job's rate opens)."""
-        limit, rate = self.limit, self.rate
-        if limit is None and rate is None:
+        one by one: a rate (each start is recorded under its job's own rate key, and the
+        claim must learn when a held-back job's rate opens), or a key with less room than
+        is wanted."""
+        limit = self.limit
+        if limit is None or self.rate is not None:
             return None
-        if rate is not None and (rate.keyed or rate.n - self.started.get(_ALL, 0) < wanted):
-            return None
-        if limit is None:
-            return wanted
         if not limit.keyed:
             return min(wanted, max(0, limit.n - self.running.get(_ALL, 0)))
         busiest = max(self.running.values(), default=0)  # jobs with no key share one slot
@@ -138,9 +135,6 @@ class KindSlots:
         self.taken += count
         if self.limit is not None and not self.limit.keyed:
             self.running[_ALL] = self.running.get(_ALL, 0) + count
-        if self.rate is not None and count:
-            self.started[_ALL] = self.started.get(_ALL, 0) + count
-            self.oldest.setdefault(_ALL, self.at)
 
     def keyed_limit_only(self) -> bool:
         """A keyed limit and no rate: what fits is decided by each key's running jobs alone."""
