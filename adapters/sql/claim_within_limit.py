@@ -1,8 +1,10 @@
-"""The claim of a runner's one limited kind under a limit without a key, sent with the
+"""The claim of a runner's one limited kind under a concurrency limit alone, sent with the
 kind's lock so that it shares its round trip: one statement counts the kind's running
-jobs and claims up to the room, by the smallest limit this store last read any runner
-declare for it. Should a runner have declared a smaller one since, and the claim taken
-more than that allows, the batch fails and rolls back, and the next claims by it."""
+jobs and claims what fits (without a key: up to the room; with one: all it wants, if the
+busiest key has room for them all, else none), by the smallest limit this store last read
+any runner declare for it. Should a runner have declared a smaller one since, and the
+claim taken more than that allows, the batch fails and rolls back, and the next claims by
+it."""
 
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ class ClaimWithinLimit:
     kind: str
     n: int
     """The limit the claim went by."""
+    keyed: bool
     claimed: Cursor
 
 
@@ -37,21 +40,22 @@ def send_claim_within_limit(
     wanted: int,
     apart: Collection[str],
 ) -> ClaimWithinLimit | None:
-    """Send the claim, when the batch's limited kinds are one kind under a limit without a
-    key (no rate, not fair, no limited queue known) whose limit a claim read before; send it
-    after the kind's lock and its running count."""
+    """Send the claim, when the batch's limited kinds are one kind under a concurrency limit
+    (no rate, not fair, no limited queue known) that a claim read before; send it after the
+    kind's lock and its running count."""
     if len(apart) != 1 or rules.limited_queues:
         return None
     (kind,) = apart
     limit = rules.limits.get(kind)
-    if limit is None or limit.keyed or kind in rules.rates or kind in rules.fair:
+    if limit is None or kind in rules.rates or kind in rules.fair:
         return None
     known = _declared.get(engine, {}).get(kind)
     if known is None:
         return None
     n = min(limit.n, known)
-    params = {**picking, "kind": kind, "n": n, "limit": wanted}
-    return ClaimWithinLimit(kind, n, conn.execute(engine.sql("claim_within_limit"), params))
+    params = {**picking, "kind": kind, "n": n, "limit": wanted, "keyed": limit.keyed}
+    claimed = conn.execute(engine.sql("claim_within_limit"), params)
+    return ClaimWithinLimit(kind, n, limit.keyed, claimed)
 
 
 def remember_limits(engine: SqlEngine, limits: Mapping[str, RunningLimit]) -> None:
@@ -66,10 +70,13 @@ def checked_rows(
 ) -> list[Any]:
     """The claimed rows; StoreError (the batch rolls back) when a runner declared a smaller
     limit since the last claim, and the claim took more than it allows (``running``: the
-    kind's running jobs per limit key, counted before the claim)."""
+    kind's running jobs per limit key, counted before the claim). Under a keyed limit the
+    claimed jobs' keys are not read: the claim fails if the busiest key could not have
+    taken them all."""
     rows = claim.claimed.fetchall()
     n = limits[claim.kind].n
-    before = sum(int(count) for _, count in running.get(claim.kind, ()))
+    counts = [int(count) for _, count in running.get(claim.kind, ())]
+    before = max(counts, default=0) if claim.keyed else sum(counts)
     if n < claim.n and len(rows) > max(0, n - before):
         raise StoreError("a runner declared a lower limit since the last claim")
     return rows

@@ -33,6 +33,9 @@ _listed: weakref.WeakKeyDictionary[
 """Per store, per fair kind and priority: when its keys were listed (``_clock``), and those
 of them that still had due jobs when last read."""
 
+_first: weakref.WeakKeyDictionary[SqlEngine, dict[str, int]] = weakref.WeakKeyDictionary()
+"""Per store, per fair kind: the first priority with a due job, as its last claim found it."""
+
 _clock = time.monotonic
 
 
@@ -61,14 +64,14 @@ def fair_order(
     ``send_fair_start`` sent, read."""
     params = {"kind": kind, "queues": picking["queues"]}
     found = first_priority
+    if found is not None:
+        _first.setdefault(engine, {})[kind] = int(found)
     while found is not None:
         priority = int(found)
         keys, listed_now = _keys(engine, conn, kind, priority, fresh=False)
         taken: set[str] = set()
         while True:
-            round_robin = sorted(
-                keys - taken, key=lambda key: (key in turns, int(turns.get(key, 0)), key)
-            )
+            round_robin = sorted(keys - taken, key=lambda key: turn_order(turns, key))
             taken.update(round_robin)
             yield from _turns(engine, conn, params, priority, round_robin)
             if listed_now:
@@ -85,6 +88,22 @@ def fair_order(
         (found,) = conn.execute(
             engine.sql("fair_priority"), {**params, "after": priority}
         ).fetchone()
+
+
+def turn_order(turns: Mapping[str, Any], key: str) -> tuple[bool, int, str]:
+    """A fair key's place in the round: a key that never had a turn first, then the one
+    whose last turn is oldest (``turns``: each key's last, as ``send_fair_start`` read)."""
+    return (key in turns, int(turns.get(key, 0)), key)
+
+
+def listed_keys(engine: SqlEngine, kind: str) -> tuple[int, frozenset[str]] | None:
+    """The first priority with a due job as this store's last claim of the kind found it, and
+    that priority's keys while their list is fresh; None when there is none to go by."""
+    priority = _first.get(engine, {}).get(kind)
+    kept = None if priority is None else _listed.get(engine, {}).get((kind, priority))
+    if priority is None or kept is None or _clock() - kept[0] >= FAIR_KEYS_FRESH:
+        return None
+    return priority, kept[1]
 
 
 def _keys(

@@ -24,6 +24,7 @@ from jobtable.adapters.sql.claim_within_limit import (
     send_claim_within_limit,
 )
 from jobtable.adapters.sql.engine import Connection, SqlEngine
+from jobtable.adapters.sql.fair_claim import claimed_in_turn, send_fair_claim, turns_after
 from jobtable.adapters.sql.fair_order import fair_order, send_fair_start
 from jobtable.adapters.sql.limited_picks import pick
 from jobtable.adapters.sql.queue_limits import Chosen, pick_in_queue
@@ -78,6 +79,7 @@ def claim_limited(
     within_limit = send_claim_within_limit(engine, conn, rules, picking, wanted, apart)
     looks = {kind: look_at_window(engine, conn, kind, rates[kind], now) for kind in sorted(rates)}
     fair_starts = {kind: send_fair_start(engine, conn, kind, picking) for kind in sorted(fair)}
+    fair_claim = send_fair_claim(engine, conn, rules, picking, wanted, apart)
     read = queue_limits(read_queues.fetchall())  # what was sent so far comes back with it
     running = {kind: cursor.fetchall() for kind, cursor in counting.items()}
     fair_begun = {
@@ -114,16 +116,28 @@ def claim_limited(
         slots = slots_of(kind)
         if within_limit is not None and kind == within_limit.kind:
             _take_at_once(kind, slots, claimed_within, chosen, direct)  # with the lock
-            if limits[kind].n <= within_limit.n:
+            if within_limit.keyed and claimed_within:
+                continue  # their keys unread: a limit raised since is claimed on next time
+            if not within_limit.keyed and limits[kind].n <= within_limit.n:
                 continue  # by the limit as it stands (else raised since: claim on by it)
+            # keyed and none taken: a key had too little room (or none was due), so pick
         taking = None if kind in fair else slots.claimable_at_once(wanted - len(chosen))
         if taking is not None:  # its first due jobs fit, whatever their keys: claimed at once
             params = {**picking, "kinds": engine.names([kind]), "limit": taking}
             rows = conn.execute(engine.sql("claim_next_job"), params).fetchall() if taking else []
             _take_at_once(kind, slots, rows, chosen, direct)
             continue
+        turns, first_priority = fair_begun.get(kind, ({}, None))
+        if fair_claim is not None and kind == fair_claim.kind:  # with the lock: keys' heads
+            rows, keys = claimed_in_turn(fair_claim, turns)
+            _take_at_once(kind, slots, rows, chosen, direct, keys)
+            if len(chosen) >= wanted:
+                continue
+            turns = turns_after(turns, keys)  # what more it takes has its turns after these
         candidates = (
-            fair_order(engine, conn, kind, picking, *fair_begun[kind]) if kind in fair else iter(())
+            fair_order(engine, conn, kind, picking, turns, first_priority)
+            if kind in fair
+            else iter(())
         )
         chosen += pick(engine, conn, kind, slots, picking, wanted - len(chosen), candidates)
     queue_stamps: dict[str, Any] = {}
@@ -162,13 +176,20 @@ def claim_limited(
 
 
 def _take_at_once(
-    kind: str, slots: KindSlots, rows: list[Any], chosen: list[Chosen], direct: dict[str, Any]
+    kind: str,
+    slots: KindSlots,
+    rows: list[Any],
+    chosen: list[Chosen],
+    direct: dict[str, Any],
+    fair_keys: list[str | None] | None = None,
 ) -> None:
-    """Count the kind's jobs claimed at once (``rows``) in its slots and with the claim's."""
+    """Count the kind's jobs claimed at once (``rows``; a fair kind's with their
+    ``fair_keys``) in its slots and with the claim's."""
     slots.count_at_once(len(rows))
-    for row in rows:
+    keys: list[str | None] = [None] * len(rows) if fair_keys is None else fair_keys
+    for row, fair_key in zip(rows, keys, strict=True):
         direct[row[0]] = row
-        chosen.append((row[0], kind, None, None, None))
+        chosen.append((row[0], kind, None, fair_key, None))
 
 
 def _record_turns_and_starts(

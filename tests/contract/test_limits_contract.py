@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime
 from contextlib import ExitStack
 
-import attrs
 import pytest
 
 from jobtable.adapters.sql import fair_order
@@ -138,33 +137,69 @@ def test_the_smallest_limit_any_registered_runner_declared_applies(store):
     assert [job.id for job in claim(store).claimed] == exports[1:2]  # gone: 2 again
 
 
+def claim_through_one_failure(store, limit: RunningLimit, kind: str, n: int):
+    """A claim of ``n`` of the kind, made again once should the first fail (a limit declared
+    since the store's last claim): the jobs claimed, and how many claims failed."""
+    batch = Batch(claim=n, limits={kind: limit})
+    for failures in range(2):
+        try:
+            done = store.run_batch(batch, runner_id="runner-a", now=LATER, kinds=(kind,))
+        except StoreError:
+            continue
+        return [job.id for job in done.claimed], failures
+    raise AssertionError("the claim after the failed one holds the new limit")
+
+
 def test_a_limit_a_runner_lowered_since_the_last_claim_holds_from_the_next_claim(store):
     """A store may claim by the limit its last claim read; a claim that took more than a
     limit declared since allows fails whole (nothing of it happened), and the next holds."""
     exports = [add(store, "export") for _ in range(4)]
-    batch = Batch(claim=1, limits={"export": RunningLimit(n=3, keyed=False)})
-
-    def claimed(n: int) -> tuple[list[str], int]:
-        failed = 0
-        while True:
-            try:
-                done = store.run_batch(
-                    attrs.evolve(batch, claim=n), runner_id="runner-a", now=LATER,
-                    kinds=("export",),
-                )  # fmt: skip
-            except StoreError:
-                failed += 1
-                assert failed == 1, "the claim after the failed one holds the new limit"
-                continue
-            return [job.id for job in done.claimed], failed
-
-    assert claimed(1) == (exports[:1], 0)  # the store read the kind's limit: 3
+    limit = RunningLimit(n=3, keyed=False)
+    assert claim_through_one_failure(store, limit, "export", 1) == (exports[:1], 0)  # read: 3
     store.register_runner(runner_info("runner-new", limits=(("export", 1),)), now=T0)
-    taken, _ = claimed(3)
+    taken, _ = claim_through_one_failure(store, limit, "export", 3)
     assert taken == []  # one runs: the new limit is full
     assert [store.detail(job_id).attempt for job_id in exports[1:]] == [0, 0, 0]
     store.unregister_runner("runner-new")
-    assert claimed(3) == (exports[1:3], 0)  # 3 again
+    assert claim_through_one_failure(store, limit, "export", 3) == (exports[1:3], 0)  # 3 again
+
+
+def test_a_keyed_limit_a_runner_lowered_since_the_last_claim_holds_from_the_next_claim(store):
+    """As above, for a keyed limit: a claim that took what the busiest key had room for by
+    the limit last read, more than a limit declared since allows, fails whole."""
+    charges = [add(store, "charge", "alice") for _ in range(4)]
+    limit = RunningLimit(n=3, keyed=True)
+    assert claim_through_one_failure(store, limit, "charge", 1) == (charges[:1], 0)  # read: 3
+    store.register_runner(runner_info("runner-new", limits=(("charge", 1),)), now=T0)
+    taken, _ = claim_through_one_failure(store, limit, "charge", 2)
+    assert taken == []  # alice runs one: the new limit is full
+    assert [store.detail(job_id).attempt for job_id in charges[1:]] == [0, 0, 0]
+    store.unregister_runner("runner-new")
+    assert claim_through_one_failure(store, limit, "charge", 2) == (charges[1:3], 0)  # 3 again
+    assert claim_through_one_failure(store, limit, "charge", 2) == ([], 0)  # alice at 3
+
+
+def test_keyed_claims_racing_from_many_runners_never_run_more_than_the_limit_per_key(store):
+    keyed = {"charge": RunningLimit(n=2, keyed=True)}
+    key_of = {add(store, "charge", key): key for key in ["alice", "bob", None] * 6}
+
+    def runner(number: int):
+        def take() -> None:
+            for _ in range(3):
+                store.run_batch(
+                    Batch(claim=2, limits=keyed), runner_id=f"runner-{number}", now=LATER,
+                    kinds=("charge",),
+                )  # fmt: skip
+
+        return take
+
+    run_in_threads([runner(number) for number in range(6)])
+    per_key: dict[str | None, int] = {}
+    for number in range(6):
+        for held in store.running_jobs(f"runner-{number}"):
+            key = key_of[held.claim.job_id]
+            per_key[key] = per_key.get(key, 0) + 1
+    assert per_key == {"alice": 2, "bob": 2, None: 2}
 
 
 RATES = {
@@ -331,6 +366,54 @@ def test_a_fair_key_that_appears_joins_the_round_once_the_keys_are_listed_again(
     second = claim_fair(store, n=1)
     assert late in first + second  # listed again: it never had a turn, so it goes first
     assert claim_fair(store, n=2) == big[2:4]  # big had its turns: none is repeated
+
+
+def test_fair_claims_from_two_stores_follow_the_round_robin_claim_after_claim(store, engine):
+    """Claim after claim, from two stores on one database (each may serve its key list of
+    a moment ago, and claim a few keys' first jobs in the round trip of its lock), every
+    claim takes what the round robin gives: the key whose last turn is oldest (or never
+    came) first, each key's oldest job first."""
+    backlog = {key: [add_fair(store, key) for _ in range(count)] for key, count in
+               (("a", 7), ("b", 2), ("c", 5), ("d", 1), ("e", 4))}  # fmt: skip
+    turns: dict[str, int] = {}
+    with ExitStack() as stack:
+        stores = [store, same_database(store, engine, stack)]
+        for number, n in enumerate([1, 2, 3, 1, 1, 4, 2, 3, 1, 5]):
+            expected = []
+            for _ in range(n):
+                waiting = [key for key in sorted(backlog) if backlog[key]]
+                if not waiting:
+                    break
+                key = min(waiting, key=lambda key: (key in turns, turns.get(key, 0), key))
+                turns[key] = max(turns.values(), default=0) + 1
+                expected.append(backlog[key].pop(0))
+            claimed = claim_fair(stores[number % 2], f"runner-{number % 2}", n=n)
+            assert sorted(claimed) == sorted(expected), f"claim {number}"
+    assert not any(backlog.values())
+
+
+def test_a_fair_claims_jobs_past_the_keys_it_took_with_its_lock_take_their_turns_after(
+    store, engine, monkeypatch
+):
+    """A store's claim takes the first keys' heads as its list of a moment ago orders them;
+    when those run dry, what more it takes goes by the turns those keys just had."""
+    monkeypatch.setattr(fair_order, "_clock", lambda: 0.0)  # the list stays fresh
+    a = [add_fair(store, "a") for _ in range(3)]
+    for name in ("b1", "b2", "b3", "b4", "b5", "b6", "b7"):
+        add_fair(store, name)
+    c = [add_fair(store, "c") for _ in range(2)]
+    with ExitStack() as stack:
+        other = same_database(store, engine, stack)
+        assert claim_fair(store, n=1) == a[:1]  # listed; a had the first turn
+        assert len(claim_fair(other, "runner-b", n=8)) == 8  # b1 to b7, then c: all dry but a, c
+        assert claim_fair(store, n=2) == [a[1], c[1]]  # a's turn, then c's (a had its own)
+
+
+def test_a_fair_claim_takes_a_higher_priority_that_came_after_its_keys_were_listed(store):
+    low = [add_fair(store, "big", priority=5) for _ in range(3)]
+    assert claim_fair(store, n=1) == low[:1]  # priority 5's keys are listed
+    urgent = add_fair(store, "big", priority=0)
+    assert claim_fair(store, n=2) == [urgent, low[1]]
 
 
 def test_starts_another_process_recorded_count_in_the_window_stamped_alike_or_not(store, engine):

@@ -4,10 +4,12 @@ enough that a planner would rather scan if it could, all but a few jobs of one t
 The table's statistics were taken while that one tenant held the whole backlog (as a sample
 of a skewed table may find it): the plans must not trust them. The plans shown: a fair
 kind's first priority (the first row in jobs_ready, not a MIN over the backlog), its keys
-(a loose index scan of jobs_fair), the first jobs of some fair keys (one seek each), a page of a limited kind in claim
+(a loose index scan of jobs_fair), the first jobs of some fair keys (one seek each; so too
+the claim of their heads with the kind's lock), a page of a limited kind in claim
 order from a position, passing over full keys (jobs_ready), a keyed limit's keys (a loose
 index scan) and their first jobs (one seek each in jobs_limit_keys), its running jobs per
-key (jobs_running_limits), and a limited queue's page and running count.
+key (jobs_running_limits) and the claim that counts them with the lock, and a limited
+queue's page and running count.
 """
 
 from __future__ import annotations
@@ -66,7 +68,26 @@ STATEMENTS: dict[str, dict[str, Any]] = {
     "running_by_limit_key": {"kind": "charge"},
     "pick_in_queue": {"kind": "charge", "queue": "bulk", "limit": 200, "offset": 0},
     "running_in_queue": {"queue": "bulk"},
+    "claim_fair_heads": {
+        "kind": "charge",
+        "priority": 0,
+        "fair_keys": KEYS[:8],
+        "chunk": 8,
+        "limit": 2,
+        "queues": None,
+        "runner_id": "runner-a",
+    },
+    "claim_within_limit": {
+        "kind": "charge",
+        "n": 4,
+        "limit": 2,
+        "keyed": True,
+        "queues": None,
+        "runner_id": "runner-a",
+    },
 }
+CLAIMS = ("claim_fair_heads", "claim_within_limit")
+"""Statements that write: each runs in a transaction rolled back."""
 INDEXES = {
     "fair_heads": ("jobs_fair",),
     "fair_priority": ("jobs_ready",),
@@ -77,6 +98,8 @@ INDEXES = {
     "running_by_limit_key": ("jobs_running_limits", "jobs_running"),  # running rows only
     "pick_in_queue": ("jobs_ready",),
     "running_in_queue": ("jobs_running",),
+    "claim_fair_heads": ("jobs_fair",),
+    "claim_within_limit": ("jobs_ready",),
 }
 INSERT = (
     "INSERT INTO jobs (id, kind, queue, status, fair_key, priority, run_at, payload,"
@@ -89,6 +112,8 @@ def parameters(engine: Any, name: str) -> dict[str, Any]:
     for names in ("fair_keys", "queues", "limit_keys", "full"):
         if names in params:
             params[names] = engine.names(params[names])
+    if name in CLAIMS:
+        params["now"] = engine.stamp(FakeClock().now())
     return params
 
 
@@ -120,6 +145,7 @@ def test_sqlite_reads_index_ranges(sqlite_store, name):
     assert not any(step.startswith("SCAN") and "INDEX" not in step for step in on_jobs), plan
     assert any(index in step for step in on_jobs for index in INDEXES[name]), plan
     conn.execute(sql, params).fetchall()  # it runs as planned
+    conn.rollback()
 
 
 @pytest.fixture(scope="module")

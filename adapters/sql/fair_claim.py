@@ -1,0 +1,74 @@
+"""The claim of a runner's one limited kind when it is fair and nothing more, sent with the
+kind's lock so that it shares its round trip: one statement takes the oldest due job of
+each of the first keys in turn order, by the priority and the keys its store's last claim
+listed (fair_order.py), while that priority is still the first with a due job. What it
+does not take (a listed key ran dry, the first priority moved) the claim then takes in
+fair_order's order."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any
+
+import attrs
+
+from jobtable.adapters.sql.engine import Connection, Cursor, SqlEngine
+from jobtable.adapters.sql.fair_order import FAIR_CHUNK, listed_keys, turn_order
+from jobtable.core.batch import Batch
+
+
+@attrs.frozen
+class FairClaim:
+    kind: str
+    claimed: Cursor
+
+
+def send_fair_claim(
+    engine: SqlEngine,
+    conn: Connection,
+    rules: Batch,
+    picking: Mapping[str, Any],
+    wanted: int,
+    apart: Collection[str],
+) -> FairClaim | None:
+    """Send the claim, when the batch's limited kinds are one fair kind with no limit, no
+    rate and no limited queue known, whose keys this store listed less than
+    FAIR_KEYS_FRESH ago; send it after the kind's lock."""
+    if len(apart) != 1 or rules.limited_queues or wanted <= 0:
+        return None
+    (kind,) = apart
+    if kind not in rules.fair or kind in rules.limits or kind in rules.rates:
+        return None
+    listed = listed_keys(engine, kind)
+    if listed is None or not listed[1]:
+        return None
+    priority, keys = listed
+    params = {
+        **picking,
+        "kind": kind,
+        "priority": priority,
+        "fair_keys": engine.names(sorted(keys)),
+        "chunk": max(2 * wanted, FAIR_CHUNK),  # a few listed keys may have run dry
+        "limit": wanted,
+    }
+    return FairClaim(kind, conn.execute(engine.sql("claim_fair_heads"), params))
+
+
+def claimed_in_turn(
+    claim: FairClaim, turns: Mapping[str, Any]
+) -> tuple[list[Any], list[str | None]]:
+    """The claimed rows (as ``claim_next_job`` returns them) and their fair keys, in turn
+    order (``turns``: the kind's, read under its lock in the same transaction)."""
+    rows = sorted(claim.claimed.fetchall(), key=lambda row: turn_order(turns, row[-1]))
+    return [tuple(row[:-1]) for row in rows], [row[-1] for row in rows]
+
+
+def turns_after(turns: Mapping[str, Any], keys: list[str | None]) -> dict[str, Any]:
+    """``turns`` as they stand once ``keys`` had theirs, in order: each goes to the back."""
+    after = dict(turns)
+    last = max(map(int, after.values()), default=0)
+    for key in keys:
+        last += 1
+        if key is not None:
+            after[key] = last
+    return after
