@@ -1,13 +1,19 @@
-"""The claim of a runner's one limited kind under a concurrency limit alone, sent with the
-kind's lock so that it shares its round trip: one statement counts the kind's running
-jobs and claims what fits (without a key: up to the room; with one: all it wants, if the
-busiest key has room for them all, else none), by the smallest limit this store last read
-any runner declare for it. Should a runner have declared a smaller one since, and the
-claim taken more than that allows, the batch fails and rolls back, and the next claims by
-it."""
+"""The claim of a runner's one limited kind under a concurrency limit alone, or a rate
+without a key alone, sent with the kind's lock so that it shares its round trip: one
+statement counts what the limit or rate has left and claims what fits.
+
+- A limit without a key: up to its room. With a key: all the claim wants, if the busiest
+  key has room for them all, else none (the claim then picks job by job). Either goes by
+  the smallest limit this store last read any runner declare: should a runner have
+  declared a smaller one since, and the claim taken more than that allows, the batch
+  fails and rolls back, and the next claims by it.
+- A rate: up to its room in the window, counting the starts its store kept
+  (rate_windows.py) and those recorded since, which the statement reads.
+"""
 
 from __future__ import annotations
 
+import datetime
 import weakref
 from collections.abc import Collection, Mapping
 from typing import Any
@@ -15,6 +21,7 @@ from typing import Any
 import attrs
 
 from jobtable.adapters.sql.engine import Connection, Cursor, SqlEngine
+from jobtable.adapters.sql.rate_windows import window_so_far
 from jobtable.core.batch import Batch
 from jobtable.core.errors import StoreError
 from jobtable.core.limits import RunningLimit
@@ -22,14 +29,21 @@ from jobtable.core.limits import RunningLimit
 _declared: weakref.WeakKeyDictionary[SqlEngine, dict[str, int]] = weakref.WeakKeyDictionary()
 """Per store, each limited kind's limit as its last claim read it (the smallest declared)."""
 
+_NO_WINDOW: dict[str, Any] = {"kept": None, "latest": None, "since": None}
+
 
 @attrs.frozen
 class ClaimWithinLimit:
     kind: str
     n: int
-    """The limit the claim went by."""
-    keyed: bool
+    """The limit or rate the claim went by."""
+    room_of: str
+    """What it counted: 'limit', 'keyed' (a limit with a key) or 'rate'."""
     claimed: Cursor
+
+    @property
+    def keyed(self) -> bool:
+        return self.room_of == "keyed"
 
 
 def send_claim_within_limit(
@@ -39,23 +53,35 @@ def send_claim_within_limit(
     picking: Mapping[str, Any],
     wanted: int,
     apart: Collection[str],
+    now: datetime.datetime,
 ) -> ClaimWithinLimit | None:
-    """Send the claim, when the batch's limited kinds are one kind under a concurrency limit
-    (no rate, not fair, no limited queue known) that a claim read before; send it after the
-    kind's lock and its running count."""
-    if len(apart) != 1 or rules.limited_queues:
+    """Send the claim, when the batch's limited kinds are one kind, not fair, with no limited
+    queue known, under a limit a claim read before and no rate, or a rate without a key
+    whose window this store has seen and no limit; send it after the kind's lock."""
+    if len(apart) != 1 or rules.limited_queues or wanted <= 0:
         return None
     (kind,) = apart
-    limit = rules.limits.get(kind)
-    if limit is None or kind in rules.rates or kind in rules.fair:
+    limit, rate = rules.limits.get(kind), rules.rates.get(kind)
+    if kind in rules.fair:
         return None
-    known = _declared.get(engine, {}).get(kind)
-    if known is None:
+    if limit is not None and rate is None:
+        known = _declared.get(engine, {}).get(kind)
+        if known is None:
+            return None
+        n, room_of, window = min(limit.n, known), "keyed" if limit.keyed else "limit", _NO_WINDOW
+    elif rate is not None and limit is None and not rate.keyed:
+        so_far = window_so_far(engine, kind, rate, now)
+        if so_far is None:
+            return None
+        latest, since, kept = so_far
+        n, room_of = rate.n, "rate"
+        window = {"kept": kept, "latest": engine.stamp(latest), "since": engine.stamp(since)}
+    else:
         return None
-    n = min(limit.n, known)
-    params = {**picking, "kind": kind, "n": n, "limit": wanted, "keyed": limit.keyed}
-    claimed = conn.execute(engine.sql("claim_within_limit"), params)
-    return ClaimWithinLimit(kind, n, limit.keyed, claimed)
+    params = {**picking, "kind": kind, "n": n, "limit": wanted, "room_of": room_of, **window}
+    return ClaimWithinLimit(
+        kind, n, room_of, conn.execute(engine.sql("claim_within_limit"), params)
+    )
 
 
 def remember_limits(engine: SqlEngine, limits: Mapping[str, RunningLimit]) -> None:
@@ -72,8 +98,10 @@ def checked_rows(
     limit since the last claim, and the claim took more than it allows (``running``: the
     kind's running jobs per limit key, counted before the claim). Under a keyed limit the
     claimed jobs' keys are not read: the claim fails if the busiest key could not have
-    taken them all."""
+    taken them all. (No runner lowers a rate: it is the kind's own.)"""
     rows = claim.claimed.fetchall()
+    if claim.room_of == "rate":
+        return rows
     n = limits[claim.kind].n
     counts = [int(count) for _, count in running.get(claim.kind, ())]
     before = max(counts, default=0) if claim.keyed else sum(counts)

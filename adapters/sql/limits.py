@@ -76,7 +76,7 @@ def claim_limited(
         conn.execute(engine.sql("lock_limited_kind"), {"kind": kind})  # each other
     declared = send_registered_limits(engine, conn, rules.limits)
     counting = {kind: count_running(engine, conn, kind) for kind in apart if kind in rules.limits}
-    within_limit = send_claim_within_limit(engine, conn, rules, picking, wanted, apart)
+    within_limit = send_claim_within_limit(engine, conn, rules, picking, wanted, apart, now)
     looks = {kind: look_at_window(engine, conn, kind, rates[kind], now) for kind in sorted(rates)}
     fair_starts = {kind: send_fair_start(engine, conn, kind, picking) for kind in sorted(fair)}
     fair_claim = send_fair_claim(engine, conn, rules, picking, wanted, apart)
@@ -115,10 +115,16 @@ def claim_limited(
             break
         slots = slots_of(kind)
         if within_limit is not None and kind == within_limit.kind:
+            left = wanted - len(chosen)
             _take_at_once(kind, slots, claimed_within, chosen, direct)  # with the lock
-            if within_limit.keyed and claimed_within:
+            if within_limit.room_of == "rate":
+                slots.check_rate()
+                if len(claimed_within) >= left or not slots.fits(None, None):
+                    continue  # all it wanted, or the window is full (its opening noted)
+                # fewer than wanted while the window, as read since, has room: pick on
+            elif within_limit.keyed and claimed_within:
                 continue  # their keys unread: a limit raised since is claimed on next time
-            if not within_limit.keyed and limits[kind].n <= within_limit.n:
+            elif not within_limit.keyed and limits[kind].n <= within_limit.n:
                 continue  # by the limit as it stands (else raised since: claim on by it)
             # keyed and none taken: a key had too little room (or none was due), so pick
         taking = None if kind in fair else slots.claimable_at_once(wanted - len(chosen))
@@ -206,17 +212,16 @@ def _record_turns_and_starts(
     under its lock): one statement each, sent together, no result read."""
     starts, queue_starts, turns = [], [], []
     turn: dict[str, int] = {}
-    for _, kind, rate_key, fair_key, rated_queue in claimed:
-        if kind in rules.rates:
-            stamp = engine.stamp(kind_slots[kind].at)
-            starts.append({"kind": kind, "rate_key": rate_key, "now": stamp})
+    for job_id, kind, _, fair_key, rated_queue in claimed:
+        if kind in rules.rates:  # under the job's own rate key, whatever the claim read
+            starts.append({"id": job_id, "now": engine.stamp(kind_slots[kind].at)})
         if rated_queue is not None:
             queue_starts.append({"queue": rated_queue, "now": queue_stamps[rated_queue]})
         if kind in rules.fair and fair_key is not None:
             turn[kind] = turn.get(kind, last_turns[kind]) + 1
             turns.append({"kind": kind, "fair_key": fair_key, "turn": turn[kind]})
     for query, params in (
-        ("record_start", starts),
+        ("record_job_start", starts),
         ("record_queue_start", queue_starts),
         ("take_fair_turn", turns),
     ):

@@ -62,6 +62,20 @@ class _Window:
             at = max([now, *stamps])
             return at, self._since(at - datetime.timedelta(seconds=self.per), unseen)
 
+    def so_far(
+        self, now: datetime.datetime
+    ) -> tuple[datetime.datetime, datetime.datetime, int] | None:
+        """The latest stamp kept, when the window a claim at ``now`` counts begins (from
+        ``now`` or that stamp if later, less ``per``), and how many starts kept are after
+        that and before the latest; None when none is kept."""
+        with self._lock:
+            latest = self.latest
+            if latest is None:
+                return None
+            since = max(now, latest) - datetime.timedelta(seconds=self.per)
+            after = sum(stamps.after(since)[0] for stamps in self.by_key.values())
+            return latest, since, after - (sum(self.at_latest.values()) if latest > since else 0)
+
     def _unseen(self, rows: list[Row]) -> list[Row]:
         """Of ``rows`` (read in stamp order from a stamp at or before ``latest``), those not
         kept yet: every one after ``latest``, and at ``latest`` those beyond its count."""
@@ -173,6 +187,19 @@ def look_at_window(
         return WindowLook(window, conn.execute(engine.sql("starts_after"), params))
     params = {"kind": kind, "since": engine.stamp(window.latest)}
     return WindowLook(window, conn.execute(engine.sql("starts_from"), params))
+
+
+def window_so_far(
+    engine: SqlEngine, kind: str, rate: RateLimit, now: datetime.datetime
+) -> tuple[datetime.datetime, datetime.datetime, int] | None:
+    """What a claim of the kind at ``now`` may count its window by without reading it: the
+    latest start kept here, the window's beginning, and the starts kept after it and
+    before the latest (those at or after the latest, the claim counts itself); None when
+    this store has kept none (a first look reads the window whole)."""
+    window = _windows.get(engine, {}).get(kind)
+    if window is None or window.per != rate.per:
+        return None
+    return window.so_far(now)
 
 
 def count_starts(

@@ -11,6 +11,7 @@ from typing import Any
 
 from jobtable.adapters.sql.engine import Connection, Cursor, SqlEngine
 from jobtable.adapters.sql.rate_windows import Started
+from jobtable.core.errors import StoreError
 from jobtable.core.held_back import QueueUse
 from jobtable.core.limits import PRUNE_MARGIN, QueueLimit, RateLimit, RunningLimit, smallest
 
@@ -135,6 +136,16 @@ class KindSlots:
         self.taken += count
         if self.limit is not None and not self.limit.keyed:
             self.running[_ALL] = self.running.get(_ALL, 0) + count
+        if self.rate is not None and not self.rate.keyed and count:
+            self.started[_ALL] = self.started.get(_ALL, 0) + count
+            self.oldest.setdefault(_ALL, self.at)
+
+    def check_rate(self) -> None:
+        """StoreError (the batch rolls back) if what was counted started is past a rate
+        without a key: a claim at once took more than its window had room for."""
+        rate = self.rate
+        if rate is not None and not rate.keyed and self.started.get(_ALL, 0) > rate.n:
+            raise StoreError("a claim took more than its rate's window had room for")
 
     def keyed_limit_only(self) -> bool:
         """A keyed limit and no rate: what fits is decided by each key's running jobs alone."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime
 from contextlib import ExitStack
 
+import attrs
 import pytest
 
 from jobtable.adapters.sql import fair_order
@@ -414,6 +415,65 @@ def test_a_fair_claim_takes_a_higher_priority_that_came_after_its_keys_were_list
     assert claim_fair(store, n=1) == low[:1]  # priority 5's keys are listed
     urgent = add_fair(store, "big", priority=0)
     assert claim_fair(store, n=2) == [urgent, low[1]]
+
+
+def test_claims_one_after_another_never_start_more_than_the_rate_in_its_window(store):
+    """Claim after claim (a store may count the starts it kept and claim in the round trip
+    of its lock), each counts every start in the window, those kept and those since."""
+    syncs = [add_rated(store, "sync") for _ in range(6)]
+    second = datetime.timedelta(seconds=1)
+    taken = []
+    alone = Batch(claim=1, rates={"sync": RATES["sync"]})  # the runner's one limited kind
+
+    def claim_syncs(now: datetime.datetime, n: int):
+        return store.run_batch(
+            attrs.evolve(alone, claim=n), runner_id="runner-a", now=now, kinds=("sync",)
+        )
+
+    for step, n in enumerate([1, 1, 5, 5, 5]):
+        done = claim_syncs(LATER + step * second, n)
+        taken += [job.id for job in done.claimed]
+        if step >= 2:  # jobs held back: it says when the first start leaves the window
+            assert done.rate_opens_at == LATER + datetime.timedelta(seconds=60), step
+    assert taken == syncs[:2]  # the rate: 2 a minute
+    opened = claim_syncs(LATER + datetime.timedelta(seconds=60), 5)
+    assert [job.id for job in opened.claimed] == syncs[2:3]  # the first start left the window
+    assert [job.id for job in claim_syncs(LATER + 61 * second, 5).claimed] == syncs[3:4]
+
+
+def test_a_rates_claim_counts_its_window_by_the_clock_read_once_its_lock_is_held(store):
+    """A claim counts its window as of its clock read under the lock, not as of the batch's
+    start: a start that left the window meanwhile frees its slot for this claim."""
+    syncs = [add_rated(store, "sync") for _ in range(4)]
+    alone = Batch(claim=1, rates={"sync": RATES["sync"]})
+    for step, n in enumerate([1, 1, 5]):  # two starts, a second apart; then the window full
+        store.run_batch(
+            attrs.evolve(alone, claim=n), runner_id="runner-a",
+            now=LATER + datetime.timedelta(seconds=step), kinds=("sync",),
+        )  # fmt: skip
+    read_late = LATER + datetime.timedelta(seconds=60.5)  # the first start has left by then
+    done = store.run_batch(
+        attrs.evolve(alone, claim=5, clock=lambda: read_late), runner_id="runner-a",
+        now=LATER + datetime.timedelta(seconds=59), kinds=("sync",),
+    )  # fmt: skip
+    assert [job.id for job in done.claimed] == syncs[2:3]
+    assert done.rate_opens_at == LATER + datetime.timedelta(seconds=61)  # the second's leaving
+
+
+def test_a_rates_starts_count_under_their_jobs_keys_once_the_rate_is_keyed(store):
+    """A start is recorded under its job's rate key however it was claimed: a rate made
+    keyed (a deploy) counts the starts claimed under the rate without a key."""
+    unkeyed = {"call": RateLimit(n=10, per=60.0, keyed=False)}
+    calls = [add_rated(store, "call", key) for key in ("acme", "acme", "globex")]
+    for step in range(3):  # the later claims count by the window this store kept
+        store.run_batch(
+            Batch(claim=1, rates=unkeyed), runner_id="runner-a",
+            now=LATER + step * datetime.timedelta(seconds=1), kinds=("call",),
+        )  # fmt: skip
+    assert [store.get(job_id).status for job_id in calls] == [Status.RUNNING] * 3
+    more = [add_rated(store, "call", key) for key in ("acme", "globex", "initech")]
+    keyed = claim_rated(store, now=LATER + datetime.timedelta(seconds=5), n=5)  # call: 1 per key
+    assert [job.id for job in keyed.claimed] == more[2:]  # acme and globex started already
 
 
 def test_starts_another_process_recorded_count_in_the_window_stamped_alike_or_not(store, engine):

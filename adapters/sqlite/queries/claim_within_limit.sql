@@ -1,9 +1,13 @@
 -- Marks running under :runner_id the first due jobs of one limited kind, in claim order,
--- by the limit :n, counting the kind's running jobs here (one statement counts and
--- claims): without a key (:keyed false), :limit of them at most and no more than :n less
--- the running jobs; with a key, :limit of them if the busiest key (jobs with no key share
--- one) has room for them all, else none. Returns what running and settling each needs.
--- Which jobs are due is as in _pick_next.
+-- :limit of them at most, and only as many as its limit or rate has room for, counted
+-- here (one statement counts and claims), by :room_of:
+-- - 'limit' (a limit :n without a key): :n less the kind's running jobs;
+-- - 'keyed' (a limit :n with a key): all :limit if the busiest key (jobs with no key
+--   share one) has room for them all, else none;
+-- - 'rate' (a rate of :n without a key): :n less its starts in the window, after :since:
+--   :kept that the claiming store kept from before :latest (rate_windows.py), and those
+--   stamped at or after :latest, counted here.
+-- Returns what running and settling each needs. Which jobs are due is as in _pick_next.
 UPDATE jobs
 SET status = 'running', started_at = :now, updated_at = :now,
     claimed_by = :runner_id, attempt = attempt + 1
@@ -13,15 +17,22 @@ WHERE id IN (
       AND (:queues IS NULL OR queue IN (SELECT value FROM json_each(:queues)))
       AND NOT EXISTS (SELECT 1 FROM jobtable_queues p WHERE p.name = jobs.queue AND p.passed_over)
     ORDER BY priority, run_at, id
-    LIMIT CASE WHEN :keyed THEN (
-        CASE WHEN :n - (
-            SELECT COALESCE(MAX(running), 0) FROM (
-                SELECT COUNT(*) AS running FROM jobs
-                WHERE status = 'running' AND kind = :kind GROUP BY limit_key
-            )
-        ) >= :limit THEN :limit ELSE 0 END
-    ) ELSE max(0, min(:limit, :n - (
-        SELECT COUNT(*) FROM jobs WHERE status = 'running' AND kind = :kind
-    ))) END
+    LIMIT CASE :room_of
+        WHEN 'keyed' THEN (
+            CASE WHEN :n - (
+                SELECT COALESCE(MAX(running), 0) FROM (
+                    SELECT COUNT(*) AS running FROM jobs
+                    WHERE status = 'running' AND kind = :kind GROUP BY limit_key
+                )
+            ) >= :limit THEN :limit ELSE 0 END
+        )
+        WHEN 'rate' THEN max(0, min(:limit, :n - :kept - (
+            SELECT COUNT(*) FROM jobtable_starts
+            WHERE kind = :kind AND started_at >= :latest AND started_at > :since
+        )))
+        ELSE max(0, min(:limit, :n - (
+            SELECT COUNT(*) FROM jobs WHERE status = 'running' AND kind = :kind
+        )))
+    END
 )
 RETURNING id, kind, payload, attempt, max_attempts, retry, timeout, result, run_at, priority, queue, trace_context
