@@ -3,7 +3,8 @@
 Outcomes are buffered and written together, durably, within FLUSH_AFTER, by the flusher
 (core/flusher.py); a worker that wants a job starts one held ahead (core/ahead.py) or
 claims one, in a batch with every other worker's that commits without waiting for the
-disk; a runner of short jobs holds a few more ahead in the same batch.
+disk; a runner of short jobs holds a few more ahead in the same batch, while its claims
+find all they ask for (one woken from idle for a job or two claims them alone).
 """
 
 from __future__ import annotations
@@ -111,6 +112,7 @@ class JobExchange:
         self._sending: list[Unsent] = []
         self._holds_maybe_lost = False
         self._holds_in_store = False  # a batch held jobs since the last give-back of all
+        self._more_due = True  # the last claim or hold found all it asked: more may be due
         self._handed: set[Claim] = set()  # taken for a worker that has not begun it yet
         self._batches = 0  # batches begun
         self._in_flight: int | None = None  # the number of the batch being run, if any
@@ -271,10 +273,13 @@ class JobExchange:
             starts.append(want.held.claim)
         # A runner with limited kinds holds nothing ahead: its held jobs would be started
         # before any claim, and a limited kind's jobs wait for claims.
+        # Nor does a runner whose last claim came back short (idle, woken for a job or
+        # two): its claim of them would wait for a hold that finds nothing.
         holding = (
             wants
             and not lane
             and not (self._limits or self._rates or self._fair)
+            and self._more_due
             and self._may_hold()
         )
         target = self._policy.target() if holding else 0
@@ -346,6 +351,10 @@ class JobExchange:
             return
         for each, recorded in zip(sending, done.recorded, strict=True):
             self._written(each, recorded)
+        if batch.hold:
+            self._more_due = len(done.held) >= batch.hold
+        elif batch.claim:
+            self._more_due = len(done.claimed) >= batch.claim
         if done.rate_opens_at is not None:
             self._rate_opens(done.rate_opens_at)  # a job a rate holds back may start then
         freed = sum(

@@ -105,6 +105,23 @@ def test_short_handlers_hold_jobs_ahead_queued_and_later_takes_start_them():
     assert second.claim.attempt == 1
 
 
+def test_a_runner_holds_ahead_only_while_its_claims_find_all_they_ask_for():
+    """An idle runner woken for a job claims it alone (a hold would find nothing, and the
+    job's start would wait for it); it holds ahead again once a claim found all it asked."""
+    exchange, store, _ = make(0.001, workers=2)
+    lone = queue(exchange, 1)
+    assert exchange.take().id == lone[0]
+    assert (store.batches[0].claim, store.batches[0].hold) == (1, 40)  # a runner's first
+    assert exchange.take() is None  # came back short: the queue is empty
+    woken = queue(exchange, 1)
+    assert exchange.take().id == woken[0]
+    assert (store.batches[2].claim, store.batches[2].hold) == (1, 0)  # claimed alone
+    burst = queue(exchange, 30)  # the claim above found all it asked (one)
+    assert exchange.take().id == burst[0]
+    assert (store.batches[3].claim, store.batches[3].hold) == (1, 40)  # so it holds again
+    assert len(exchange.held_claims()) == 29
+
+
 def test_the_ahead_policy_is_bounded_and_follows_the_handlers_times():
     policy = AheadPolicy(4)
     assert policy.target() == 0  # nothing timed yet
