@@ -13,6 +13,7 @@ bigger table costs. Not a test: run by hand,
 
     bench/run claim_depth.py                   # 1,000,000 rows, SQLite and PostgreSQL
     bench/run claim_depth.py --rows 100000     # smaller
+    bench/run claim_depth.py --only postgres   # one engine
     JOBTABLE_BENCH_POSTGRES=postgresql://postgres@127.0.0.1:5432/test bench/run claim_depth.py
 """
 
@@ -141,19 +142,22 @@ def measure(name: str, open_store: Callable[[], Any], rows: int) -> tuple[str, l
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--only", choices=("sqlite", "postgres"), help="one engine")
     args = parser.parse_args()
     folder = tempfile.mkdtemp(prefix="jobtable-depth-")
-    results = [
-        measure(
-            "SQLite (synchronous NORMAL)",
-            lambda: SqliteStore.open(
-                os.path.join(folder, f"{uuid.uuid4().hex}.db"), now=NOW, synchronous="normal"
-            ),
-            args.rows,
+    results = []
+    if args.only != "postgres":
+        results.append(
+            measure(
+                "SQLite (synchronous NORMAL)",
+                lambda: SqliteStore.open(
+                    os.path.join(folder, f"{uuid.uuid4().hex}.db"), now=NOW, synchronous="normal"
+                ),
+                args.rows,
+            )
         )
-    ]
     url = os.environ.get("JOBTABLE_BENCH_POSTGRES")
-    if url:
+    if url and args.only != "sqlite":
         from jobtable.adapters.postgres import PostgresStore
 
         def open_postgres() -> Any:
