@@ -112,7 +112,7 @@ class JobExchange:
         self._sending: list[Unsent] = []
         self._holds_maybe_lost = False
         self._holds_in_store = False  # a batch held jobs since the last give-back of all
-        self._more_due = True  # the last claim or hold found all it asked: more may be due
+        self._more_due = True  # lane 0's last claim or hold found all it asked: more may be due
         self._handed: set[Claim] = set()  # taken for a worker that has not begun it yet
         self._batches = 0  # batches begun
         self._in_flight: int | None = None  # the number of the batch being run, if any
@@ -351,10 +351,11 @@ class JobExchange:
             return
         for each, recorded in zip(sending, done.recorded, strict=True):
             self._written(each, recorded)
-        if batch.hold:
-            self._more_due = len(done.held) >= batch.hold
-        elif batch.claim:
-            self._more_due = len(done.claimed) >= batch.claim
+        if wants and wants[0].lane == 0:  # another lane's claim says nothing of this one's
+            if batch.hold:
+                self._more_due = len(done.held) >= batch.hold
+            elif batch.claim:
+                self._more_due = len(done.claimed) >= batch.claim
         if done.rate_opens_at is not None:
             self._rate_opens(done.rate_opens_at)  # a job a rate holds back may start then
         freed = sum(

@@ -118,7 +118,6 @@ def claim_limited(
             left = wanted - len(chosen)
             _take_at_once(kind, slots, claimed_within, chosen, direct)  # with the lock
             if within_limit.room_of == "rate":
-                slots.check_rate()
                 if len(claimed_within) >= left or not slots.fits(None, None):
                     continue  # all it wanted, or the window is full (its opening noted)
                 # fewer than wanted while the window, as read since, has room: pick on

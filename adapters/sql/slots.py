@@ -130,22 +130,20 @@ class KindSlots:
         return wanted if limit.n - busiest >= wanted else None
 
     def count_at_once(self, count: int) -> None:
-        """Count ``count`` jobs claimed at once (``claimable_at_once``) as started. Under a
-        keyed limit their keys are not known, and need not be: the claim takes no more in
-        all than every key had room for."""
+        """Count ``count`` jobs claimed at once (``claimable_at_once``, or under a rate without a
+        key with the lock) as started; StoreError (the batch rolls back) if they are more
+        than a rate's window had room for. Under a keyed limit their keys are not known, and
+        need not be: the claim takes no more in all than every key had room for."""
         self.taken += count
         if self.limit is not None and not self.limit.keyed:
             self.running[_ALL] = self.running.get(_ALL, 0) + count
-        if self.rate is not None and not self.rate.keyed and count:
-            self.started[_ALL] = self.started.get(_ALL, 0) + count
-            self.oldest.setdefault(_ALL, self.at)
-
-    def check_rate(self) -> None:
-        """StoreError (the batch rolls back) if what was counted started is past a rate
-        without a key: a claim at once took more than its window had room for."""
         rate = self.rate
-        if rate is not None and not rate.keyed and self.started.get(_ALL, 0) > rate.n:
-            raise StoreError("a claim took more than its rate's window had room for")
+        if rate is not None and not rate.keyed and count:
+            started = self.started.get(_ALL, 0)
+            if count > rate.n - started:  # a window over-full already (a rate lowered) takes 0
+                raise StoreError("a claim took more than its rate's window had room for")
+            self.started[_ALL] = started + count
+            self.oldest.setdefault(_ALL, self.at)
 
     def keyed_limit_only(self) -> bool:
         """A keyed limit and no rate: what fits is decided by each key's running jobs alone."""

@@ -460,6 +460,31 @@ def test_a_rates_claim_counts_its_window_by_the_clock_read_once_its_lock_is_held
     assert done.rate_opens_at == LATER + datetime.timedelta(seconds=61)  # the second's leaving
 
 
+@pytest.mark.parametrize(
+    "before",
+    [RateLimit(n=5, per=60.0, keyed=False), RateLimit(n=1, per=60.0, keyed=True)],
+    ids=["lowered", "keyed before"],
+)
+def test_a_rates_window_fuller_than_a_new_rate_holds_jobs_back_without_failing(store, before):
+    """A deploy lowered the rate, or made it a rate without a key: the window holds more
+    starts than the new rate allows, so claims take nothing (no error) until it opens."""
+    for key in ["a", "b", "c"] * 3:
+        add_rated(store, "sync", key)
+    second = datetime.timedelta(seconds=1)
+    for step in range(3):  # under the old rate: three starts, and the store keeps its window
+        store.run_batch(
+            Batch(claim=5, rates={"sync": before}), runner_id="runner-a",
+            now=LATER + step * second, kinds=("sync",),
+        )  # fmt: skip
+    lowered = Batch(claim=1, rates={"sync": RateLimit(n=1, per=60.0, keyed=False)})
+    for step in range(5, 9):
+        done = store.run_batch(
+            lowered, runner_id="runner-a", now=LATER + step * second, kinds=("sync",)
+        )
+        assert done.claimed == [], step
+        assert done.rate_opens_at is not None and done.rate_opens_at > LATER + step * second
+
+
 def test_a_rates_starts_count_under_their_jobs_keys_once_the_rate_is_keyed(store):
     """A start is recorded under its job's rate key however it was claimed: a rate made
     keyed (a deploy) counts the starts claimed under the rate without a key."""

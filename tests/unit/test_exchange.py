@@ -122,6 +122,20 @@ def test_a_runner_holds_ahead_only_while_its_claims_find_all_they_ask_for():
     assert len(exchange.held_claims()) == 29
 
 
+def test_an_async_slots_short_claim_does_not_stop_the_threads_holding_ahead():
+    """Only the threads' lane holds ahead, so only its claims say whether more may be due: an
+    idle async slot that looks after each take and finds nothing changes nothing."""
+    exchange, store, _ = make(0.001, workers=2)
+    exchange.serve(["k", "async"], None, async_kinds=["async"])
+    ids = queue(exchange, 100)
+    for job_id in ids[:60]:  # past the first 40 held: the threads' lane holds again
+        job = exchange.take()
+        assert job is not None and job.id == job_id
+        exchange.record(job, Succeed(result="{}"))
+        assert exchange.take(1) is None  # the async slot its take woke: nothing for it
+    assert sum(1 for batch in store.batches if batch.hold) >= 2
+
+
 def test_the_ahead_policy_is_bounded_and_follows_the_handlers_times():
     policy = AheadPolicy(4)
     assert policy.target() == 0  # nothing timed yet
