@@ -6,10 +6,12 @@ they fail instead, so an unreachable server can never pass as green.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
@@ -22,7 +24,32 @@ def postgres_url() -> str:
         if os.environ.get("CI"):
             pytest.fail(f"CI must set {URL_VARIABLE} to a reachable PostgreSQL")
         pytest.skip(f"set {URL_VARIABLE}=postgresql://... to run the PostgreSQL tests")
-    return url
+    return _workers_own(url)
+
+
+_databases: dict[str, str] = {}
+
+
+def _workers_own(url: str) -> str:
+    """Under pytest-xdist, the URL of a database of the worker's own on the same server
+    (made once, kept for the next run). A runner's advisory lock is keyed by its id within
+    a database, so two workers' tests registering one runner id, each in its own schema,
+    would otherwise take each other's lock."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not worker:
+        return url
+    if url not in _databases:
+        import psycopg
+
+        parts = urlsplit(url)
+        name = f"{parts.path.lstrip('/') or 'postgres'}_{worker}"
+        with psycopg.connect(url, autocommit=True) as conn:
+            made = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,))
+            if made.fetchone() is None:
+                with contextlib.suppress(psycopg.errors.DuplicateDatabase):
+                    conn.execute(f'CREATE DATABASE "{name}"')
+        _databases[url] = urlunsplit(parts._replace(path=f"/{name}"))
+    return _databases[url]
 
 
 @contextmanager
