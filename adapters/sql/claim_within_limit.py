@@ -46,6 +46,15 @@ class ClaimWithinLimit:
         return self.room_of == "keyed"
 
 
+def sole_limited_kind(rules: Batch, apart: Collection[str], wanted: int) -> str | None:
+    """The batch's one limited kind, when a claim of it may be sent with its lock: it wants
+    jobs, and no queue an operator limited is known (those are claimed after the kinds)."""
+    if len(apart) != 1 or rules.limited_queues or wanted <= 0:
+        return None
+    (kind,) = apart
+    return kind
+
+
 def send_claim_within_limit(
     engine: SqlEngine,
     conn: Connection,
@@ -58,12 +67,10 @@ def send_claim_within_limit(
     """Send the claim, when the batch's limited kinds are one kind, not fair, with no limited
     queue known, under a limit a claim read before and no rate, or a rate without a key
     whose window this store has seen and no limit; send it after the kind's lock."""
-    if len(apart) != 1 or rules.limited_queues or wanted <= 0:
+    kind = sole_limited_kind(rules, apart, wanted)
+    if kind is None or kind in rules.fair:
         return None
-    (kind,) = apart
     limit, rate = rules.limits.get(kind), rules.rates.get(kind)
-    if kind in rules.fair:
-        return None
     if limit is not None and rate is None:
         known = _declared.get(engine, {}).get(kind)
         if known is None:

@@ -12,6 +12,7 @@ from typing import Any
 
 import attrs
 
+from jobtable.adapters.sql.claim_within_limit import sole_limited_kind
 from jobtable.adapters.sql.engine import Connection, Cursor, SqlEngine
 from jobtable.adapters.sql.fair_order import FAIR_CHUNK, listed_keys, turn_order
 from jobtable.core.batch import Batch
@@ -34,10 +35,8 @@ def send_fair_claim(
     """Send the claim, when the batch's limited kinds are one fair kind with no limit, no
     rate and no limited queue known, whose keys this store listed less than
     FAIR_KEYS_FRESH ago; send it after the kind's lock."""
-    if len(apart) != 1 or rules.limited_queues or wanted <= 0:
-        return None
-    (kind,) = apart
-    if kind not in rules.fair or kind in rules.limits or kind in rules.rates:
+    kind = sole_limited_kind(rules, apart, wanted)
+    if kind is None or kind not in rules.fair or kind in rules.limits or kind in rules.rates:
         return None
     listed = listed_keys(engine, kind)
     if listed is None or not listed[1]:
