@@ -3,7 +3,12 @@ kind's lock so that it shares its round trip: one statement takes the oldest due
 each of the first keys in turn order, by the priority and the keys its store's last claim
 listed (fair_order.py), while that priority is still the first with a due job. What it
 does not take (a listed key ran dry, the first priority moved) the claim then takes in
-fair_order's order."""
+fair_order's order.
+
+The claimed rows come back with their keys' last turns and the kind's last turn, so a
+claim that took all it wanted reads no other turn and no first priority (on SQLite, where
+nothing is saved by sending them ahead, those reads were most of its cost); one that fell
+short reads them then (limits.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +19,7 @@ import attrs
 
 from jobtable.adapters.sql.claim_within_limit import sole_limited_kind
 from jobtable.adapters.sql.engine import Connection, Cursor, SqlEngine
-from jobtable.adapters.sql.fair_order import FAIR_CHUNK, listed_keys, turn_order
+from jobtable.adapters.sql.fair_order import FAIR_CHUNK, listed_keys
 from jobtable.core.batch import Batch
 
 
@@ -53,13 +58,23 @@ def send_fair_claim(
     return FairClaim(kind, conn.execute(engine.sql("claim_fair_heads"), params))
 
 
-def claimed_in_turn(
-    claim: FairClaim, turns: Mapping[str, Any]
-) -> tuple[list[Any], list[str | None]]:
-    """The claimed rows (as ``claim_next_job`` returns them) and their fair keys, in turn
-    order (``turns``: the kind's, read under its lock in the same transaction)."""
-    rows = sorted(claim.claimed.fetchall(), key=lambda row: turn_order(turns, row[-1]))
-    return [tuple(row[:-1]) for row in rows], [row[-1] for row in rows]
+@attrs.frozen
+class FairTaken:
+    rows: list[Any]
+    """The claimed rows (as ``claim_next_job`` returns them), in turn order."""
+    keys: list[str | None]
+    """Their fair keys, in the same order."""
+    last_turn: int | None
+    """The kind's last turn before this claim (0: none yet); None when it claimed nothing."""
+
+
+def claimed_in_turn(claim: FairClaim) -> FairTaken:
+    """The claimed rows and their keys in turn order (a key that never had a turn first,
+    then the oldest turn, as ``turn_order``), by the turns the claim read under the lock."""
+    rows = claim.claimed.fetchall()
+    rows.sort(key=lambda row: (row[-2] is not None, int(row[-2] or 0), row[-3]))
+    last_turn = int(rows[0][-1] or 0) if rows else None
+    return FairTaken([tuple(row[:-3]) for row in rows], [row[-3] for row in rows], last_turn)
 
 
 def turns_after(turns: Mapping[str, Any], keys: list[str | None]) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from jobtable.adapters.sql.claim_within_limit import (
     remember_limits,
     send_claim_within_limit,
 )
-from jobtable.adapters.sql.engine import Connection, SqlEngine
+from jobtable.adapters.sql.engine import Connection, Cursor, SqlEngine
 from jobtable.adapters.sql.fair_claim import claimed_in_turn, send_fair_claim, turns_after
 from jobtable.adapters.sql.fair_order import fair_order, send_fair_start
 from jobtable.adapters.sql.limited_picks import pick
@@ -78,13 +78,17 @@ def claim_limited(
     counting = {kind: count_running(engine, conn, kind) for kind in apart if kind in rules.limits}
     within_limit = send_claim_within_limit(engine, conn, rules, picking, wanted, apart, now)
     looks = {kind: look_at_window(engine, conn, kind, rates[kind], now) for kind in sorted(rates)}
-    fair_starts = {kind: send_fair_start(engine, conn, kind, picking) for kind in sorted(fair)}
     fair_claim = send_fair_claim(engine, conn, rules, picking, wanted, apart)
+    fair_starts = {  # the fair claim's own kind reads them only if it falls short
+        kind: send_fair_start(engine, conn, kind, picking)
+        for kind in sorted(fair)
+        if fair_claim is None or kind != fair_claim.kind
+    }
     read = queue_limits(read_queues.fetchall())  # what was sent so far comes back with it
     running = {kind: cursor.fetchall() for kind, cursor in counting.items()}
-    fair_begun = {
-        kind: (dict(turns.fetchall()), first.fetchone()[0])
-        for kind, (turns, first) in fair_starts.items()
+    fair_begun = {kind: _fair_begun(turns, first) for kind, (turns, first) in fair_starts.items()}
+    last_turns = {
+        kind: max(map(int, turns.values()), default=0) for kind, (turns, _) in fair_begun.items()
     }
     limited = {name: limit for name, limit in read.items() if queues is None or name in queues}
     for name in sorted(limited):
@@ -134,11 +138,14 @@ def claim_limited(
             continue
         turns, first_priority = fair_begun.get(kind, ({}, None))
         if fair_claim is not None and kind == fair_claim.kind:  # with the lock: keys' heads
-            rows, keys = claimed_in_turn(fair_claim, turns)
-            _take_at_once(kind, slots, rows, chosen, direct, keys)
+            taken = claimed_in_turn(fair_claim)
+            _take_at_once(kind, slots, taken.rows, chosen, direct, taken.keys)
             if len(chosen) >= wanted:
+                last_turns[kind] = taken.last_turn or 0
                 continue
-            turns = turns_after(turns, keys)  # what more it takes has its turns after these
+            turns, first_priority = _fair_begun(*send_fair_start(engine, conn, kind, picking))
+            last_turns[kind] = max(map(int, turns.values()), default=0)
+            turns = turns_after(turns, taken.keys)  # what more it takes: turns after these
         candidates = (
             fair_order(engine, conn, kind, picking, turns, first_priority)
             if kind in fair
@@ -167,9 +174,6 @@ def claim_limited(
         for row in conn.execute(engine.sql("claim_jobs_by_id"), params).fetchall():
             claimed_rows[row[0]] = row  # none whose cancel came since the pick
     claimed = [job for job in chosen if job[0] in claimed_rows]
-    last_turns = {
-        kind: max(map(int, turns.values()), default=0) for kind, (turns, _) in fair_begun.items()
-    }
     _record_turns_and_starts(engine, conn, claimed, rules, kind_slots, queue_stamps, last_turns)
     rows = [claimed_rows[job_id] for job_id, *_ in claimed]
     return LimitedClaim(
@@ -178,6 +182,11 @@ def claim_limited(
         limited_queues=frozenset(read),
         windows_read=tuple(looks[kind] for kind in sorted(looks) if kind in kind_slots),
     )
+
+
+def _fair_begun(turns: Cursor, first: Cursor) -> tuple[dict[str, Any], Any]:
+    """A fair kind's turns and first priority with a due job, as ``send_fair_start`` sent."""
+    return dict(turns.fetchall()), first.fetchone()[0]
 
 
 def _take_at_once(

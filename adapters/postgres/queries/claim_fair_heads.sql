@@ -1,12 +1,13 @@
 -- Marks running under :runner_id the oldest due job at :priority of each of the first
 -- :chunk of :fair_keys in turn order (a key that never had a turn first, then the oldest
 -- turn; fair_order.py), :limit of them at most, when :priority is still the fair kind's
--- first with a due job (else none); returns what running and settling each needs, and its
--- fair key. Which jobs are due is as in fair_heads. The heads are not locked as they are
--- read (FOR UPDATE would have the planner walk jobs_ready for each key): the update checks
--- again that each is still queued and held by none, after any write to it in flight (no
--- other claim of the kind runs meanwhile: it holds the kind's lock). A run_at Python
--- cannot hold comes back NULL, as in _claim_picked.
+-- first with a due job (else none); returns what running and settling each needs, its
+-- fair key, that key's last turn and the kind's last turn (NULL: none yet), as they stood
+-- before this claim. Which jobs are due is as in fair_heads. The heads are not locked as
+-- they are read (FOR UPDATE would have the planner walk jobs_ready for each key): the
+-- update checks again that each is still queued and held by none, after any write to it
+-- in flight (no other claim of the kind runs meanwhile: it holds the kind's lock). A
+-- run_at Python cannot hold comes back NULL, as in _claim_picked.
 WITH picked AS MATERIALIZED (
     SELECT head.id
     FROM (
@@ -44,4 +45,6 @@ WHERE jobs.id = ANY(ARRAY(SELECT id FROM picked))
 RETURNING jobs.id, jobs.kind, jobs.payload, jobs.attempt, jobs.max_attempts, jobs.retry,
     jobs.timeout, jobs.result,
     CASE WHEN jobs.run_at >= '0001-01-02' AND jobs.run_at < '9999-12-30' THEN jobs.run_at END,
-    jobs.priority, jobs.queue, jobs.trace_context, jobs.fair_key
+    jobs.priority, jobs.queue, jobs.trace_context, jobs.fair_key,
+    (SELECT t.turn FROM jobtable_fair_turns AS t WHERE t.kind = jobs.kind AND t.fair_key = jobs.fair_key),
+    (SELECT max(t.turn) FROM jobtable_fair_turns AS t WHERE t.kind = :kind)

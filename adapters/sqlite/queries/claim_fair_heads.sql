@@ -2,7 +2,8 @@
 -- :chunk of :fair_keys (a JSON array) in turn order (a key that never had a turn first,
 -- then the oldest turn; fair_order.py), :limit of them at most, when :priority is still
 -- the fair kind's first with a due job (else none); returns what running and settling
--- each needs, and its fair key. Which jobs are due is as in fair_heads.
+-- each needs, its fair key, that key's last turn and the kind's last turn (NULL: none
+-- yet), as they stood before this claim. Which jobs are due is as in fair_heads.
 UPDATE jobs
 SET status = 'running', started_at = :now, updated_at = :now,
     claimed_by = :runner_id, attempt = attempt + 1
@@ -35,4 +36,6 @@ WHERE id IN (
     ORDER BY k.turn IS NOT NULL, k.turn, k.fair_key
     LIMIT :limit
 )
-RETURNING id, kind, payload, attempt, max_attempts, retry, timeout, result, run_at, priority, queue, trace_context, fair_key
+RETURNING id, kind, payload, attempt, max_attempts, retry, timeout, result, run_at, priority, queue, trace_context, fair_key,
+    (SELECT turn FROM jobtable_fair_turns AS t WHERE t.kind = jobs.kind AND t.fair_key = jobs.fair_key),
+    (SELECT max(turn) FROM jobtable_fair_turns WHERE kind = :kind)
