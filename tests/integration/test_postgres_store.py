@@ -43,6 +43,7 @@ def test_a_new_schema_gets_every_migration_once_and_reopening_changes_nothing():
             "0016_failed_by_queue",
             "0017_minutes",
             "0018_limit_keys",
+            "0019_ready_in_queue",
         ]
         store.close()
         again = open_store(url, schema)
@@ -91,6 +92,7 @@ def test_concurrent_openers_apply_each_migration_once():
             "0016_failed_by_queue",
             "0017_minutes",
             "0018_limit_keys",
+            "0019_ready_in_queue",
         ]
         for store in opened:
             store.close()

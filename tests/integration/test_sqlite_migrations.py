@@ -40,6 +40,7 @@ ALL_VERSIONS = [
     "0016_failed_by_queue",
     "0017_minutes",
     "0018_limit_keys",
+    "0019_ready_in_queue",
 ]
 
 LEGACY_SCHEMA = """

@@ -5,13 +5,46 @@
 -- each), so the pick costs the same however many rows other kinds or the future hold.
 -- A paused queue is checked by its key per candidate (NOT EXISTS): NOT IN over a
 -- subquery would be built again for each kind probed, and cost more than the rest.
-SELECT first.id
-FROM json_each(:kinds) AS served
-JOIN jobs AS first ON first.id IN (
-    SELECT id FROM jobs
-    WHERE status = 'queued' AND kind = served.value AND held_by IS NULL
-      AND (:queues IS NULL OR queue IN (SELECT value FROM json_each(:queues)))
-      AND NOT EXISTS (SELECT 1 FROM jobtable_queues p WHERE p.name = jobs.queue AND p.passed_over)
-    ORDER BY priority, run_at, id LIMIT :limit
+-- While any queue is passed over (paused, or limited: claimed apart), its backlog would be
+-- walked by that probe: each kind's queues are probed on their own instead, in
+-- jobs_ready_in_queue (kind, queue, ...), found one seek each (``queues_of``) and the
+-- passed-over ones left out, so a paused queue's backlog costs a claim nothing. Which
+-- branch runs is decided once, before either reads a row.
+WITH RECURSIVE queues_of(kind, queue) AS (
+    SELECT served.value, (
+        SELECT queue FROM jobs INDEXED BY jobs_ready_in_queue
+        WHERE status = 'queued' AND kind = served.value ORDER BY queue LIMIT 1
+    )
+    FROM json_each(:kinds) AS served
+    WHERE EXISTS (SELECT 1 FROM jobtable_queues WHERE passed_over)
+    UNION ALL
+    SELECT q.kind, (
+        SELECT queue FROM jobs INDEXED BY jobs_ready_in_queue
+        WHERE status = 'queued' AND kind = q.kind AND queue > q.queue ORDER BY queue LIMIT 1
+    )
+    FROM queues_of AS q WHERE q.queue IS NOT NULL
 )
-ORDER BY first.priority, first.run_at, first.id LIMIT :limit
+SELECT id FROM (
+    SELECT first.id, first.priority, first.run_at
+    FROM json_each(:kinds) AS served
+    JOIN jobs AS first ON first.id IN (
+        SELECT id FROM jobs INDEXED BY jobs_ready
+        WHERE status = 'queued' AND kind = served.value AND held_by IS NULL
+          AND (:queues IS NULL OR queue IN (SELECT value FROM json_each(:queues)))
+          AND NOT EXISTS (SELECT 1 FROM jobtable_queues p WHERE p.name = jobs.queue AND p.passed_over)
+        ORDER BY priority, run_at, id LIMIT :limit
+    )
+    WHERE NOT EXISTS (SELECT 1 FROM jobtable_queues WHERE passed_over)
+    UNION ALL
+    SELECT first.id, first.priority, first.run_at
+    FROM queues_of AS q
+    JOIN jobs AS first ON first.id IN (
+        SELECT id FROM jobs INDEXED BY jobs_ready_in_queue
+        WHERE status = 'queued' AND kind = q.kind AND queue = q.queue AND held_by IS NULL
+        ORDER BY priority, run_at, id LIMIT :limit
+    )
+    WHERE q.queue IS NOT NULL
+      AND (:queues IS NULL OR q.queue IN (SELECT value FROM json_each(:queues)))
+      AND NOT EXISTS (SELECT 1 FROM jobtable_queues p WHERE p.name = q.queue AND p.passed_over)
+)
+ORDER BY priority, run_at, id LIMIT :limit
