@@ -1,5 +1,5 @@
-"""A paused or limited queue's backlog costs the other queues' claims nothing, on both
-engines: the work a claim does (SQLite's virtual machine steps, PostgreSQL's rows read)
+"""A paused or limited queue's backlog, or one of a queue the runner does not serve, costs
+the other queues' claims nothing, on both engines: the work a claim does (SQLite's virtual machine steps, PostgreSQL's rows read)
 is the same with 20,000 jobs of the passed-over queue ahead as with 100, and what it
 claims is the other queue's jobs, in claim order. A limited queue's own page of a kind
 reads only that queue's jobs, however deep the other queues' backlog ahead of it.
@@ -111,19 +111,19 @@ def engine_store(engine: str, tmp_path: Any) -> Iterator[tuple[Any, Any]]:
 
 
 def claim_work(store: Any, run: Any, passed_over: str, ahead: int) -> tuple[list[str], int]:
-    """What a plain claim of 3 takes with ``ahead`` jobs of a ``passed_over`` queue ahead,
-    and the work it did."""
+    """What a plain claim of 3 takes with ``ahead`` jobs of a queue ``passed_over`` ahead
+    (paused, limited, or not among the queues the runner serves), and the work it did."""
     behind = backlog(store, ahead, ahead_in="bulk", behind_in="default")
     if passed_over == "paused":
         store.set_queue_paused("bulk", paused=True, now=CLOCK.now())
-    else:
+    elif passed_over == "limited":
         store.set_queue_limit("bulk", QueueLimit(running=1), now=CLOCK.now())
     engine = store._engine
     params = {
         "runner_id": "runner-a",
         "now": engine.stamp(CLOCK.now()),
         "kinds": engine.names(["work"]),
-        "queues": None,
+        "queues": engine.names(["default"] if passed_over == "not served" else None),
         "limit": 3,
     }
     rows, work = run(engine.sql("claim_next_job"), params)
@@ -134,7 +134,7 @@ def claim_work(store: Any, run: Any, passed_over: str, ahead: int) -> tuple[list
 ENGINES = ["sqlite", "postgres"]
 
 
-@pytest.mark.parametrize("passed_over", ["paused", "limited"])
+@pytest.mark.parametrize("passed_over", ["paused", "limited", "not served"])
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_passed_over_queues_backlog_costs_other_queues_claims_nothing(
     engine, passed_over, tmp_path
