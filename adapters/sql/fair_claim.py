@@ -26,6 +26,8 @@ from jobtable.core.batch import Batch
 @attrs.frozen
 class FairClaim:
     kind: str
+    priority: int
+    """The priority whose listed keys it took heads of."""
     claimed: Cursor
 
 
@@ -55,7 +57,7 @@ def send_fair_claim(
         "chunk": max(2 * wanted, FAIR_CHUNK),  # a few listed keys may have run dry
         "limit": wanted,
     }
-    return FairClaim(kind, conn.execute(engine.sql("claim_fair_heads"), params))
+    return FairClaim(kind, priority, conn.execute(engine.sql("claim_fair_heads"), params))
 
 
 @attrs.frozen

@@ -121,6 +121,12 @@ def _keys(
     return keys, True
 
 
+def forget_listed(engine: SqlEngine, kind: str, priority: int) -> None:
+    """Drop the kind's kept key list at ``priority``: a claim by it fell short, so some listed
+    keys ran dry; the next claim lists them again rather than reuse the list stale."""
+    _listed.get(engine, {}).pop((kind, priority), None)
+
+
 def _forget(engine: SqlEngine, kind: str, priority: int, empty: set[str]) -> None:
     """Keys found with no due job leave the kept list (until it is listed again)."""
     listed = _listed.get(engine, {})

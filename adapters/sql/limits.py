@@ -25,7 +25,7 @@ from jobtable.adapters.sql.claim_within_limit import (
 )
 from jobtable.adapters.sql.engine import Connection, Cursor, SqlEngine
 from jobtable.adapters.sql.fair_claim import claimed_in_turn, send_fair_claim, turns_after
-from jobtable.adapters.sql.fair_order import fair_order, send_fair_start
+from jobtable.adapters.sql.fair_order import fair_order, forget_listed, send_fair_start
 from jobtable.adapters.sql.limited_picks import pick
 from jobtable.adapters.sql.queue_limits import Chosen, pick_in_queue
 from jobtable.adapters.sql.rate_windows import WindowLook, count_starts, look_at_window
@@ -143,6 +143,7 @@ def claim_limited(
             if len(chosen) >= wanted:
                 last_turns[kind] = taken.last_turn or 0
                 continue
+            forget_listed(engine, kind, fair_claim.priority)  # some listed keys ran dry
             turns, first_priority = _fair_begun(*send_fair_start(engine, conn, kind, picking))
             last_turns[kind] = max(map(int, turns.values()), default=0)
             turns = turns_after(turns, taken.keys)  # what more it takes: turns after these

@@ -356,6 +356,21 @@ def test_a_fair_key_that_appears_once_the_listed_keys_ran_dry_starts_at_once(sto
     assert claim_fair(store, n=1) == [lower]
 
 
+def test_a_claim_that_found_its_listed_keys_dry_lists_them_again_before_the_next(
+    store, monkeypatch
+):
+    """A claim that takes the listed keys' last jobs (with the lock) and falls short drops
+    the list it went by, though fresh: the next claim gives a key that never had a turn its
+    turn before a listed key's new job."""
+    monkeypatch.setattr(fair_order, "_clock", lambda: 0.0)  # the list would stay fresh
+    a, b = add_fair(store, "a"), add_fair(store, "b")
+    assert claim_fair(store, n=1) == [a]  # lists the keys {a, b}
+    assert claim_fair(store, n=2) == [b]  # a has none left: the listed keys ran dry
+    again, new = add_fair(store, "a"), add_fair(store, "c")
+    assert claim_fair(store, n=1) == [new]  # c never had a turn
+    assert claim_fair(store, n=1) == [again]
+
+
 def test_a_fair_key_that_appears_joins_the_round_once_the_keys_are_listed_again(store, monkeypatch):
     clock = [0.0]
     monkeypatch.setattr(fair_order, "_clock", lambda: clock[0])

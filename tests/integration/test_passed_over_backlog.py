@@ -9,6 +9,7 @@ Work is counted, not timed: the count does not depend on the machine's load.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -157,3 +158,91 @@ def test_a_limited_queues_page_reads_only_its_own_jobs(engine, tmp_path):
             rows, work[ahead] = run(store._engine.sql("pick_in_queue"), params)
             assert [row[0] for row in rows] == mine
     assert work[DEEP] <= 2 * work[SHALLOW] + 10, work
+
+
+def _prepared(sql: str) -> tuple[str, list[str]]:
+    """``sql`` (psycopg's named placeholders) with $1, $2, ... for PREPARE, its comments
+    left out, and the names in their order."""
+    order: list[str] = []
+
+    def number(match: re.Match[str]) -> str:
+        if match.group(1) not in order:
+            order.append(match.group(1))
+        return f"${order.index(match.group(1)) + 1}"
+
+    code = re.sub(r"--[^\n]*", "", sql)  # the comments name parameters too
+    return re.sub(r"%\((\w+)\)s", number, code).replace("%%", "%"), order
+
+
+@pytest.mark.parametrize("name", ["claim_next_job", "hold_next_jobs"])
+@pytest.mark.parametrize("queues", [None, ["default"]])
+@pytest.mark.parametrize("paused", [False, True])
+def test_postgres_generic_plans_of_a_claim_read_no_whole_table(name, queues, paused, tmp_path):
+    """A deployment may have PostgreSQL plan prepared statements generically: the claim's
+    plan must not join its picks to a scan of jobs (a generic plan cannot tell how few it
+    picks), whichever way it reads the queues."""
+    import psycopg.sql
+
+    with engine_store("postgres", tmp_path / "generic") as (store, _):
+        backlog(store, DEEP, ahead_in="bulk", behind_in="default")
+        if paused:
+            store.set_queue_paused("bulk", paused=True, now=CLOCK.now())
+        engine = store._engine
+        sql, order = _prepared(engine.sql(name))
+        params = {
+            "runner_id": "runner-a",
+            "now": CLOCK.now(),
+            "kinds": ["work"],
+            "queues": queues,
+            "limit": 3,
+        }
+        url, schema = _postgres_urls[id(store)]
+        with psycopg.connect(url, options=f"-c search_path={schema}") as conn:
+            conn.execute("ANALYZE jobs")
+            conn.execute("SET plan_cache_mode = force_generic_plan")
+            conn.execute(f"PREPARE claim AS {sql}")
+            args = psycopg.sql.SQL(", ").join(
+                psycopg.sql.SQL("{}::text[]" if each in ("kinds", "queues") else "{}").format(
+                    psycopg.sql.Literal(params[each])
+                )
+                for each in order
+            )  # literals: EXECUTE takes no parameters of its own
+            explain = psycopg.sql.SQL("EXPLAIN EXECUTE claim({})").format(args)
+            plan = "\n".join(row[0] for row in conn.execute(explain))
+            conn.rollback()
+        assert "$1" in plan, plan  # a generic plan: by parameter
+        assert "Seq Scan on jobs" not in plan, plan
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_paused_queue_without_a_kinds_jobs_leaves_its_claims_as_they_were(engine, tmp_path):
+    """Only a kind with due jobs in a passed-over queue is read queue by queue: pausing an
+    empty queue, or one holding only other kinds' jobs, costs a claim of 50 queues' jobs
+    nothing more."""
+    with engine_store(engine, tmp_path / "queues") as (store, run):
+        ids = JobIdGenerator()
+        queues = [f"q{n:02d}" for n in range(50)]
+        store.create_many(
+            [
+                NewJob(id=ids.next_id(1_772_366_400_000 + n), kind="work", payload="{}",
+                       queue=queues[n % 50])
+                for n in range(1000)
+            ] + [NewJob(id=ids.next_id(1_772_366_500_000), kind="other", payload="{}",
+                        queue="elsewhere")],
+            now=CLOCK.now(),
+        )  # fmt: skip
+        engine_ = store._engine
+        params = {
+            "runner_id": "runner-a",
+            "now": engine_.stamp(CLOCK.now()),
+            "kinds": engine_.names(["work"]),
+            "queues": None,
+            "limit": 10,
+        }
+        work = {}
+        for paused in ("", "empty", "elsewhere"):
+            if paused:
+                store.set_queue_paused(paused, paused=True, now=CLOCK.now())
+            rows, work[paused or "none"] = run(engine_.sql("claim_next_job"), params)
+            assert len(rows) == 10
+    assert max(work.values()) <= 1.5 * work["none"] + 10, work

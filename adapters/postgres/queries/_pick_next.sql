@@ -3,49 +3,68 @@
 -- and limited queues (claimed apart) are passed over; a NULL queues array: every queue.
 -- Each kind is probed on its own (LATERAL, at most :limit rows each), so the pick costs
 -- the same however many rows other kinds or the future hold:
--- - while the runner serves every queue and none is passed over, in jobs_ready (kind,
---   priority, run_at, id);
--- - else each of the kind's queues on its own, in jobs_ready_in_queue (kind, queue,
---   priority, run_at, id), the queues found one seek each (``queues_of``), those passed
---   over or not served left out: a paused queue's backlog, or another runner's queue's,
---   costs the claim nothing.
--- Which branch runs is decided once (a one-time filter). SKIP LOCKED: concurrent claimers
--- pass each other by. MATERIALIZED: the rows are picked (and locked) once, before the
+-- - a kind with no due job in a passed-over queue, while the runner serves every queue
+--   (or more than 8 by name), in jobs_ready (kind, priority, run_at, id): no row it
+--   reads is passed over (a queue not served is, one by one);
+-- - else (``apart``) each of its queues on its own, in jobs_ready_in_queue (kind, queue,
+--   priority, run_at, id): the runner's queues, or when it serves every queue the kind's
+--   queues, found one seek each (``queues_of``); those passed over are left out. So a
+--   paused queue's backlog, or another runner's queue's, costs the claim nothing; what
+--   it costs instead grows with the queues probed (hence 8 by name at most).
+-- Which way each kind is read is decided once (``apart``: a seek per passed-over queue).
+-- SKIP LOCKED: concurrent claimers pass each other by; each probe locks the rows it
+-- reads, up to :limit (so a kind read queue by queue locks up to :limit per queue until
+-- the claim commits). MATERIALIZED: the rows are picked (and locked) once, before the
 -- UPDATE, so the LIMIT holds.
-WITH RECURSIVE queues_of(kind, queue) AS (
-    SELECT served.kind, (
-        SELECT queue FROM jobs
-        WHERE status = 'queued' AND kind = served.kind ORDER BY queue LIMIT 1
+WITH RECURSIVE apart(kind) AS MATERIALIZED (
+    SELECT served.kind FROM unnest(:kinds::text[]) AS served(kind)
+    WHERE cardinality(:queues::text[]) <= 8 OR EXISTS (
+        SELECT 1 FROM jobtable_queues AS p
+        WHERE p.passed_over AND (  -- a scalar subquery: a seek per queue, never a join
+            SELECT 1 FROM jobs  -- over the kind's jobs (as a planner with no statistics
+            WHERE status = 'queued' AND kind = served.kind AND queue = p.name  -- chose);
+            ORDER BY priority, run_at, id LIMIT 1  -- jobs_ready_in_queue's order: a
+            -- generic plan, guessing most rows match, would rather scan jobs
+        ) IS NOT NULL
     )
-    FROM unnest(:kinds::text[]) AS served(kind)
-    WHERE :queues::text[] IS NOT NULL OR EXISTS (SELECT 1 FROM jobtable_queues WHERE passed_over)
+), read_plainly(kind) AS MATERIALIZED (  -- decided before any row is read (or locked)
+    SELECT served.kind FROM unnest(:kinds::text[]) AS served(kind)
+    WHERE NOT EXISTS (SELECT 1 FROM apart WHERE apart.kind = served.kind)
+), queues_of(kind, queue) AS (
+    SELECT apart.kind, (
+        SELECT queue FROM jobs
+        WHERE status = 'queued' AND kind = apart.kind ORDER BY queue LIMIT 1
+    )
+    FROM apart WHERE :queues::text[] IS NULL
     UNION ALL
     SELECT q.kind, (
         SELECT queue FROM jobs
         WHERE status = 'queued' AND kind = q.kind AND queue > q.queue ORDER BY queue LIMIT 1
     )
     FROM queues_of AS q WHERE q.queue IS NOT NULL
+), probed(kind, queue) AS (
+    SELECT kind, queue FROM queues_of WHERE queue IS NOT NULL
+    UNION
+    SELECT apart.kind, listed.queue FROM apart CROSS JOIN unnest(:queues::text[]) AS listed(queue)
 ), picked AS MATERIALIZED (
     SELECT first.id FROM (
         SELECT first.id, first.priority, first.run_at
-        FROM unnest(:kinds::text[]) AS served(kind)
+        FROM read_plainly AS served
         CROSS JOIN LATERAL (
             SELECT id, priority, run_at FROM jobs
             WHERE status = 'queued' AND kind = served.kind AND held_by IS NULL
+              AND (:queues::text[] IS NULL OR queue = ANY(:queues::text[]))
             ORDER BY priority, run_at, id LIMIT :limit FOR UPDATE SKIP LOCKED
         ) AS first
-        WHERE :queues::text[] IS NULL AND NOT EXISTS (SELECT 1 FROM jobtable_queues WHERE passed_over)
         UNION ALL
         SELECT first.id, first.priority, first.run_at
-        FROM queues_of AS q
+        FROM probed AS q
         CROSS JOIN LATERAL (
             SELECT id, priority, run_at FROM jobs
             WHERE status = 'queued' AND kind = q.kind AND queue = q.queue AND held_by IS NULL
             ORDER BY priority, run_at, id LIMIT :limit FOR UPDATE SKIP LOCKED
         ) AS first
-        WHERE q.queue IS NOT NULL
-          AND (:queues::text[] IS NULL OR q.queue = ANY(:queues::text[]))
-          AND NOT EXISTS (SELECT 1 FROM jobtable_queues p WHERE p.name = q.queue AND p.passed_over)
+        WHERE NOT EXISTS (SELECT 1 FROM jobtable_queues p WHERE p.name = q.queue AND p.passed_over)
     ) AS first
     ORDER BY first.priority, first.run_at, first.id LIMIT :limit
 )
