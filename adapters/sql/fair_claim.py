@@ -19,7 +19,7 @@ import attrs
 
 from jobtable.adapters.sql.claim_within_limit import sole_limited_kind
 from jobtable.adapters.sql.engine import Connection, Cursor, SqlEngine
-from jobtable.adapters.sql.fair_order import FAIR_CHUNK, listed_keys
+from jobtable.adapters.sql.fair_order import FAIR_CHUNK, listed_keys, turn_place
 from jobtable.core.batch import Batch
 
 
@@ -71,10 +71,10 @@ class FairTaken:
 
 
 def claimed_in_turn(claim: FairClaim) -> FairTaken:
-    """The claimed rows and their keys in turn order (a key that never had a turn first,
-    then the oldest turn, as ``turn_order``), by the turns the claim read under the lock."""
+    """The claimed rows and their keys in turn order (``turn_place``), by the turns the
+    claim read under the lock."""
     rows = claim.claimed.fetchall()
-    rows.sort(key=lambda row: (row[-2] is not None, int(row[-2] or 0), row[-3]))
+    rows.sort(key=lambda row: turn_place(row[-2], row[-3]))
     last_turn = int(rows[0][-1] or 0) if rows else None
     return FairTaken([tuple(row[:-3]) for row in rows], [row[-3] for row in rows], last_turn)
 

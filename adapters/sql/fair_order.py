@@ -91,9 +91,15 @@ def fair_order(
 
 
 def turn_order(turns: Mapping[str, Any], key: str) -> tuple[bool, int, str]:
-    """A fair key's place in the round: a key that never had a turn first, then the one
-    whose last turn is oldest (``turns``: each key's last, as ``send_fair_start`` read)."""
-    return (key in turns, int(turns.get(key, 0)), key)
+    """A fair key's place in the round (``turns``: each key's last, as ``send_fair_start``
+    read), as ``turn_place`` gives it."""
+    return turn_place(turns.get(key), key)
+
+
+def turn_place(last_turn: Any, key: str) -> tuple[bool, int, str]:
+    """A fair key's place in the round by its last turn (None: it never had one): a key that
+    never had a turn first, then the one whose last turn is oldest."""
+    return (last_turn is not None, int(last_turn or 0), key)
 
 
 def listed_keys(engine: SqlEngine, kind: str) -> tuple[int, frozenset[str]] | None:

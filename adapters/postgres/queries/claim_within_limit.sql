@@ -8,9 +8,8 @@
 -- - 'rate' (a rate of :n without a key): :n less its starts in the window, after :since:
 --   :kept that the claiming store kept from before :latest (rate_windows.py), and those
 --   stamped at or after :latest, counted here.
--- Returns what running and settling each needs, as _claim_picked does. Which jobs are due
--- is as in _pick_next. The planner cannot tell how many the LIMIT takes: the update finds
--- them by id (= ANY), never by a join it might plan as a scan of jobs.
+-- Returns what running and settling each needs (_claim_picked, which finds them by id: the
+-- planner cannot tell how many the LIMIT takes). Which jobs are due is as in _pick_next.
 WITH picked AS MATERIALIZED (
     SELECT id FROM jobs
     WHERE status = 'queued' AND kind = :kind AND held_by IS NULL
@@ -37,11 +36,4 @@ WITH picked AS MATERIALIZED (
     END
     FOR UPDATE SKIP LOCKED
 )
-UPDATE jobs
-SET status = 'running', started_at = :now, updated_at = :now,
-    claimed_by = :runner_id, attempt = jobs.attempt + 1
-WHERE jobs.id = ANY(ARRAY(SELECT id FROM picked))
-RETURNING jobs.id, jobs.kind, jobs.payload, jobs.attempt, jobs.max_attempts, jobs.retry,
-    jobs.timeout, jobs.result,
-    CASE WHEN jobs.run_at >= '0001-01-02' AND jobs.run_at < '9999-12-30' THEN jobs.run_at END,
-    jobs.priority, jobs.queue, jobs.trace_context
+{{claim_picked}}
