@@ -13,6 +13,9 @@ the held-back backlog costs a claim nothing.
   run, and big's backlog waits behind them: every claim finds nothing.
 - limit: ``Limit(1)`` with one running: every claim finds nothing (it must learn that fast).
 - queue: a queue limited to 1 running with one running and the backlog in it: nothing.
+- paused: ``Limit(100000)`` (room to spare) with the backlog in a paused queue and 1,000
+  customers' jobs in another: each claim takes one of them.
+- fair: as paused, for a fair kind (``fair_key=customer``; big's turn never comes).
 
     bench/run limit_depth.py                      # SQLite and PostgreSQL, 1,000,000 rows
     bench/run limit_depth.py --rows 100000        # smaller
@@ -45,6 +48,9 @@ FREE = 1000
 CLAIMS = 300
 KEYED = {"charge": RunningLimit(n=1, keyed=True)}
 WHOLE = {"charge": RunningLimit(n=1, keyed=False)}
+ROOMY = {"charge": RunningLimit(n=100_000, keyed=False)}
+PAUSED = ("queue", "paused", "fair")
+"""The cases whose backlog is in a queue of its own (``slow``)."""
 
 
 def backlog(rows: int, queue: str) -> Iterator[tuple[Any, ...]]:
@@ -64,6 +70,7 @@ def free_jobs(store: Any, queue: str, count: int) -> None:
             payload="{}",
             queue=queue,
             limit_key=f"customer-{n}",
+            fair_key=f"customer-{n}",
             run_at=NOW - datetime.timedelta(seconds=FREE - n),
         )
         for n in range(count)
@@ -74,10 +81,10 @@ def free_jobs(store: Any, queue: str, count: int) -> None:
 def fill_sqlite(path: str, rows: int, queue: str) -> None:
     conn = sqlite3.connect(path)
     conn.executemany(
-        "INSERT INTO jobs (id, kind, queue, limit_key, run_at, status, payload, created_at,"
-        " updated_at) VALUES (?, ?, ?, ?, ?, 'queued', '{}', 'c', 'u')",
+        "INSERT INTO jobs (id, kind, queue, limit_key, fair_key, run_at, status, payload,"
+        " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'queued', '{}', 'c', 'u')",
         (
-            (job_id, kind, q, key, run_at.isoformat(timespec="microseconds"))
+            (job_id, kind, q, key, key, run_at.isoformat(timespec="microseconds"))
             for job_id, kind, q, key, run_at in backlog(rows, queue)
         ),
     )
@@ -90,10 +97,10 @@ def fill_postgres(url: str, schema: str, rows: int, queue: str) -> None:
     import psycopg
 
     with psycopg.connect(url, options=f"-c search_path={schema}", autocommit=True) as conn:
-        columns = "id, kind, queue, limit_key, run_at, status, payload, created_at, updated_at"
-        with conn.cursor().copy(f"COPY jobs ({columns}) FROM STDIN") as copy:
+        columns = "id, kind, queue, limit_key, fair_key, run_at, status, payload, created_at"
+        with conn.cursor().copy(f"COPY jobs ({columns}, updated_at) FROM STDIN") as copy:
             for job_id, kind, q, key, run_at in backlog(rows, queue):
-                copy.write_row((job_id, kind, q, key, run_at, "queued", "{}", NOW, NOW))
+                copy.write_row((job_id, kind, q, key, key, run_at, "queued", "{}", NOW, NOW))
         conn.execute("VACUUM ANALYZE jobs")
 
 
@@ -107,9 +114,18 @@ def timed_claims(store: Any, batch: Batch, count: int) -> float:
 
 def case(opened: Callable[[int, str], Any], name: str, rows: int) -> float:
     """Seconds per claim with ``rows`` held back in case ``name``."""
-    queue = "slow" if name == "queue" else "default"
+    queue = "slow" if name in PAUSED else "default"
     store = opened(rows, queue)
     try:
+        if name in ("paused", "fair"):  # the backlog paused; others' jobs claimed one a time
+            store.set_queue_paused("slow", paused=True, now=NOW)
+            fair = frozenset({"charge"} if name == "fair" else ())
+            batch = Batch(claim=1, limits=ROOMY if name == "paused" else {}, fair=fair)
+            free_jobs(store, "default", FREE)
+            seconds = timed_claims(store, batch, CLAIMS)
+            done = store.run_batch(batch, runner_id="bench", now=NOW, kinds=("charge",))
+            assert [job.queue for job in done.claimed] == ["default"], "another's job"
+            return seconds
         if name == "queue":
             store.set_queue_limit("slow", QueueLimit(running=1), now=NOW)
             batch = Batch(claim=1, limited_queues=frozenset({"slow"}))
@@ -179,7 +195,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--engines", default="sqlite,postgres")
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--cases", default="keyed,full,limit,queue")
+    parser.add_argument("--cases", default="keyed,full,limit,queue,paused,fair")
     args = parser.parse_args()
     schemas: list[str] = []
     with tempfile.TemporaryDirectory() as folder:

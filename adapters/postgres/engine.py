@@ -37,6 +37,10 @@ NOT_DURABLE = "SELECT set_config('synchronous_commit', 'off', true)"
 """Sent first in a transaction whose commit need not wait for the disk (a batch with no
 outcome): should the server crash, it is lost whole, as if never sent."""
 
+JIT_OFF = "SELECT set_config('jit', 'off', true)"
+"""Sent first in a batch's transaction behind a pooler, where a session's own settings do
+not travel (elsewhere each pooled session turns JIT off once: store.py)."""
+
 
 @contextlib.contextmanager
 def one_round_trip(conn: psycopg.Connection) -> Iterator[None]:
@@ -83,8 +87,9 @@ class PostgresEngine(SqlEngine):
     connection_type = psycopg.Connection
     async_connection_type = psycopg.AsyncConnection
 
-    def __init__(self, pool: ConnectionPool) -> None:
+    def __init__(self, pool: ConnectionPool, *, jit_off_each_transaction: bool = False) -> None:
         self._pool = pool
+        self._jit_off_each_transaction = jit_off_each_transaction
         self._announced: dict[str, str] = {}
         self.channel = "jobtable_jobs_public"
         """The NOTIFY channel of this store's jobs table: one per schema (set on migrating)."""
@@ -110,6 +115,8 @@ class PostgresEngine(SqlEngine):
     ) -> T:
         with translated(), self._pool.connection() as conn:
             with one_round_trip(conn):
+                if self._jit_off_each_transaction:
+                    conn.execute(JIT_OFF)
                 if not durable:  # for this transaction only: the pipeline's implicit one
                     conn.execute(NOT_DURABLE)
                 sent = send(conn)

@@ -21,6 +21,7 @@ from typing import Any
 import attrs
 
 from jobtable.adapters.sql.engine import Connection, Cursor, SqlEngine
+from jobtable.adapters.sql.queue_reads import query_name
 from jobtable.adapters.sql.rate_windows import window_so_far
 from jobtable.core.batch import Batch
 from jobtable.core.errors import StoreError
@@ -63,10 +64,13 @@ def send_claim_within_limit(
     wanted: int,
     apart: Collection[str],
     now: datetime.datetime,
+    *,
+    each_queue: bool,
 ) -> ClaimWithinLimit | None:
     """Send the claim, when the batch's limited kinds are one kind, not fair, with no limited
     queue known, under a limit a claim read before and no rate, or a rate without a key
-    whose window this store has seen and no limit; send it after the kind's lock."""
+    whose window this store has seen and no limit; send it after the kind's lock.
+    ``each_queue``: read each queue on its own (queue_reads.py)."""
     kind = sole_limited_kind(rules, apart, wanted)
     if kind is None or kind in rules.fair:
         return None
@@ -86,9 +90,8 @@ def send_claim_within_limit(
     else:
         return None
     params = {**picking, "kind": kind, "n": n, "limit": wanted, "room_of": room_of, **window}
-    return ClaimWithinLimit(
-        kind, n, room_of, conn.execute(engine.sql("claim_within_limit"), params)
-    )
+    query = engine.sql(query_name("claim_within_limit", apart=each_queue))
+    return ClaimWithinLimit(kind, n, room_of, conn.execute(query, params))
 
 
 def remember_limits(engine: SqlEngine, limits: Mapping[str, RunningLimit]) -> None:

@@ -20,6 +20,7 @@ import attrs
 from jobtable.adapters.sql.claim_within_limit import sole_limited_kind
 from jobtable.adapters.sql.engine import Connection, Cursor, SqlEngine
 from jobtable.adapters.sql.fair_order import FAIR_CHUNK, listed_keys, turn_place
+from jobtable.adapters.sql.queue_reads import query_name
 from jobtable.core.batch import Batch
 
 
@@ -38,6 +39,8 @@ def send_fair_claim(
     picking: Mapping[str, Any],
     wanted: int,
     apart: Collection[str],
+    *,
+    each_queue: bool,
 ) -> FairClaim | None:
     """Send the claim, when the batch's limited kinds are one fair kind with no limit, no
     rate and no limited queue known, whose keys this store listed less than
@@ -53,11 +56,13 @@ def send_fair_claim(
         **picking,
         "kind": kind,
         "priority": priority,
+        "after": -1,  # :priority must be the kind's first of all
         "fair_keys": engine.names(sorted(keys)),
         "chunk": max(2 * wanted, FAIR_CHUNK),  # a few listed keys may have run dry
         "limit": wanted,
     }
-    return FairClaim(kind, priority, conn.execute(engine.sql("claim_fair_heads"), params))
+    query = engine.sql(query_name("claim_fair_heads", apart=each_queue))
+    return FairClaim(kind, priority, conn.execute(query, params))
 
 
 @attrs.frozen

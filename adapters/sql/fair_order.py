@@ -17,6 +17,7 @@ from typing import Any
 
 from jobtable.adapters.sql.engine import Connection, Cursor, SqlEngine
 from jobtable.adapters.sql.queue_limits import PAGE
+from jobtable.adapters.sql.queue_reads import query_name
 
 FAIR_DEPTH = 4
 """A fair key's jobs read at a time as its turns come round."""
@@ -40,14 +41,14 @@ _clock = time.monotonic
 
 
 def send_fair_start(
-    engine: SqlEngine, conn: Connection, kind: str, picking: Mapping[str, Any]
+    engine: SqlEngine, conn: Connection, kind: str, picking: Mapping[str, Any], each_queue: bool
 ) -> tuple[Cursor, Cursor]:
     """A fair kind's turns and its first priority with a due job, sent (``fair_order``
-    reads them)."""
+    reads them; ``each_queue``: reading each queue on its own, queue_reads.py)."""
     params = {"kind": kind, "queues": picking["queues"], "after": -1}
     return (
         conn.execute(engine.sql("fair_turns"), {"kind": kind}),
-        conn.execute(engine.sql("fair_priority"), params),
+        conn.execute(engine.sql(query_name("fair_priority", apart=each_queue)), params),
     )
 
 
@@ -58,11 +59,16 @@ def fair_order(
     picking: Mapping[str, Any],
     turns: Mapping[str, Any],
     first_priority: Any,
+    each_queue: bool,
 ) -> Iterator[Any]:
     """A fair kind's due jobs in claim order, priority by priority, each key's read as its
     turns come round, a few at a time. ``turns`` and ``first_priority``: what
     ``send_fair_start`` sent, read."""
     params = {"kind": kind, "queues": picking["queues"]}
+    heads, unkeyed_sql, first_sql = (
+        engine.sql(query_name(name, apart=each_queue))
+        for name in ("fair_heads", "fair_unkeyed", "fair_priority")
+    )
     found = first_priority
     if found is not None:
         _first.setdefault(engine, {})[kind] = int(found)
@@ -73,21 +79,18 @@ def fair_order(
         while True:
             round_robin = sorted(keys - taken, key=lambda key: turn_order(turns, key))
             taken.update(round_robin)
-            yield from _turns(engine, conn, params, priority, round_robin)
+            yield from _turns(engine, conn, heads, params, priority, round_robin)
             if listed_now:
                 break
             keys, listed_now = _keys(engine, conn, kind, priority, fresh=True)  # any new key?
         for offset in itertools.count(0, PAGE):  # then this priority's jobs with no key
             unkeyed = conn.execute(
-                engine.sql("fair_unkeyed"),
-                {**params, "priority": priority, "limit": PAGE, "offset": offset},
+                unkeyed_sql, {**params, "priority": priority, "limit": PAGE, "offset": offset}
             ).fetchall()
             yield from unkeyed
             if len(unkeyed) < PAGE:
                 break
-        (found,) = conn.execute(
-            engine.sql("fair_priority"), {**params, "after": priority}
-        ).fetchone()
+        (found,) = conn.execute(first_sql, {**params, "after": priority}).fetchone()
 
 
 def turn_order(turns: Mapping[str, Any], key: str) -> tuple[bool, int, str]:
@@ -144,6 +147,7 @@ def _forget(engine: SqlEngine, kind: str, priority: int, empty: set[str]) -> Non
 def _turns(
     engine: SqlEngine,
     conn: Connection,
+    heads_sql: str,
     params: Mapping[str, Any],
     priority: int,
     keys: list[str],
@@ -158,7 +162,7 @@ def _turns(
             due = [key for key in chunk if depth % FAIR_DEPTH == 0 and len(heads[key]) == depth]
             if due:  # their turns reached the end of what was read: read a few more each
                 rows = conn.execute(
-                    engine.sql("fair_heads"),
+                    heads_sql,
                     {**params, "priority": priority, "fair_keys": engine.names(due),
                      "limit": FAIR_DEPTH, "offset": depth},
                 ).fetchall()  # fmt: skip

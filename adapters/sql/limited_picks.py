@@ -23,6 +23,7 @@ from typing import Any
 
 from jobtable.adapters.sql.engine import Connection, SqlEngine
 from jobtable.adapters.sql.queue_limits import PAGE, Chosen
+from jobtable.adapters.sql.queue_reads import query_name
 from jobtable.adapters.sql.slots import KindSlots
 
 WHOLE_PAGES = 2
@@ -60,9 +61,11 @@ def pick(
     picking: Mapping[str, Any],
     wanted: int,
     first: Iterator[Any],
+    each_queue: bool,
 ) -> list[Chosen]:
     """Up to ``wanted`` of the kind's due jobs that fit its slots: those ``first`` yields, in
-    its order (a fair kind's turns), then the rest in claim order."""
+    its order (a fair kind's turns), then the rest in claim order (``each_queue``: reading
+    each queue on its own, queue_reads.py)."""
     picked: list[Chosen] = []
     seen: set[str] = set()
 
@@ -86,7 +89,8 @@ def pick(
         if len(picked) >= wanted:
             break
         heads = pages == WHOLE_PAGES and slots.keyed_limit_only()
-        if heads and _take_heads(engine, conn, of_kind, slots, wanted - len(picked), consider):
+        left = wanted - len(picked)
+        if heads and _take_heads(engine, conn, of_kind, slots, left, consider, each_queue):
             if len(picked) >= wanted or slots.null_full():
                 break
             looks_again = _next_look(engine, of_kind)
@@ -109,7 +113,8 @@ def pick(
             "null_full": passing and slots.null_full(),
             "only_null": only_null,
         }
-        rows = conn.execute(engine.sql("pick_limited"), params).fetchall()
+        query = engine.sql(query_name("pick_limited", apart=each_queue))
+        rows = conn.execute(query, params).fetchall()
         if only_null and pages == WHOLE_PAGES:  # the first look for jobs without a key
             _remember_look(engine, of_kind, found=bool(rows))
         for job_id, limit_key, rate_key, fair_key, _, _ in rows:
@@ -131,6 +136,7 @@ def _take_heads(
     slots: KindSlots,
     wanted: int,
     consider: Callable[[str, Any, Any, Any], bool],
+    each_queue: bool,
 ) -> bool:
     """Take (``consider``), in claim order, up to ``wanted`` more of the first jobs of the
     kind's keys with room; False (nothing read) when it has more than MAX_KEYS keys.
@@ -150,7 +156,8 @@ def _take_heads(
     depth = min(slots.limit.n, wanted) + slots.taken
     params = {**of_kind, "limit_keys": engine.names(with_room), "limit": depth}
     taken = 0
-    for job_id, limit_key, rate_key, fair_key in conn.execute(engine.sql("limit_heads"), params):
+    query = engine.sql(query_name("limit_heads", apart=each_queue))
+    for job_id, limit_key, rate_key, fair_key in conn.execute(query, params):
         if taken >= wanted:
             break
         before = slots.taken

@@ -28,6 +28,7 @@ from jobtable.adapters.sql.fair_claim import claimed_in_turn, send_fair_claim, t
 from jobtable.adapters.sql.fair_order import fair_order, forget_listed, send_fair_start
 from jobtable.adapters.sql.limited_picks import pick
 from jobtable.adapters.sql.queue_limits import Chosen, pick_in_queue
+from jobtable.adapters.sql.queue_reads import by_queue, remember, send_look
 from jobtable.adapters.sql.rate_windows import WindowLook, count_starts, look_at_window
 from jobtable.adapters.sql.slots import (
     KindSlots,
@@ -70,21 +71,26 @@ def claim_limited(
     What needs no result before it is sent first, and read after (on PostgreSQL, one
     round trip): the limited queues, the kinds' locks, then what is counted under them."""
     rates, fair = rules.rates, rules.fair
+    each_queue = by_queue(engine, queues)  # as the last claim saw the queues; this one looks
     read_queues = conn.execute(engine.sql("limited_queues"), {})
+    look = send_look(engine, conn)
     apart = sorted(rules.kinds_apart)
     for kind in apart:  # one order for every runner (kinds, then queues): no two wait for
         conn.execute(engine.sql("lock_limited_kind"), {"kind": kind})  # each other
     declared = send_registered_limits(engine, conn, rules.limits)
     counting = {kind: count_running(engine, conn, kind) for kind in apart if kind in rules.limits}
-    within_limit = send_claim_within_limit(engine, conn, rules, picking, wanted, apart, now)
+    within_limit = send_claim_within_limit(
+        engine, conn, rules, picking, wanted, apart, now, each_queue=each_queue
+    )
     looks = {kind: look_at_window(engine, conn, kind, rates[kind], now) for kind in sorted(rates)}
-    fair_claim = send_fair_claim(engine, conn, rules, picking, wanted, apart)
+    fair_claim = send_fair_claim(engine, conn, rules, picking, wanted, apart, each_queue=each_queue)
     fair_starts = {  # the fair claim's own kind reads them only if it falls short
-        kind: send_fair_start(engine, conn, kind, picking)
+        kind: send_fair_start(engine, conn, kind, picking, each_queue)
         for kind in sorted(fair)
         if fair_claim is None or kind != fair_claim.kind
     }
     read = queue_limits(read_queues.fetchall())  # what was sent so far comes back with it
+    remember(engine, look)
     running = {kind: cursor.fetchall() for kind, cursor in counting.items()}
     fair_begun = {kind: _fair_begun(turns, first) for kind, (turns, first) in fair_starts.items()}
     last_turns = {
@@ -144,15 +150,18 @@ def claim_limited(
                 last_turns[kind] = taken.last_turn or 0
                 continue
             forget_listed(engine, kind, fair_claim.priority)  # some listed keys ran dry
-            turns, first_priority = _fair_begun(*send_fair_start(engine, conn, kind, picking))
+            started = send_fair_start(engine, conn, kind, picking, each_queue)
+            turns, first_priority = _fair_begun(*started)
             last_turns[kind] = max(map(int, turns.values()), default=0)
             turns = turns_after(turns, taken.keys)  # what more it takes: turns after these
         candidates = (
-            fair_order(engine, conn, kind, picking, turns, first_priority)
+            fair_order(engine, conn, kind, picking, turns, first_priority, each_queue)
             if kind in fair
             else iter(())
         )
-        chosen += pick(engine, conn, kind, slots, picking, wanted - len(chosen), candidates)
+        chosen += pick(
+            engine, conn, kind, slots, picking, wanted - len(chosen), candidates, each_queue
+        )
     queue_stamps: dict[str, Any] = {}
     ruled = {kind for kind in apart if kind in limits or kind in rates}
     for name in sorted(limited):

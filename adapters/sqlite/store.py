@@ -20,7 +20,7 @@ import attrs
 
 from jobtable.adapters.sql.engine import Connection
 from jobtable.adapters.sql.store import SqlStore
-from jobtable.adapters.sqlite.connections import BUSY_TIMEOUT_MS, Connections
+from jobtable.adapters.sqlite.connections import BUSY_TIMEOUT_MS, WRITER_TEMP_STORE, Connections
 from jobtable.adapters.sqlite.engine import QUERIES, SqliteEngine
 from jobtable.adapters.sqlite.errors import translated
 from jobtable.adapters.sqlite.liveness import LivenessLocks
@@ -92,7 +92,11 @@ class SqliteStore(SqlStore):
     def migrate(self, *, now: datetime.datetime) -> list[str]:
         """Apply pending migrations; returns the versions applied (none when up to date)."""
         with translated(), self._db.writer() as conn:
-            return migrate(conn, now=now)
+            conn.execute("PRAGMA temp_store = FILE")  # an index built over every row: on disk
+            try:
+                return migrate(conn, now=now)
+            finally:
+                conn.execute(f"PRAGMA temp_store = {WRITER_TEMP_STORE}")
 
     # -- liveness: a file lock per runner, held while its process lives ------
 

@@ -74,6 +74,7 @@ STATEMENTS: dict[str, dict[str, Any]] = {
         "priority": 0,
         "fair_keys": KEYS[:8],
         "chunk": 8,
+        "after": -1,
         "limit": 2,
         "queues": None,
         "runner_id": "runner-a",
@@ -90,14 +91,34 @@ STATEMENTS: dict[str, dict[str, Any]] = {
         "runner_id": "runner-a",
     },
 }
-CLAIMS = ("claim_fair_heads", "claim_within_limit")
+for _name in (  # each queue on its own
+    "pick_limited",
+    "claim_fair_heads",
+    "claim_within_limit",
+    "fair_priority",
+    "fair_heads",
+    "limit_heads",
+):
+    STATEMENTS[f"{_name}_by_queue"] = STATEMENTS[_name]
+CLAIMS = (
+    "claim_fair_heads",
+    "claim_within_limit",
+    "claim_fair_heads_by_queue",
+    "claim_within_limit_by_queue",
+)
 """Statements that write: each runs in a transaction rolled back."""
 INDEXES = {
     "fair_heads": ("jobs_fair",),
     "fair_priority": ("jobs_ready",),
-    "fair_keys": ("jobs_fair",),
+    "pick_limited_by_queue": ("jobs_ready_in_queue",),
+    "claim_fair_heads_by_queue": ("jobs_fair_in_queue",),
+    "claim_within_limit_by_queue": ("jobs_ready_in_queue",),
+    "fair_priority_by_queue": ("jobs_ready_in_queue",),
+    "fair_heads_by_queue": ("jobs_fair_in_queue",),
+    "limit_heads_by_queue": ("jobs_limit_keys_in_queue",),
+    "fair_keys": ("jobs_fair", "jobs_fair_in_queue"),  # a loose scan: either holds the keys
     "pick_limited": ("jobs_ready",),
-    "limit_keys": ("jobs_limit_keys",),
+    "limit_keys": ("jobs_limit_keys", "jobs_limit_keys_in_queue"),
     "limit_heads": ("jobs_limit_keys",),
     "running_by_limit_key": ("jobs_running_limits", "jobs_running"),  # running rows only
     "pick_in_queue": ("jobs_ready_in_queue",),

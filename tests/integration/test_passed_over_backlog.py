@@ -9,6 +9,7 @@ Work is counted, not timed: the count does not depend on the machine's load.
 
 from __future__ import annotations
 
+import itertools
 import re
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -27,16 +28,44 @@ SHALLOW, DEEP = 100, 20_000
 CLOCK = FakeClock()
 
 
+def backlogs(
+    store: Any, ahead: int, *, ahead_in: str, behind_in: str, keys: dict[str, Any]
+) -> dict[str, list[str]]:
+    """For each kind in ``keys``: ``ahead`` jobs in ``ahead_in`` first, then 5 in
+    ``behind_in``, all of one priority and the kind's key (as limit key and fair key); the
+    ids of ``behind_in``'s, in claim order. PostgreSQL's statistics are taken in between,
+    as a sample may find a table: every row in ``ahead_in`` (a planner must not trust it)."""
+    ids, made = JobIdGenerator(), itertools.count()
+
+    def jobs_in(queue: str, count: int) -> dict[str, list[NewJob]]:
+        return {
+            kind: [
+                NewJob(
+                    id=ids.next_id(1_772_366_400_000 + next(made)), kind=kind, payload="{}",
+                    queue=queue, limit_key=key, fair_key=key,
+                )
+                for _ in range(count)
+            ]
+            for kind, key in keys.items()
+        }  # fmt: skip
+
+    first, then = jobs_in(ahead_in, ahead), jobs_in(behind_in, 5)
+    store.create_many([job for jobs in first.values() for job in jobs], now=CLOCK.now())
+    if id(store) in _postgres_urls:
+        import psycopg
+
+        url, schema = _postgres_urls[id(store)]
+        with psycopg.connect(url, options=f"-c search_path={schema}", autocommit=True) as conn:
+            conn.execute("ANALYZE jobs")
+    store.create_many([job for jobs in then.values() for job in jobs], now=CLOCK.now())
+    return {kind: [job.id for job in jobs] for kind, jobs in then.items()}
+
+
 def backlog(store: Any, ahead: int, *, ahead_in: str, behind_in: str) -> list[str]:
-    """``ahead`` jobs of ``ahead_in`` first, then 5 of ``behind_in``, all of one kind and
-    priority; the ids of ``behind_in``'s, in claim order."""
-    ids = JobIdGenerator()
-    jobs = [
-        NewJob(id=ids.next_id(1_772_366_400_000 + n), kind="work", payload="{}", queue=queue)
-        for n, queue in enumerate([ahead_in] * ahead + [behind_in] * 5)
+    """``backlogs`` of one kind, ``work``, with no key."""
+    return backlogs(store, ahead, ahead_in=ahead_in, behind_in=behind_in, keys={"work": None})[
+        "work"
     ]
-    store.create_many(jobs, now=CLOCK.now())
-    return [job.id for job in jobs[ahead:]]
 
 
 @contextmanager
@@ -174,46 +203,6 @@ def _prepared(sql: str) -> tuple[str, list[str]]:
     return re.sub(r"%\((\w+)\)s", number, code).replace("%%", "%"), order
 
 
-@pytest.mark.parametrize("name", ["claim_next_job", "hold_next_jobs"])
-@pytest.mark.parametrize("queues", [None, ["default"]])
-@pytest.mark.parametrize("paused", [False, True])
-def test_postgres_generic_plans_of_a_claim_read_no_whole_table(name, queues, paused, tmp_path):
-    """A deployment may have PostgreSQL plan prepared statements generically: the claim's
-    plan must not join its picks to a scan of jobs (a generic plan cannot tell how few it
-    picks), whichever way it reads the queues."""
-    import psycopg.sql
-
-    with engine_store("postgres", tmp_path / "generic") as (store, _):
-        backlog(store, DEEP, ahead_in="bulk", behind_in="default")
-        if paused:
-            store.set_queue_paused("bulk", paused=True, now=CLOCK.now())
-        engine = store._engine
-        sql, order = _prepared(engine.sql(name))
-        params = {
-            "runner_id": "runner-a",
-            "now": CLOCK.now(),
-            "kinds": ["work"],
-            "queues": queues,
-            "limit": 3,
-        }
-        url, schema = _postgres_urls[id(store)]
-        with psycopg.connect(url, options=f"-c search_path={schema}") as conn:
-            conn.execute("ANALYZE jobs")
-            conn.execute("SET plan_cache_mode = force_generic_plan")
-            conn.execute(f"PREPARE claim AS {sql}")
-            args = psycopg.sql.SQL(", ").join(
-                psycopg.sql.SQL("{}::text[]" if each in ("kinds", "queues") else "{}").format(
-                    psycopg.sql.Literal(params[each])
-                )
-                for each in order
-            )  # literals: EXECUTE takes no parameters of its own
-            explain = psycopg.sql.SQL("EXPLAIN EXECUTE claim({})").format(args)
-            plan = "\n".join(row[0] for row in conn.execute(explain))
-            conn.rollback()
-        assert "$1" in plan, plan  # a generic plan: by parameter
-        assert "Seq Scan on jobs" not in plan, plan
-
-
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_paused_queue_without_a_kinds_jobs_leaves_its_claims_as_they_were(engine, tmp_path):
     """Only a kind with due jobs in a passed-over queue is read queue by queue: pausing an
@@ -246,3 +235,255 @@ def test_a_paused_queue_without_a_kinds_jobs_leaves_its_claims_as_they_were(engi
             rows, work[paused or "none"] = run(engine_.sql("claim_next_job"), params)
             assert len(rows) == 10
     assert max(work.values()) <= 1.5 * work["none"] + 10, work
+
+
+def _limited_statements(engine: Any, queues: Any) -> dict[str, tuple[dict[str, Any], Any]]:
+    """A limited or fair kind's own statements, each with its parameters and what it must
+    read of ``behind`` (the served queue's jobs, in claim order): its ids, or a value."""
+    of_kind = {"kind": "work", "queues": engine.names(queues)}
+    claiming = {"runner_id": "runner-a", "now": engine.stamp(CLOCK.now())}
+    return {
+        "claim_within_limit_by_queue": (
+            {**of_kind, **claiming, "n": 10, "limit": 3, "room_of": "limit", "kept": None,
+             "latest": None, "since": None},
+            slice(0, 3),
+        ),
+        "pick_limited_by_queue": (
+            {**of_kind, "limit": 3, "after_priority": -1,
+             "after_run_at": "1970-01-01T00:00:00+00:00", "after_id": "",
+             "full": engine.names([]), "null_full": False, "only_null": False},
+            slice(0, 3),
+        ),
+        "fair_priority_by_queue": ({**of_kind, "after": -1}, 0),
+        "fair_heads_by_queue": (
+            {**of_kind, "priority": 0, "fair_keys": engine.names(["k1"]), "limit": 3,
+             "offset": 0},
+            slice(0, 3),
+        ),
+        "claim_fair_heads_by_queue": (
+            {**of_kind, **claiming, "priority": 0, "after": -1,
+             "fair_keys": engine.names(["k1"]), "chunk": 8, "limit": 3},
+            slice(0, 1),  # a key's head
+        ),
+        "limit_heads_by_queue": (
+            {**of_kind, "limit_keys": engine.names(["k1"]), "limit": 3}, slice(0, 3)
+        ),
+        "fair_unkeyed_by_queue": (
+            {**of_kind, "kind": "plain", "priority": 0, "limit": 3, "offset": 0},
+            slice(0, 3),
+        ),
+    }  # fmt: skip
+
+
+KINDS_KEYS = {"work": "k1", "plain": None}
+"""A limited or fair kind's jobs, all of one key, and a kind's with none."""
+_LIMITED = [
+    "claim_within_limit_by_queue",
+    "pick_limited_by_queue",
+    "fair_priority_by_queue",
+    "fair_heads_by_queue",
+    "claim_fair_heads_by_queue",
+    "limit_heads_by_queue",
+    "fair_unkeyed_by_queue",
+]
+
+
+@pytest.mark.parametrize("passed_over", ["paused", "limited", "not served"])
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_passed_over_queues_backlog_costs_a_limited_or_fair_kinds_claims_nothing(
+    engine, passed_over, tmp_path
+):
+    """A limited, rate-limited or fair kind's own statements (its claim under its lock, its
+    pages, its keys' heads, its first priority, its jobs without a key) read each queue
+    they serve on its own: with 20,000 of the kind's jobs, of the same key, in a paused,
+    limited or unserved queue ahead, each does the work it does with 100, and reads the
+    served queue's jobs."""
+    work: dict[int, dict[str, int]] = {}
+    for ahead in (SHALLOW, DEEP):
+        with engine_store(engine, tmp_path / str(ahead)) as (store, run):
+            behind, unkeyed = backlogs(
+                store, ahead, ahead_in="bulk", behind_in="default", keys=KINDS_KEYS
+            ).values()
+            if passed_over == "paused":
+                store.set_queue_paused("bulk", paused=True, now=CLOCK.now())
+            elif passed_over == "limited":
+                store.set_queue_limit("bulk", QueueLimit(running=1), now=CLOCK.now())
+            queues = ["default"] if passed_over == "not served" else None
+            work[ahead] = {}
+            for name, (params, wanted) in _limited_statements(store._engine, queues).items():
+                rows, work[ahead][name] = run(store._engine.sql(name), params)
+                if isinstance(wanted, slice):
+                    ids = unkeyed if name == "fair_unkeyed_by_queue" else behind
+                    assert [row[0] for row in rows] == ids[wanted], name
+                else:
+                    assert rows == [(wanted,)], name
+    grown = {  # not the 200x more rows ahead
+        name: (work[SHALLOW][name], work[DEEP][name])
+        for name in work[DEEP]
+        if work[DEEP][name] > 2 * work[SHALLOW][name] + 10
+    }
+    assert not grown, grown
+
+
+GENERIC = [("claim_next_job",), ("hold_next_jobs",), tuple(_LIMITED)]
+
+
+@pytest.mark.parametrize("names", GENERIC)
+@pytest.mark.parametrize("queues", [None, ["default"]])
+@pytest.mark.parametrize("paused", [False, True])
+def test_postgres_generic_plans_of_a_claim_read_no_whole_table(names, queues, paused, tmp_path):
+    """A deployment may have PostgreSQL plan prepared statements generically: the claim's
+    plan (a plain claim's, or a limited or fair kind's statements) must not join its picks
+    to a scan of jobs (a generic plan cannot tell how few it picks), whichever way it
+    reads the queues."""
+    import psycopg
+
+    with engine_store("postgres", tmp_path / "generic") as (store, _):
+        backlogs(store, DEEP, ahead_in="bulk", behind_in="default", keys=KINDS_KEYS)
+        if paused:
+            store.set_queue_paused("bulk", paused=True, now=CLOCK.now())
+        engine = store._engine
+        url, schema = _postgres_urls[id(store)]
+        options = f"-c search_path={schema} -c plan_cache_mode=force_generic_plan"
+        with psycopg.connect(url, options=options, autocommit=True) as conn:
+            conn.execute("ANALYZE jobs")
+            for name in names:
+                plan = _generic_plan(
+                    conn, engine.sql(name), _claim_parameters(engine, name, queues)
+                )
+                assert "$1" in plan, (name, plan)  # a generic plan: by parameter
+                assert "Seq Scan on jobs" not in plan, (name, plan)
+
+
+def _claim_parameters(engine: Any, name: str, queues: Any) -> dict[str, Any]:
+    if name in _LIMITED:
+        return _limited_statements(engine, queues)[name][0]
+    kinds = ["work"]
+    return {
+        "runner_id": "runner-a",
+        "now": CLOCK.now(),
+        "kinds": kinds,
+        "queues": queues,
+        "limit": 3,
+    }
+
+
+def _generic_plan(
+    conn: Any, statement: str, params: dict[str, Any], *, analyze: bool = False
+) -> Any:
+    """The plan PostgreSQL makes of ``statement`` prepared, by parameter, not by value: its
+    text, or with ``analyze`` the plan run (JSON), in a transaction rolled back."""
+    import psycopg.sql
+
+    sql, order = _prepared(statement)
+    arrays = ("kinds", "queues", "fair_keys", "limit_keys", "full")
+    conn.execute(f"PREPARE claim AS {sql}")
+    try:
+        args = psycopg.sql.SQL(", ").join(
+            psycopg.sql.SQL("{}::text[]" if each in arrays else "{}").format(
+                psycopg.sql.Literal(params[each])
+            )
+            for each in order
+        )  # literals: EXECUTE takes no parameters of its own
+        how = "(ANALYZE, FORMAT JSON)" if analyze else ""
+        explain = psycopg.sql.SQL(f"EXPLAIN {how} EXECUTE claim({{}})").format(args)
+        rows = conn.execute(explain).fetchall()
+        return rows[0][0][0]["Plan"] if analyze else "\n".join(row[0] for row in rows)
+    finally:
+        conn.rollback()
+        conn.execute("DEALLOCATE claim")
+        conn.commit()
+
+
+def test_postgres_generic_plans_read_only_the_served_queues_jobs(tmp_path):
+    """Once psycopg prepares a statement, PostgreSQL may plan it for any value: the plan
+    of a claim (plain, limited, fair, a limited queue's page) must still seek the served
+    queue, not walk the kind's jobs past a paused queue's, on statistics sampled while
+    the paused queue held every row."""
+    import psycopg
+
+    work: dict[int, dict[str, int]] = {}
+    for ahead in (SHALLOW, DEEP):
+        with engine_store("postgres", tmp_path / str(ahead)) as (store, _):
+            backlogs(store, ahead, ahead_in="bulk", behind_in="default", keys=KINDS_KEYS)
+            store.set_queue_paused("bulk", paused=True, now=CLOCK.now())
+            engine = store._engine
+            statements = {
+                name: _claim_parameters(engine, name, None)
+                for name in ("claim_next_job", "hold_next_jobs", *_LIMITED)
+            }
+            statements["pick_in_queue"] = {
+                "kind": "work", "queue": "default", "limit": 3, "offset": 0
+            }  # fmt: skip
+            url, schema = _postgres_urls[id(store)]
+            options = f"-c search_path={schema} -c plan_cache_mode=force_generic_plan"
+            with psycopg.connect(url, options=options) as conn:
+                work[ahead] = {
+                    name: _rows_read(_generic_plan(conn, engine.sql(name), params, analyze=True))
+                    for name, params in statements.items()
+                }
+    grown = {
+        name: (work[SHALLOW][name], work[DEEP][name])
+        for name in work[DEEP]
+        if work[DEEP][name] > 2 * work[SHALLOW][name] + 10
+    }
+    assert not grown, grown
+
+
+def test_a_stores_limited_claims_read_each_queue_once_one_saw_a_queue_paused(tmp_path):
+    """A store's limited claims read across every queue while none is passed over (the
+    cheapest way) and each queue on its own from the claim after one saw a queue paused:
+    that claim does the work it does with a shallow backlog (SQLite's VM steps, counted on
+    the store's own writer)."""
+    from jobtable.adapters.sqlite import SqliteStore
+    from jobtable.core.batch import Batch
+    from jobtable.core.limits import RunningLimit
+
+    batch = Batch(claim=1, limits={"work": RunningLimit(n=1000, keyed=False)})
+    work = {}
+    for ahead in (SHALLOW, DEEP):
+        store = SqliteStore.open(tmp_path / f"{ahead}.db", now=CLOCK.now())
+        try:
+            behind = backlog(store, ahead, ahead_in="bulk", behind_in="default")
+            first = _claim_one(store, batch)
+            assert [job.queue for job in first] == ["bulk"]  # none passed over
+            store.set_queue_paused("bulk", paused=True, now=CLOCK.now())
+            assert [job.id for job in _claim_one(store, batch)] == behind[:1]  # sees the pause
+            steps = itertools.count()
+            with store._engine._db.writer() as writer:
+                writer.set_progress_handler(lambda steps=steps: next(steps) and 0, 100)
+            try:
+                assert [job.id for job in _claim_one(store, batch)] == behind[1:2]
+            finally:
+                with store._engine._db.writer() as writer:
+                    writer.set_progress_handler(None, 100)
+            work[ahead] = next(steps)
+        finally:
+            store.close()
+    assert work[DEEP] <= 2 * work[SHALLOW] + 10, work
+
+
+def _claim_one(store: Any, batch: Any) -> list[Any]:
+    return store.run_batch(batch, runner_id="r", now=CLOCK.now(), kinds=("work",)).claimed
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_across_queue_forms_read_a_keys_first_jobs_however_deep_its_backlog(engine, tmp_path):
+    """With no queue passed over a store reads across every queue: its statements seek a
+    key's first jobs in the key's index (jobs_fair, jobs_limit_keys) and read what they do
+    with 100 jobs of that key when it has 20,000, none sorted."""
+    work: dict[int, dict[str, int]] = {}
+    for ahead in (SHALLOW, DEEP):
+        with engine_store(engine, tmp_path / str(ahead)) as (store, run):
+            backlogs(store, ahead, ahead_in="default", behind_in="default", keys=KINDS_KEYS)
+            work[ahead] = {}
+            for name, (params, _) in _limited_statements(store._engine, None).items():
+                plain = name.removesuffix("_by_queue")
+                rows, work[ahead][plain] = run(store._engine.sql(plain), params)
+                assert rows, plain
+    grown = {
+        name: (work[SHALLOW][name], work[DEEP][name])
+        for name in work[DEEP]
+        if work[DEEP][name] > 2 * work[SHALLOW][name] + 10
+    }
+    assert not grown, grown

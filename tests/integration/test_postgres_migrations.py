@@ -119,6 +119,7 @@ def test_a_schema_upgraded_to_0010_keeps_its_lists_counts_and_history():
                 "0017_minutes",
                 "0018_limit_keys",
                 "0019_ready_in_queue",
+                "0020_keys_by_queue",
             ]
             listed = {
                 status: [

@@ -41,6 +41,7 @@ ALL_VERSIONS = [
     "0017_minutes",
     "0018_limit_keys",
     "0019_ready_in_queue",
+    "0020_keys_by_queue",
 ]
 
 LEGACY_SCHEMA = """

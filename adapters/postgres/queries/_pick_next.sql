@@ -22,9 +22,10 @@ WITH RECURSIVE apart(kind) AS MATERIALIZED (
         SELECT 1 FROM jobtable_queues AS p
         WHERE p.passed_over AND (  -- a scalar subquery: a seek per queue, never a join
             SELECT 1 FROM jobs  -- over the kind's jobs (as a planner with no statistics
-            WHERE status = 'queued' AND kind = served.kind AND queue = p.name  -- chose);
-            ORDER BY priority, run_at, id LIMIT 1  -- jobs_ready_in_queue's order: a
-            -- generic plan, guessing most rows match, would rather scan jobs
+            WHERE status = 'queued' AND kind = served.kind  -- chose); a range, ordered by
+              AND queue >= p.name AND queue <= p.name  -- jobs_ready_in_queue's columns
+            ORDER BY queue, priority, run_at, id LIMIT 1  -- (see _kind_queues): else a
+            -- plan guessing most rows match would rather walk jobs_ready, or scan jobs
         ) IS NOT NULL
     )
 ), read_plainly(kind) AS MATERIALIZED (  -- decided before any row is read (or locked)
@@ -33,13 +34,14 @@ WITH RECURSIVE apart(kind) AS MATERIALIZED (
 ), queues_of(kind, queue) AS (
     SELECT apart.kind, (
         SELECT queue FROM jobs
-        WHERE status = 'queued' AND kind = apart.kind ORDER BY queue LIMIT 1
+        WHERE status = 'queued' AND kind = apart.kind ORDER BY queue, priority, run_at, id LIMIT 1
     )
     FROM apart WHERE :queues::text[] IS NULL
     UNION ALL
     SELECT q.kind, (
         SELECT queue FROM jobs
-        WHERE status = 'queued' AND kind = q.kind AND queue > q.queue ORDER BY queue LIMIT 1
+        WHERE status = 'queued' AND kind = q.kind AND queue > q.queue
+        ORDER BY queue, priority, run_at, id LIMIT 1
     )
     FROM queues_of AS q WHERE q.queue IS NOT NULL
 ), probed(kind, queue) AS (
@@ -61,8 +63,9 @@ WITH RECURSIVE apart(kind) AS MATERIALIZED (
         FROM probed AS q
         CROSS JOIN LATERAL (
             SELECT id, priority, run_at FROM jobs
-            WHERE status = 'queued' AND kind = q.kind AND queue = q.queue AND held_by IS NULL
-            ORDER BY priority, run_at, id LIMIT :limit FOR UPDATE SKIP LOCKED
+            WHERE status = 'queued' AND kind = q.kind AND held_by IS NULL
+              AND queue >= q.queue AND queue <= q.queue  -- a range: see _kind_queues
+            ORDER BY queue, priority, run_at, id LIMIT :limit FOR UPDATE SKIP LOCKED
         ) AS first
         WHERE NOT EXISTS (SELECT 1 FROM jobtable_queues p WHERE p.name = q.queue AND p.passed_over)
     ) AS first

@@ -16,24 +16,7 @@ WITH picked AS MATERIALIZED (
       AND (:queues::text[] IS NULL OR queue = ANY(:queues::text[]))
       AND NOT EXISTS (SELECT 1 FROM jobtable_queues p WHERE p.name = jobs.queue AND p.passed_over)
     ORDER BY priority, run_at, id
-    LIMIT CASE :room_of::text
-        WHEN 'keyed' THEN (
-            CASE WHEN :n - (
-                SELECT COALESCE(MAX(running), 0) FROM (
-                    SELECT COUNT(*) AS running FROM jobs
-                    WHERE status = 'running' AND kind = :kind GROUP BY limit_key
-                ) AS per_key
-            ) >= :limit THEN :limit ELSE 0 END
-        )
-        WHEN 'rate' THEN GREATEST(0, LEAST(:limit, :n - :kept::bigint - (
-            SELECT COUNT(*) FROM jobtable_starts
-            WHERE kind = :kind AND started_at >= :latest::timestamptz
-              AND started_at > :since::timestamptz
-        )))
-        ELSE GREATEST(0, LEAST(:limit, :n - (
-            SELECT COUNT(*) FROM jobs WHERE status = 'running' AND kind = :kind
-        )))
-    END
+    LIMIT ({{limit_room}})
     FOR UPDATE SKIP LOCKED
 )
 {{claim_picked}}

@@ -17,22 +17,6 @@ WHERE id IN (
       AND (:queues IS NULL OR queue IN (SELECT value FROM json_each(:queues)))
       AND NOT EXISTS (SELECT 1 FROM jobtable_queues p WHERE p.name = jobs.queue AND p.passed_over)
     ORDER BY priority, run_at, id
-    LIMIT CASE :room_of
-        WHEN 'keyed' THEN (
-            CASE WHEN :n - (
-                SELECT COALESCE(MAX(running), 0) FROM (
-                    SELECT COUNT(*) AS running FROM jobs
-                    WHERE status = 'running' AND kind = :kind GROUP BY limit_key
-                )
-            ) >= :limit THEN :limit ELSE 0 END
-        )
-        WHEN 'rate' THEN max(0, min(:limit, :n - :kept - (
-            SELECT COUNT(*) FROM jobtable_starts
-            WHERE kind = :kind AND started_at >= :latest AND started_at > :since
-        )))
-        ELSE max(0, min(:limit, :n - (
-            SELECT COUNT(*) FROM jobs WHERE status = 'running' AND kind = :kind
-        )))
-    END
+    LIMIT ({{limit_room}})
 )
 RETURNING id, kind, payload, attempt, max_attempts, retry, timeout, result, run_at, priority, queue, trace_context
