@@ -407,3 +407,26 @@ def migrated_until_all_but(path, left_out: str) -> None:
     with connections.writer() as conn:
         migrate(conn, now=NOW, migrations=steps)
     connections.close()
+
+
+def test_the_writer_keeps_temporary_tables_in_memory_but_migrations_in_files(tmp_path, monkeypatch):
+    """A claim's small temporary tables stay in memory on the writer (each opened a file);
+    a migration, which may build an index over every row, keeps them in files."""
+    from jobtable.adapters.sqlite import store as sqlite_store
+
+    seen: list[int] = []
+    applying = sqlite_store.migrate
+
+    def watched(conn, **kwargs):
+        seen.append(conn.execute("PRAGMA temp_store").fetchone()[0])
+        return applying(conn, **kwargs)
+
+    monkeypatch.setattr(sqlite_store, "migrate", watched)
+    store = SqliteStore.open(tmp_path / "jobs.db", now=FakeClock().now())
+    try:
+        with store._engine._db.writer() as writer:
+            after = writer.execute("PRAGMA temp_store").fetchone()[0]
+    finally:
+        store.close()
+    assert seen == [1]  # FILE while migrating
+    assert after == 2  # MEMORY for the claims
