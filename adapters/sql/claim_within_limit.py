@@ -21,7 +21,7 @@ from typing import Any
 import attrs
 
 from jobtable.adapters.sql.engine import Connection, Cursor, SqlEngine
-from jobtable.adapters.sql.queue_reads import query_name
+from jobtable.adapters.sql.queue_reads import read_query
 from jobtable.adapters.sql.rate_windows import window_so_far
 from jobtable.core.batch import Batch
 from jobtable.core.errors import StoreError
@@ -90,7 +90,7 @@ def send_claim_within_limit(
     else:
         return None
     params = {**picking, "kind": kind, "n": n, "limit": wanted, "room_of": room_of, **window}
-    query = engine.sql(query_name("claim_within_limit", apart=each_queue))
+    query = read_query(engine, "claim_within_limit", each_queue=each_queue)
     return ClaimWithinLimit(kind, n, room_of, conn.execute(query, params))
 
 

@@ -20,7 +20,7 @@ import attrs
 from jobtable.adapters.sql.claim_within_limit import sole_limited_kind
 from jobtable.adapters.sql.engine import Connection, Cursor, SqlEngine
 from jobtable.adapters.sql.fair_order import FAIR_CHUNK, listed_keys, turn_place
-from jobtable.adapters.sql.queue_reads import query_name
+from jobtable.adapters.sql.queue_reads import read_query
 from jobtable.core.batch import Batch
 
 
@@ -61,7 +61,7 @@ def send_fair_claim(
         "chunk": max(2 * wanted, FAIR_CHUNK),  # a few listed keys may have run dry
         "limit": wanted,
     }
-    query = engine.sql(query_name("claim_fair_heads", apart=each_queue))
+    query = read_query(engine, "claim_fair_heads", each_queue=each_queue)
     return FairClaim(kind, priority, conn.execute(query, params))
 
 

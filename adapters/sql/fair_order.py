@@ -17,7 +17,7 @@ from typing import Any
 
 from jobtable.adapters.sql.engine import Connection, Cursor, SqlEngine
 from jobtable.adapters.sql.queue_limits import PAGE
-from jobtable.adapters.sql.queue_reads import query_name
+from jobtable.adapters.sql.queue_reads import read_query
 
 FAIR_DEPTH = 4
 """A fair key's jobs read at a time as its turns come round."""
@@ -48,7 +48,7 @@ def send_fair_start(
     params = {"kind": kind, "queues": picking["queues"], "after": -1}
     return (
         conn.execute(engine.sql("fair_turns"), {"kind": kind}),
-        conn.execute(engine.sql(query_name("fair_priority", apart=each_queue)), params),
+        conn.execute(read_query(engine, "fair_priority", each_queue=each_queue), params),
     )
 
 
@@ -65,8 +65,8 @@ def fair_order(
     turns come round, a few at a time. ``turns`` and ``first_priority``: what
     ``send_fair_start`` sent, read."""
     params = {"kind": kind, "queues": picking["queues"]}
-    heads, unkeyed_sql, first_sql = (
-        engine.sql(query_name(name, apart=each_queue))
+    heads_sql, unkeyed_sql, first_sql = (
+        read_query(engine, name, each_queue=each_queue)
         for name in ("fair_heads", "fair_unkeyed", "fair_priority")
     )
     found = first_priority
@@ -79,7 +79,7 @@ def fair_order(
         while True:
             round_robin = sorted(keys - taken, key=lambda key: turn_order(turns, key))
             taken.update(round_robin)
-            yield from _turns(engine, conn, heads, params, priority, round_robin)
+            yield from _turns(engine, conn, heads_sql, params, priority, round_robin)
             if listed_now:
                 break
             keys, listed_now = _keys(engine, conn, kind, priority, fresh=True)  # any new key?

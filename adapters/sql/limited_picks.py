@@ -23,7 +23,7 @@ from typing import Any
 
 from jobtable.adapters.sql.engine import Connection, SqlEngine
 from jobtable.adapters.sql.queue_limits import PAGE, Chosen
-from jobtable.adapters.sql.queue_reads import query_name
+from jobtable.adapters.sql.queue_reads import read_query
 from jobtable.adapters.sql.slots import KindSlots
 
 WHOLE_PAGES = 2
@@ -85,6 +85,7 @@ def pick(
     after: tuple[Any, ...] = _BEFORE_ALL
     only_null = False
     of_kind = {"kind": kind, "queues": picking["queues"]}
+    page_query = read_query(engine, "pick_limited", each_queue=each_queue)
     for pages in itertools.count():
         if len(picked) >= wanted:
             break
@@ -113,8 +114,7 @@ def pick(
             "null_full": passing and slots.null_full(),
             "only_null": only_null,
         }
-        query = engine.sql(query_name("pick_limited", apart=each_queue))
-        rows = conn.execute(query, params).fetchall()
+        rows = conn.execute(page_query, params).fetchall()
         if only_null and pages == WHOLE_PAGES:  # the first look for jobs without a key
             _remember_look(engine, of_kind, found=bool(rows))
         for job_id, limit_key, rate_key, fair_key, _, _ in rows:
@@ -156,7 +156,7 @@ def _take_heads(
     depth = min(slots.limit.n, wanted) + slots.taken
     params = {**of_kind, "limit_keys": engine.names(with_room), "limit": depth}
     taken = 0
-    query = engine.sql(query_name("limit_heads", apart=each_queue))
+    query = read_query(engine, "limit_heads", each_queue=each_queue)
     for job_id, limit_key, rate_key, fair_key in conn.execute(query, params):
         if taken >= wanted:
             break

@@ -93,9 +93,7 @@ def claim_limited(
     remember(engine, look)
     running = {kind: cursor.fetchall() for kind, cursor in counting.items()}
     fair_begun = {kind: _fair_begun(turns, first) for kind, (turns, first) in fair_starts.items()}
-    last_turns = {
-        kind: max(map(int, turns.values()), default=0) for kind, (turns, _) in fair_begun.items()
-    }
+    last_turns = {kind: _last_turn(turns) for kind, (turns, _) in fair_begun.items()}
     limited = {name: limit for name, limit in read.items() if queues is None or name in queues}
     for name in sorted(limited):
         conn.execute(engine.sql("lock_limited_queue"), {"queue": name})
@@ -152,7 +150,7 @@ def claim_limited(
             forget_listed(engine, kind, fair_claim.priority)  # some listed keys ran dry
             started = send_fair_start(engine, conn, kind, picking, each_queue)
             turns, first_priority = _fair_begun(*started)
-            last_turns[kind] = max(map(int, turns.values()), default=0)
+            last_turns[kind] = _last_turn(turns)
             turns = turns_after(turns, taken.keys)  # what more it takes: turns after these
         candidates = (
             fair_order(engine, conn, kind, picking, turns, first_priority, each_queue)
@@ -197,6 +195,11 @@ def claim_limited(
 def _fair_begun(turns: Cursor, first: Cursor) -> tuple[dict[str, Any], Any]:
     """A fair kind's turns and first priority with a due job, as ``send_fair_start`` sent."""
     return dict(turns.fetchall()), first.fetchone()[0]
+
+
+def _last_turn(turns: Mapping[str, Any]) -> int:
+    """A fair kind's last turn, by its keys' turns (0: none yet)."""
+    return max(map(int, turns.values()), default=0)
 
 
 def _take_at_once(

@@ -43,6 +43,6 @@ def by_queue(engine: SqlEngine, queues: Collection[str] | None) -> bool:
     return named or _passed_over.get(engine, True)
 
 
-def query_name(name: str, *, apart: bool) -> str:
-    """The query file ``name``, or its ``_by_queue`` form (``apart``: each queue on its own)."""
-    return f"{name}_by_queue" if apart else name
+def read_query(engine: SqlEngine, name: str, *, each_queue: bool) -> str:
+    """The query file ``name``, or its ``_by_queue`` form when ``each_queue``."""
+    return engine.sql(f"{name}_by_queue" if each_queue else name)

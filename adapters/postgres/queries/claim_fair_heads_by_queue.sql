@@ -1,7 +1,7 @@
 -- claim_fair_heads, reading each queue on its own (adapters/sql/queue_reads.py): a key's
 -- head is the oldest of its first job in each queue read (_kind_queues, one seek per key
--- and queue in jobs_fair_in_queue), and :priority must be the first after :after (-1: of all) with
--- a due job in them (_first_priority). Unlocked as they are read, as there.
+-- and queue in jobs_fair_in_queue), and :priority must be the first after :after (-1: of
+-- all) with a due job in them (_first_priority). Unlocked as they are read, as there.
 WITH RECURSIVE {{kind_queues}}, picked AS MATERIALIZED (
     SELECT heads.id FROM (
         SELECT head.id, k.fair_key, k.turn,

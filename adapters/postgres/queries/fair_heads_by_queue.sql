@@ -1,7 +1,7 @@
 -- The oldest due jobs at one priority of each of :fair_keys, :limit each after the first
 -- :offset, with their limit and rate keys; none held ahead. One index seek per key and
--- queue read (_kind_queues) in jobs_fair_in_queue (kind, priority, fair_key, queue, run_at, id),
--- merged per key by age. By key, then age.
+-- queue read (_kind_queues) in jobs_fair_in_queue (kind, priority, fair_key, queue,
+-- run_at, id), merged per key by age. By key, then age.
 WITH RECURSIVE {{kind_queues}}
 SELECT h.id, h.limit_key, h.rate_key, h.fair_key FROM (
     SELECT h.id, h.limit_key, h.rate_key, h.fair_key, h.run_at,

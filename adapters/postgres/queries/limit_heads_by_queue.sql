@@ -1,7 +1,8 @@
 -- The first :limit due jobs in claim order of each of :limit_keys in each queue read
--- (_kind_queues), with their keys, all in claim order; none held ahead. One index seek per
--- key and queue in jobs_limit_keys_in_queue (kind, limit_key, queue, priority, run_at, id). A key in
--- several queues may bring more than :limit: the caller takes what its slots allow.
+-- (_kind_queues), with their keys, all in claim order; none held ahead. One index seek
+-- per key and queue in jobs_limit_keys_in_queue (kind, limit_key, queue, priority,
+-- run_at, id). A key in several queues may bring more than :limit: the caller takes what
+-- its slots allow.
 WITH RECURSIVE {{kind_queues}}
 SELECT h.id, h.limit_key, h.rate_key, h.fair_key
 FROM unnest(:limit_keys::text[]) AS k(limit_key)

@@ -1,7 +1,7 @@
 -- The oldest due jobs at one priority of each of :fair_keys (a JSON array), :limit each
--- after the first :offset, with their limit and rate keys; none held ahead. One index seek
--- per key and queue read (_kind_queues) in jobs_fair_in_queue (kind, priority, fair_key, queue,
--- run_at, id), merged per key by age. By key, then age.
+-- after the first :offset, with their limit and rate keys; none held ahead. One index
+-- seek per key and queue read (_kind_queues) in jobs_fair_in_queue (kind, priority,
+-- fair_key, queue, run_at, id), merged per key by age. By key, then age.
 -- INDEXED BY: one key holding most rows must not make the planner walk the whole kind;
 -- CROSS JOIN: the keys are the outer loop (statistics from a young table would make it
 -- every row of jobs).

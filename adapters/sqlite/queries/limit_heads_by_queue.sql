@@ -1,9 +1,9 @@
 -- The first :limit due jobs in claim order of each of :limit_keys (a JSON array) in each
 -- queue read (_kind_queues), with their keys, all in claim order; none held ahead. One
--- index seek per key and queue in jobs_limit_keys_in_queue (kind, limit_key, queue, priority,
--- run_at, id). A key in several queues may bring more than :limit: the caller takes what
--- its slots allow. INDEXED BY and CROSS JOIN as in fair_heads: the keys are the outer
--- loop, however skewed the statistics.
+-- index seek per key and queue in jobs_limit_keys_in_queue (kind, limit_key, queue,
+-- priority, run_at, id). A key in several queues may bring more than :limit: the caller
+-- takes what its slots allow. INDEXED BY and CROSS JOIN as in fair_heads: the keys are
+-- the outer loop, however skewed the statistics.
 WITH RECURSIVE {{kind_queues}}
 SELECT j.id, j.limit_key, j.rate_key, j.fair_key
 FROM json_each(:limit_keys) AS k
