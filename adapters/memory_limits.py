@@ -65,16 +65,15 @@ def limited_due(
     turns = {} if turns is None else turns
 
     def fits(row: _Row) -> bool:
-        """Whether the row's kind has a free slot for it (if a rate is spent: when it opens)."""
+        """Whether the row's kind has a free slot for it (if its rate is spent: when it
+        opens, whether or not its limit holds it back too)."""
         limit, rate = limits.get(row.kind), rates.get(row.kind)
-        limit_slot = (row.kind, row.limit_key if limit is not None and limit.keyed else None)
-        if limit is not None and running.get(limit_slot, 0) >= limit.n:
-            return False
         rate_slot = (row.kind, row.rate_key if rate is not None and rate.keyed else None)
         if rate is not None and len(times := started.get(rate_slot, [])) >= rate.n:
             opens.append(min(times) + datetime.timedelta(seconds=rate.per))
             return False
-        return True
+        limit_slot = (row.kind, row.limit_key if limit is not None and limit.keyed else None)
+        return limit is None or running.get(limit_slot, 0) < limit.n
 
     def take(row: _Row) -> None:
         kind = row.kind

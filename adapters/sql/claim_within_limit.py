@@ -1,6 +1,6 @@
-"""The claim of a runner's one limited kind under a concurrency limit alone, or a rate
-without a key alone, sent with the kind's lock so that it shares its round trip: one
-statement counts what the limit or rate has left and claims what fits.
+"""The claim of a runner's one limited kind under a concurrency limit, a rate without a
+key, or both, sent with the kind's lock so that it shares its round trip: one statement
+counts what the limit and rate have left and claims what fits.
 
 - A limit without a key: up to its room. With a key: all the claim wants, if the busiest
   key has room for them all, else none (the claim then picks job by job). Either goes by
@@ -9,6 +9,7 @@ statement counts what the limit or rate has left and claims what fits.
   fails and rolls back, and the next claims by it.
 - A rate: up to its room in the window, counting the starts its store kept
   (rate_windows.py) and those recorded since, which the statement reads.
+- Both: the lesser room.
 """
 
 from __future__ import annotations
@@ -30,16 +31,18 @@ from jobtable.core.limits import RunningLimit
 _declared: weakref.WeakKeyDictionary[SqlEngine, dict[str, int]] = weakref.WeakKeyDictionary()
 """Per store, each limited kind's limit as its last claim read it (the smallest declared)."""
 
-_NO_WINDOW: dict[str, Any] = {"kept": None, "latest": None, "since": None}
+_NO_WINDOW: dict[str, Any] = {"rate_n": None, "kept": None, "latest": None, "since": None}
 
 
 @attrs.frozen
 class ClaimWithinLimit:
     kind: str
-    n: int
-    """The limit or rate the claim went by."""
-    room_of: str
-    """What it counted: 'limit', 'keyed' (a limit with a key) or 'rate'."""
+    n: int | None
+    """The limit the claim went by (None: it has none)."""
+    room_of: str | None
+    """What of the limit it counted: 'limit', 'keyed' (a limit with a key), None (none)."""
+    rated: bool
+    """It counted a rate's room too."""
     claimed: Cursor
 
     @property
@@ -68,30 +71,35 @@ def send_claim_within_limit(
     each_queue: bool,
 ) -> ClaimWithinLimit | None:
     """Send the claim, when the batch's limited kinds are one kind, not fair, with no limited
-    queue known, under a limit a claim read before and no rate, or a rate without a key
-    whose window this store has seen and no limit; send it after the kind's lock.
-    ``each_queue``: read each queue on its own (queue_reads.py)."""
+    queue known, under a limit a claim read before, a rate without a key whose window this
+    store has seen, or both; send it after the kind's lock. ``each_queue``: read each queue
+    on its own (queue_reads.py)."""
     kind = sole_limited_kind(rules, apart, wanted)
     if kind is None or kind in rules.fair:
         return None
     limit, rate = rules.limits.get(kind), rules.rates.get(kind)
-    if limit is not None and rate is None:
+    if rate is not None and rate.keyed:
+        return None
+    n, room_of, window = None, None, _NO_WINDOW
+    if limit is not None:
         known = _declared.get(engine, {}).get(kind)
         if known is None:
             return None
-        n, room_of, window = min(limit.n, known), "keyed" if limit.keyed else "limit", _NO_WINDOW
-    elif rate is not None and limit is None and not rate.keyed:
+        n, room_of = min(limit.n, known), "keyed" if limit.keyed else "limit"
+    if rate is not None:
         so_far = window_so_far(engine, kind, rate, now)
         if so_far is None:
             return None
         latest, since, kept = so_far
-        n, room_of = rate.n, "rate"
-        window = {"kept": kept, "latest": engine.stamp(latest), "since": engine.stamp(since)}
-    else:
-        return None
+        window = {
+            "rate_n": rate.n,
+            "kept": kept,
+            "latest": engine.stamp(latest),
+            "since": engine.stamp(since),
+        }
     params = {**picking, "kind": kind, "n": n, "limit": wanted, "room_of": room_of, **window}
     query = read_query(engine, "claim_within_limit", each_queue=each_queue)
-    return ClaimWithinLimit(kind, n, room_of, conn.execute(query, params))
+    return ClaimWithinLimit(kind, n, room_of, rate is not None, conn.execute(query, params))
 
 
 def remember_limits(engine: SqlEngine, limits: Mapping[str, RunningLimit]) -> None:
@@ -110,7 +118,7 @@ def checked_rows(
     claimed jobs' keys are not read: the claim fails if the busiest key could not have
     taken them all. (No runner lowers a rate: it is the kind's own.)"""
     rows = claim.claimed.fetchall()
-    if claim.room_of == "rate":
+    if claim.n is None:  # a rate alone
         return rows
     n = limits[claim.kind].n
     counts = [int(count) for _, count in running.get(claim.kind, ())]

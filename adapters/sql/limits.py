@@ -125,15 +125,16 @@ def claim_limited(
         if within_limit is not None and kind == within_limit.kind:
             left = wanted - len(chosen)
             _take_at_once(kind, slots, claimed_within, chosen, direct)  # with the lock
-            if within_limit.room_of == "rate":
-                if len(claimed_within) >= left or not slots.fits(None, None):
-                    continue  # all it wanted, or the window is full (its opening noted)
-                # fewer than wanted while the window, as read since, has room: pick on
+            if len(claimed_within) >= left:
+                continue  # all it wanted
+            if slots.rate_spent():
+                pass  # pick on: a due job left (one read) says when the window opens
             elif within_limit.keyed and claimed_within:
                 continue  # their keys unread: a limit raised since is claimed on next time
-            elif not within_limit.keyed and limits[kind].n <= within_limit.n:
+            elif within_limit.room_of == "limit" and limits[kind].n <= (within_limit.n or 0):
                 continue  # by the limit as it stands (else raised since: claim on by it)
-            # keyed and none taken: a key had too little room (or none was due), so pick
+            # fewer than wanted while the window, as read since, has room (a rate alone);
+            # keyed and none taken: a key had too little room (or none was due); so pick
         taking = None if kind in fair else slots.claimable_at_once(wanted - len(chosen))
         if taking is not None:  # its first due jobs fit, whatever their keys: claimed at once
             params = {**picking, "kinds": engine.names([kind]), "limit": taking}

@@ -89,16 +89,20 @@ class KindSlots:
         return running_slot, rate_slot
 
     def fits(self, limit_key: str | None, rate_key: str | None) -> bool:
-        """Whether a job with these keys fits now (if a rate holds it back: when it opens)."""
+        """Whether a job with these keys fits now (if its rate is spent: when it opens,
+        whether or not its limit holds it back too)."""
         limit, rate = self.limit, self.rate
         running_slot, rate_slot = self._slots(limit_key, rate_key)
-        if limit is not None and self.running.get(running_slot, 0) >= limit.n:
-            return False
         if rate is not None and self.started.get(rate_slot, 0) >= rate.n:
             opens = self.oldest[rate_slot] + datetime.timedelta(seconds=rate.per)
             self.opens_no_later_than(opens)
             return False
-        return True
+        return limit is None or self.running.get(running_slot, 0) < limit.n
+
+    def rate_spent(self) -> bool:
+        """A rate without a key has no room left: no job of the kind may start now."""
+        rate = self.rate
+        return rate is not None and not rate.keyed and self.started.get(_ALL, 0) >= rate.n
 
     def count(self, limit_key: str | None, rate_key: str | None) -> None:
         """Count a job with these keys as started: its slots are taken."""
@@ -164,15 +168,15 @@ class KindSlots:
         return limit is not None and limit.keyed and self.running.get(None, 0) >= limit.n
 
     def all_full(self) -> bool:
-        """No job of the kind can start now (every slot is unkeyed and taken)."""
+        """No job of the kind can start now, and a claim learns nothing more from its other
+        jobs: a rate without a key is spent (any one job tells when it opens), or a limit
+        without a key is full while no rate has a key (whose openings each job tells)."""
         limit, rate = self.limit, self.rate
-        if (limit is not None and limit.keyed) or (rate is not None and rate.keyed):
+        if self.rate_spent():
+            return True
+        if rate is not None and rate.keyed:
             return False
-        if limit is None and rate is None:
-            return False
-        full_limit = limit is not None and self.running.get(_ALL, 0) >= limit.n
-        full_rate = rate is not None and self.started.get(_ALL, 0) >= rate.n
-        return full_limit or full_rate
+        return limit is not None and not limit.keyed and self.running.get(_ALL, 0) >= limit.n
 
 
 def _parsed(text: Any) -> dict[str, int]:

@@ -1,12 +1,6 @@
 -- Marks running under :runner_id the first due jobs of one limited kind, in claim order,
--- :limit of them at most, and only as many as its limit or rate has room for, counted
--- here (one statement counts and claims), by :room_of:
--- - 'limit' (a limit :n without a key): :n less the kind's running jobs;
--- - 'keyed' (a limit :n with a key): all :limit if the busiest key (jobs with no key
---   share one) has room for them all, else none;
--- - 'rate' (a rate of :n without a key): :n less its starts in the window, after :since:
---   :kept that the claiming store kept from before :latest (rate_windows.py), and those
---   stamped at or after :latest, counted here.
+-- :limit of them at most, and only as many as its limit and rate have room for, counted
+-- here (one statement counts and claims; _limit_room).
 -- Returns what running and settling each needs. Which jobs are due is as in _pick_next.
 UPDATE jobs
 SET status = 'running', started_at = :now, updated_at = :now,
