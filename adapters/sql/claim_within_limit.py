@@ -2,9 +2,10 @@
 key, or both, sent with the kind's lock so that it shares its round trip: one statement
 counts what the limit and rate have left and claims what fits.
 
-- A limit without a key: up to its room. With a key: all the claim wants, if the busiest
-  key has room for them all, else none (the claim then picks job by job). Either goes by
-  the smallest limit this store last read any runner declare: should a runner have
+- A limit without a key: up to its room. With a key: of the first due jobs (what is
+  wanted and KEYED_PAGE_MORE more), those whose key has room, in claim order; should it
+  take fewer than wanted while more were due, the claim reads on job by job. Either goes
+  by the smallest limit this store last read any runner declare: should a runner have
   declared a smaller one since, and the claim taken more than that allows, the batch
   fails and rolls back, and the next claims by it.
 - A rate: up to its room in the window, counting the starts its store kept
@@ -31,6 +32,9 @@ from jobtable.core.limits import RunningLimit
 _declared: weakref.WeakKeyDictionary[SqlEngine, dict[str, int]] = weakref.WeakKeyDictionary()
 """Per store, each limited kind's limit as its last claim read it (the smallest declared)."""
 
+KEYED_PAGE_MORE = 8
+"""Due jobs a keyed limit's claim reads beyond those it wants (some keys may be full)."""
+
 _NO_WINDOW: dict[str, Any] = {"rate_n": None, "kept": None, "latest": None, "since": None}
 
 
@@ -43,6 +47,9 @@ class ClaimWithinLimit:
     """What of the limit it counted: 'limit', 'keyed' (a limit with a key), None (none)."""
     rated: bool
     """It counted a rate's room too."""
+    page: int
+    """The due jobs it read at most: it took fewer than wanted while more were due only if
+    it read that many."""
     claimed: Cursor
 
     @property
@@ -97,9 +104,18 @@ def send_claim_within_limit(
             "latest": engine.stamp(latest),
             "since": engine.stamp(since),
         }
-    params = {**picking, "kind": kind, "n": n, "limit": wanted, "room_of": room_of, **window}
+    page = wanted + KEYED_PAGE_MORE if room_of == "keyed" else wanted
+    params = {
+        **picking,
+        **window,
+        "kind": kind,
+        "n": n,
+        "limit": wanted,
+        "page": page,
+        "room_of": room_of,
+    }
     query = read_query(engine, "claim_within_limit", each_queue=each_queue)
-    return ClaimWithinLimit(kind, n, room_of, rate is not None, conn.execute(query, params))
+    return ClaimWithinLimit(kind, n, room_of, rate is not None, page, conn.execute(query, params))
 
 
 def remember_limits(engine: SqlEngine, limits: Mapping[str, RunningLimit]) -> None:
@@ -107,22 +123,32 @@ def remember_limits(engine: SqlEngine, limits: Mapping[str, RunningLimit]) -> No
     _declared.setdefault(engine, {}).update({kind: limit.n for kind, limit in limits.items()})
 
 
+@attrs.frozen
+class ClaimedWithin:
+    rows: list[Any]
+    """The claimed rows (as ``claim_next_job`` returns them), in claim order."""
+    read_all_due: bool
+    """The due jobs it read were all there were (None claimed: not known, so False)."""
+
+
 def checked_rows(
     claim: ClaimWithinLimit,
     limits: Mapping[str, RunningLimit],
     running: Mapping[str, list[Any]],
-) -> list[Any]:
+) -> ClaimedWithin:
     """The claimed rows; StoreError (the batch rolls back) when a runner declared a smaller
     limit since the last claim, and the claim took more than it allows (``running``: the
     kind's running jobs per limit key, counted before the claim). Under a keyed limit the
     claimed jobs' keys are not read: the claim fails if the busiest key could not have
     taken them all. (No runner lowers a rate: it is the kind's own.)"""
-    rows = claim.claimed.fetchall()
+    read = claim.claimed.fetchall()
+    rows = [tuple(row[:-1]) for row in read]  # the last: how many due jobs it read
+    claimed = ClaimedWithin(rows, bool(read) and int(read[0][-1]) < claim.page)
     if claim.n is None:  # a rate alone
-        return rows
+        return claimed
     n = limits[claim.kind].n
     counts = [int(count) for _, count in running.get(claim.kind, ())]
     before = max(counts, default=0) if claim.keyed else sum(counts)
     if n < claim.n and len(rows) > max(0, n - before):
         raise StoreError("a runner declared a lower limit since the last claim")
-    return rows
+    return claimed

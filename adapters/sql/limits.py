@@ -101,7 +101,7 @@ def claim_limited(
         now = max(now, rules.clock())
     limits = declared_limits(rules.limits, declared)
     remember_limits(engine, limits)
-    claimed_within = checked_rows(within_limit, limits, running) if within_limit else []
+    within = checked_rows(within_limit, limits, running) if within_limit else None
     kind_slots: dict[str, KindSlots] = {}
 
     def slots_of(kind: str) -> KindSlots:
@@ -122,19 +122,23 @@ def claim_limited(
         if len(chosen) >= wanted:
             break
         slots = slots_of(kind)
-        if within_limit is not None and kind == within_limit.kind:
+        if within_limit is not None and within is not None and kind == within_limit.kind:
             left = wanted - len(chosen)
-            _take_at_once(kind, slots, claimed_within, chosen, direct)  # with the lock
-            if len(claimed_within) >= left:
+            _take_at_once(kind, slots, within.rows, chosen, direct)  # with the lock
+            read_n = within_limit.n  # the limit it went by: else raised since, claim on
+            limit_as_read = read_n is not None and limits[kind].n <= read_n
+            if len(within.rows) >= left:
                 continue  # all it wanted
             if slots.rate_spent():
                 pass  # pick on: a due job left (one read) says when the window opens
-            elif within_limit.keyed and claimed_within:
-                continue  # their keys unread: a limit raised since is claimed on next time
-            elif within_limit.room_of == "limit" and limits[kind].n <= (within_limit.n or 0):
-                continue  # by the limit as it stands (else raised since: claim on by it)
+            elif within_limit.keyed and within.read_all_due and limit_as_read:
+                continue  # the due jobs it did not take are held back by their keys
+            elif within_limit.keyed and within.rows:  # their keys unread: count them again
+                slots.recount(count_running(engine, conn, kind).fetchall())
+            elif within_limit.room_of == "limit" and limit_as_read:
+                continue  # the limit's room taken, or no more due
             # fewer than wanted while the window, as read since, has room (a rate alone);
-            # keyed and none taken: a key had too little room (or none was due); so pick
+            # keyed: more may be due, past the jobs it read; so pick on
         taking = None if kind in fair else slots.claimable_at_once(wanted - len(chosen))
         if taking is not None:  # its first due jobs fit, whatever their keys: claimed at once
             params = {**picking, "kinds": engine.names([kind]), "limit": taking}

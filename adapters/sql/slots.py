@@ -65,15 +65,22 @@ class KindSlots:
         """Jobs this claim counted as started (``count``)."""
         self.at = at
         """When this claim's starts of the kind are stamped: never before the latest one."""
-        if limit is not None:
-            for key, count in running:
-                slot = key if limit.keyed else _ALL
-                self.running[slot] = self.running.get(slot, 0) + int(count)
+        self.recount(running)
         if rate is not None:
             for key, count, first in started:
                 slot = key if rate.keyed else _ALL
                 self.started[slot] = self.started.get(slot, 0) + count
                 self.oldest[slot] = min(self.oldest.get(slot, first), first)
+
+    def recount(self, running: Iterable[tuple[Any, Any]]) -> None:
+        """Count the kind's running jobs (per limit key, as ``count_running`` reads them)
+        anew: those this claim took already among them."""
+        limit = self.limit
+        self.running = {}
+        if limit is not None:
+            for key, count in running:
+                slot = key if limit.keyed else _ALL
+                self.running[slot] = self.running.get(slot, 0) + int(count)
 
     def take(self, limit_key: str | None, rate_key: str | None) -> bool:
         """Whether a job with these keys fits now; if so, its slots are counted as taken."""

@@ -84,6 +84,7 @@ STATEMENTS: dict[str, dict[str, Any]] = {
         "n": 4,
         "limit": 2,
         "room_of": "keyed",
+        "page": 10,
         "rate_n": None,
         "kept": None,
         "latest": None,

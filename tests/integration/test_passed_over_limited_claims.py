@@ -50,8 +50,8 @@ def _limited_statements(engine: Any, queues: Any) -> dict[str, tuple[dict[str, A
     claiming = {"runner_id": "runner-a", "now": engine.stamp(CLOCK.now())}
     return {
         "claim_within_limit_by_queue": (
-            {**of_kind, **claiming, "n": 10, "limit": 3, "room_of": "limit", "rate_n": None,
-             "kept": None, "latest": None, "since": None},
+            {**of_kind, **claiming, "n": 10, "limit": 3, "page": 3, "room_of": "limit",
+             "rate_n": None, "kept": None, "latest": None, "since": None},
             slice(0, 3),
         ),
         "pick_limited_by_queue": (

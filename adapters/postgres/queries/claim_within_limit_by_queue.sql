@@ -1,19 +1,18 @@
 -- claim_within_limit, reading each queue on its own (adapters/sql/queue_reads.py): the
--- queues read (_kind_queues) probed in jobs_ready_in_queue, each locking :limit rows at
--- most (a parameter: a LIMIT the planner cannot read, as ``room``, it guesses at a
--- tenth of the table), and the probes merged in claim order and cut to ``room``
--- (_limit_room).
-WITH RECURSIVE {{kind_queues}}, room(n) AS MATERIALIZED (
-    SELECT {{limit_room}}
-), picked AS MATERIALIZED (
-    SELECT first.id FROM probed
+-- queues read (_kind_queues) probed in jobs_ready_in_queue, each locking :page rows at
+-- most, and the probes merged in claim order and cut to :page.
+WITH RECURSIVE {{kind_queues}}, due AS MATERIALIZED (
+    SELECT first.id, first.priority, first.run_at, first.limit_key FROM probed
     CROSS JOIN LATERAL (
-        SELECT id, priority, run_at FROM jobs
+        SELECT id, priority, run_at, limit_key FROM jobs
         WHERE status = 'queued' AND kind = :kind AND held_by IS NULL
           AND queue >= probed.queue AND queue <= probed.queue
-        ORDER BY queue, priority, run_at, id LIMIT :limit
+        ORDER BY queue, priority, run_at, id LIMIT :page
         FOR UPDATE SKIP LOCKED
     ) AS first
-    ORDER BY first.priority, first.run_at, first.id LIMIT (SELECT n FROM room)
+    ORDER BY first.priority, first.run_at, first.id LIMIT :page
+), picked AS MATERIALIZED (
+    {{within_key_limits}}
 )
-{{claim_picked}}
+{{claim_picked}},
+    (SELECT COUNT(*) FROM due)
