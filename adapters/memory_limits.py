@@ -106,12 +106,19 @@ def limited_due(
         )
         if kind in fair:
             due = _taking_turns(kind, due, turns)
+        reached = len(picked) < wanted
         for row in due:
             if len(picked) >= wanted:
                 break
             if not fits(row):
                 continue
             take(row)
+        # A rate without a key this claim found or left spent: when it opens, if a job is
+        # left for it (whether or not the claim looked at that job).
+        spent = started.get((kind, None), []) if rate is not None and not rate.keyed else []
+        left = any(all(row is not each for each in picked) for row in due)
+        if reached and rate is not None and len(spent) >= rate.n and left:
+            opens.append(min(spent) + datetime.timedelta(seconds=rate.per))
 
     for name in sorted(queue_limits):
         if queues is not None and name not in queues:

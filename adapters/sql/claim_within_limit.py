@@ -140,7 +140,9 @@ def checked_rows(
     limit since the last claim, and the claim took more than it allows (``running``: the
     kind's running jobs per limit key, counted before the claim). Under a keyed limit the
     claimed jobs' keys are not read: the claim fails if the busiest key could not have
-    taken them all. (No runner lowers a rate: it is the kind's own.)"""
+    taken them all; and, the limit raised since, if it took any (going by the lower one,
+    it may have passed over a key's job that now comes first). (No runner lowers a rate:
+    it is the kind's own.)"""
     read = claim.claimed.fetchall()
     rows = [tuple(row[:-1]) for row in read]  # the last: how many due jobs it read
     claimed = ClaimedWithin(rows, bool(read) and int(read[0][-1]) < claim.page)
@@ -151,4 +153,6 @@ def checked_rows(
     before = max(counts, default=0) if claim.keyed else sum(counts)
     if n < claim.n and len(rows) > max(0, n - before):
         raise StoreError("a runner declared a lower limit since the last claim")
+    if n > claim.n and claim.keyed and rows:  # may have passed over a key with room now
+        raise StoreError("the lowest limit a runner declared was raised since the last claim")
     return claimed

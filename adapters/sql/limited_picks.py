@@ -129,6 +129,31 @@ def pick(
     return picked
 
 
+def any_due_left(
+    engine: SqlEngine,
+    conn: Connection,
+    kind: str,
+    picking: Mapping[str, Any],
+    picked: list[str],
+    each_queue: bool,
+) -> bool:
+    """Whether the kind has a due job besides those this claim ``picked`` (still queued until
+    claimed by id; those claimed at once are running already): one small page read."""
+    params = {
+        "kind": kind,
+        "queues": picking["queues"],
+        "limit": len(picked) + 1,
+        "after_priority": _BEFORE_ALL[0],
+        "after_run_at": _BEFORE_ALL[1],
+        "after_id": _BEFORE_ALL[2],
+        "full": engine.names(()),
+        "null_full": False,
+        "only_null": False,
+    }
+    rows = conn.execute(read_query(engine, "pick_limited", each_queue=each_queue), params)
+    return any(row[0] not in picked for row in rows.fetchall())
+
+
 def _take_heads(
     engine: SqlEngine,
     conn: Connection,

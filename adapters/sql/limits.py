@@ -26,7 +26,7 @@ from jobtable.adapters.sql.claim_within_limit import (
 from jobtable.adapters.sql.engine import Connection, Cursor, SqlEngine
 from jobtable.adapters.sql.fair_claim import claimed_in_turn, send_fair_claim, turns_after
 from jobtable.adapters.sql.fair_order import fair_order, forget_listed, send_fair_start
-from jobtable.adapters.sql.limited_picks import pick
+from jobtable.adapters.sql.limited_picks import any_due_left, pick
 from jobtable.adapters.sql.queue_limits import Chosen, pick_in_queue
 from jobtable.adapters.sql.queue_reads import by_queue, remember, send_look
 from jobtable.adapters.sql.rate_windows import WindowLook, count_starts, look_at_window
@@ -118,9 +118,11 @@ def claim_limited(
     chosen: list[Chosen] = []
     openings: list[datetime.datetime] = []
     direct: dict[str, Any] = {}  # claimed as they were picked
+    reached: list[str] = []  # the kinds the claim came to with room left
     for kind in apart:
         if len(chosen) >= wanted:
             break
+        reached.append(kind)
         slots = slots_of(kind)
         if within_limit is not None and within is not None and kind == within_limit.kind:
             left = wanted - len(chosen)
@@ -179,6 +181,12 @@ def claim_limited(
         )  # fmt: skip
         if queue.opens_at is not None:
             openings.append(queue.opens_at)
+    for kind in reached:  # a rate this claim spent: when it opens, if a job is left for it
+        slots = kind_slots[kind]
+        if slots.rate_spent() and slots.opens_at is None:
+            ids = [job_id for job_id, of, *_ in chosen if of == kind and job_id not in direct]
+            if any_due_left(engine, conn, kind, picking, ids, each_queue):
+                slots.note_rate_opening()
     openings += [slots.opens_at for slots in kind_slots.values() if slots.opens_at is not None]
     claimed_rows = dict(direct)
     picked = [job_id for job_id, *_ in chosen if job_id not in direct]

@@ -111,6 +111,12 @@ class KindSlots:
         rate = self.rate
         return rate is not None and not rate.keyed and self.started.get(_ALL, 0) >= rate.n
 
+    def note_rate_opening(self) -> None:
+        """A job is left that a spent rate without a key holds back: it may start when the
+        window's oldest start leaves it."""
+        assert self.rate is not None
+        self.opens_no_later_than(self.oldest[_ALL] + datetime.timedelta(seconds=self.rate.per))
+
     def count(self, limit_key: str | None, rate_key: str | None) -> None:
         """Count a job with these keys as started: its slots are taken."""
         running_slot, rate_slot = self._slots(limit_key, rate_key)

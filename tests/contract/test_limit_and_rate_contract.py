@@ -85,3 +85,28 @@ def test_a_limit_and_a_rate_together_take_what_the_model_takes(store, seed, limi
         else:
             pytest.fail("claims never ran dry")
     assert opened, "the rate held jobs back at times"
+
+
+def test_a_claim_that_spends_a_rate_says_when_it_opens_if_a_job_is_left(store):
+    """The claim whose start spends the rate says when the window opens while a due job is
+    left, though the job it read last was held back by its key (and the jobs past it, a
+    full key's, passed over unread)."""
+    ids = JobIdGenerator()
+    keys = ["a", "c"] + ["a"] * 250 + ["b", "a"]
+    store.create_many(
+        [
+            NewJob(id=ids.next_id(1_772_366_400_000 + n), kind="sync", payload="{}", limit_key=key)
+            for n, key in enumerate(keys)
+        ],
+        now=T0,
+    )
+    rules = Batch(
+        claim=2,
+        limits={"sync": RunningLimit(n=1, keyed=True)},
+        rates={"sync": RateLimit(n=3, per=60.0, keyed=False)},
+    )
+    first = store.run_batch(rules, runner_id="runner-a", now=LATER, kinds=("sync",))
+    assert len(first.claimed) == 2 and first.rate_opens_at is None  # a, c: keys a, c full
+    second = store.run_batch(rules, runner_id="runner-a", now=LATER, kinds=("sync",))
+    assert len(second.claimed) == 1  # b: the rate's third start
+    assert second.rate_opens_at == LATER + datetime.timedelta(seconds=60)

@@ -180,6 +180,21 @@ def test_a_keyed_limit_a_runner_lowered_since_the_last_claim_holds_from_the_next
     assert claim_through_one_failure(store, limit, "charge", 2) == ([], 0)  # alice at 3
 
 
+def test_a_keyed_limit_a_runner_raised_since_the_last_claim_keeps_claim_order(store):
+    """A store's claim with the lock goes by the keyed limit it last read; raised since (the
+    runner that declared it lower left), a claim that took jobs by it fails whole, as it
+    may have passed over a key's job that now fits first; the next claims in order."""
+    a1, a2 = add(store, "charge", "a"), add(store, "charge", "a")
+    b1 = add(store, "charge", "b")
+    add(store, "charge", "c")
+    limit = RunningLimit(n=2, keyed=True)
+    store.register_runner(runner_info("runner-low", limits=(("charge", 1),)), now=T0)
+    assert claim_through_one_failure(store, limit, "charge", 1) == ([a1], 0)  # read: 1
+    store.unregister_runner("runner-low")  # 2 again: a has room for a2
+    taken, _ = claim_through_one_failure(store, limit, "charge", 2)
+    assert taken == [a2, b1]
+
+
 def test_keyed_claims_racing_from_many_runners_never_run_more_than_the_limit_per_key(store):
     keyed = {"charge": RunningLimit(n=2, keyed=True)}
     key_of = {add(store, "charge", key): key for key in ["alice", "bob", None] * 6}
