@@ -129,6 +129,9 @@ def claim_limited(
             _take_at_once(kind, slots, within.rows, chosen, direct)  # with the lock
             read_n = within_limit.n  # the limit it went by: else raised since, claim on
             limit_as_read = read_n is not None and limits[kind].n <= read_n
+            # a limit without a key and a rate: both have room, the rate by the clock read
+            # since the statement counted it (a start may have left the window)
+            room_since = within_limit.rated and not slots.rate_spent() and slots.fits(None, None)
             if len(within.rows) >= left:
                 continue  # all it wanted
             if slots.rate_spent():
@@ -137,10 +140,11 @@ def claim_limited(
                 continue  # the due jobs it did not take are held back by their keys
             elif within_limit.keyed and within.rows:  # their keys unread: count them again
                 slots.recount(count_running(engine, conn, kind).fetchall())
-            elif within_limit.room_of == "limit" and limit_as_read:
+            elif within_limit.room_of == "limit" and limit_as_read and not room_since:
                 continue  # the limit's room taken, or no more due
-            # fewer than wanted while the window, as read since, has room (a rate alone);
-            # keyed: more may be due, past the jobs it read; so pick on
+            # fewer than wanted while the window, as read since, has room (a rate, with or
+            # without a limit that has room too); keyed: more may be due past the jobs it
+            # read; so pick on
         taking = None if kind in fair else slots.claimable_at_once(wanted - len(chosen))
         if taking is not None:  # its first due jobs fit, whatever their keys: claimed at once
             params = {**picking, "kinds": engine.names([kind]), "limit": taking}
