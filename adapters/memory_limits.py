@@ -116,8 +116,8 @@ def limited_due(
         # A rate without a key this claim found or left spent: when it opens, if a job is
         # left for it (whether or not the claim looked at that job).
         spent = started.get((kind, None), []) if rate is not None and not rate.keyed else []
-        left = any(all(row is not each for each in picked) for row in due)
-        if reached and rate is not None and len(spent) >= rate.n and left:
+        spent_out = reached and rate is not None and len(spent) >= rate.n
+        if rate is not None and spent_out and any(row not in picked for row in due):
             opens.append(min(spent) + datetime.timedelta(seconds=rate.per))
 
     for name in sorted(queue_limits):

@@ -18,7 +18,7 @@ import datetime
 import itertools
 import time
 import weakref
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import Any
 
 from jobtable.adapters.sql.engine import Connection, SqlEngine
@@ -104,16 +104,15 @@ def pick(
         first_page = min(PAGE, wanted - len(picked) + FIRST_PAGE_MORE)
         page = 1 if slots.all_full() else first_page if pages == 0 else PAGE
         passing = pages >= WHOLE_PAGES
-        params = {
-            **of_kind,
-            "limit": page,
-            "after_priority": after[0],
-            "after_run_at": after[1],
-            "after_id": after[2],
-            "full": engine.names(slots.full_limit_keys() if passing else ()),
-            "null_full": passing and slots.null_full(),
-            "only_null": only_null,
-        }
+        params = _page_params(
+            engine,
+            of_kind,
+            page,
+            after=after,
+            full=slots.full_limit_keys() if passing else (),
+            null_full=passing and slots.null_full(),
+            only_null=only_null,
+        )
         rows = conn.execute(page_query, params).fetchall()
         if only_null and pages == WHOLE_PAGES:  # the first look for jobs without a key
             _remember_look(engine, of_kind, found=bool(rows))
@@ -139,19 +138,35 @@ def any_due_left(
 ) -> bool:
     """Whether the kind has a due job besides those this claim ``picked`` (still queued until
     claimed by id; those claimed at once are running already): one small page read."""
-    params = {
-        "kind": kind,
-        "queues": picking["queues"],
-        "limit": len(picked) + 1,
-        "after_priority": _BEFORE_ALL[0],
-        "after_run_at": _BEFORE_ALL[1],
-        "after_id": _BEFORE_ALL[2],
-        "full": engine.names(()),
-        "null_full": False,
-        "only_null": False,
-    }
+    of_kind = {"kind": kind, "queues": picking["queues"]}
+    params = _page_params(engine, of_kind, len(picked) + 1)
     rows = conn.execute(read_query(engine, "pick_limited", each_queue=each_queue), params)
     return any(row[0] not in picked for row in rows.fetchall())
+
+
+def _page_params(
+    engine: SqlEngine,
+    of_kind: Mapping[str, Any],
+    limit: int,
+    *,
+    after: tuple[Any, ...] = _BEFORE_ALL,
+    full: Collection[str] = (),
+    null_full: bool = False,
+    only_null: bool = False,
+) -> dict[str, Any]:
+    """``pick_limited``'s parameters: ``limit`` due jobs of the kind after the position
+    ``after``, those of the ``full`` keys (and, ``null_full``, with no key) passed over, or
+    (``only_null``) all but those with no key."""
+    return {
+        **of_kind,
+        "limit": limit,
+        "after_priority": after[0],
+        "after_run_at": after[1],
+        "after_id": after[2],
+        "full": engine.names(full),
+        "null_full": null_full,
+        "only_null": only_null,
+    }
 
 
 def _take_heads(

@@ -129,11 +129,11 @@ def claim_limited(
             _take_at_once(kind, slots, within.rows, chosen, direct)  # with the lock
             read_n = within_limit.n  # the limit it went by: else raised since, claim on
             limit_as_read = read_n is not None and limits[kind].n <= read_n
+            if len(within.rows) >= left:
+                continue  # all it wanted
             # a limit without a key and a rate: both have room, the rate by the clock read
             # since the statement counted it (a start may have left the window)
             room_since = within_limit.rated and not slots.rate_spent() and slots.fits(None, None)
-            if len(within.rows) >= left:
-                continue  # all it wanted
             if slots.rate_spent():
                 pass  # pick on: a due job left (one read) says when the window opens
             elif within_limit.keyed and within.read_all_due and limit_as_read:
