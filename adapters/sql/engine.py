@@ -111,6 +111,12 @@ class SqlEngine(abc.ABC):
         are per row)."""
         return None
 
+    def lock_limited(self, conn: Connection, query: str, params: Mapping[str, Any]) -> None:
+        """Take the lock ``query`` (a limited kind's or queue's) until this transaction
+        ends, so that claims under it take turns across runners (nothing where one writer
+        at a time holds the whole database)."""
+        conn.execute(self.sql(query), params)
+
     def announcement(self) -> tuple[str, Mapping[str, Any]] | None:
         """The statement ``announce`` runs, for a connection this engine does not drive (an
         asyncio one); None where other processes watch the database themselves."""

@@ -6,7 +6,7 @@ never an OFFSET. The first pages are read whole (the first is what is wanted and
 more), so a claim whose first jobs fit costs one small page. Past them, the keys at their
 limit are passed over in the statement. For a keyed
 limit (with no rate) the claim then reads the kind's keys instead (one seek each in
-jobs_limit_keys) and the first jobs of each key with room, and takes them in claim
+the key's index) and the first jobs of each key with room, and takes them in claim
 order: the held-back backlog is never read. What that cannot see: more keys than
 MAX_KEYS (the claim pages on, passing over the full keys' jobs in the statement), and
 jobs with no key (only those written before the limit had its key), which it pages to.

@@ -76,7 +76,7 @@ def claim_limited(
     look = send_look(engine, conn)
     apart = sorted(rules.kinds_apart)
     for kind in apart:  # one order for every runner (kinds, then queues): no two wait for
-        conn.execute(engine.sql("lock_limited_kind"), {"kind": kind})  # each other
+        engine.lock_limited(conn, "lock_limited_kind", {"kind": kind})  # each other
     declared = send_registered_limits(engine, conn, rules.limits)
     counting = {kind: count_running(engine, conn, kind) for kind in apart if kind in rules.limits}
     within_limit = send_claim_within_limit(
@@ -96,7 +96,7 @@ def claim_limited(
     last_turns = {kind: _last_turn(turns) for kind, (turns, _) in fair_begun.items()}
     limited = {name: limit for name, limit in read.items() if queues is None or name in queues}
     for name in sorted(limited):
-        conn.execute(engine.sql("lock_limited_queue"), {"queue": name})
+        engine.lock_limited(conn, "lock_limited_queue", {"queue": name})
     if rules.clock is not None:  # read now that the locks are held: a rate's stamps are fresh
         now = max(now, rules.clock())
     limits = declared_limits(rules.limits, declared)
@@ -245,21 +245,24 @@ def _record_turns_and_starts(
     queue_stamps: Mapping[str, Any],
     last_turns: Mapping[str, int],
 ) -> None:
-    """Record each claimed job's start where a rate counts it (its kind's, its queue's) and
-    its fair key's turn (numbered on from ``last_turns``, each fair kind's last as read
-    under its lock): one statement each, sent together, no result read."""
-    starts, queue_starts, turns = [], [], []
+    """Record each claimed job's start where a rate counts it (its kind's, one statement
+    per kind; its queue's) and its fair key's turn (numbered on from ``last_turns``, each
+    fair kind's last as read under its lock): sent together, no result read."""
+    starts: dict[str, list[str]] = {}  # per rate-limited kind, the jobs it started
+    queue_starts, turns = [], []
     turn: dict[str, int] = {}
     for job_id, kind, _, fair_key, rated_queue in claimed:
         if kind in rules.rates:  # under the job's own rate key, whatever the claim read
-            starts.append({"id": job_id, "now": engine.stamp(kind_slots[kind].at)})
+            starts.setdefault(kind, []).append(job_id)
         if rated_queue is not None:
             queue_starts.append({"queue": rated_queue, "now": queue_stamps[rated_queue]})
         if kind in rules.fair and fair_key is not None:
             turn[kind] = turn.get(kind, last_turns[kind]) + 1
             turns.append({"kind": kind, "fair_key": fair_key, "turn": turn[kind]})
+    for kind, ids in starts.items():
+        stamp = engine.stamp(kind_slots[kind].at)
+        conn.execute(engine.sql("record_job_starts"), {"ids": engine.names(ids), "now": stamp})
     for query, params in (
-        ("record_job_start", starts),
         ("record_queue_start", queue_starts),
         ("take_fair_turn", turns),
     ):

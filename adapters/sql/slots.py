@@ -5,8 +5,10 @@ queue's (running jobs, starts in its rate's window)."""
 from __future__ import annotations
 
 import datetime
+import functools
 import json
 from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from jobtable.adapters.sql.engine import Connection, Cursor, SqlEngine
@@ -192,13 +194,15 @@ class KindSlots:
         return limit is not None and not limit.keyed and self.running.get(_ALL, 0) >= limit.n
 
 
-def _parsed(text: Any) -> dict[str, int]:
-    """A runner's declared limits; none from text no runner of ours wrote."""
+@functools.lru_cache(maxsize=256)
+def _parsed(text: Any) -> Mapping[str, int]:
+    """A runner's declared limits; none from text no runner of ours wrote. Cached: every
+    claim reads the same few runners' texts."""
     try:
         value = json.loads(text)
     except (TypeError, ValueError):
         return {}
-    return value if isinstance(value, dict) else {}
+    return MappingProxyType(value) if isinstance(value, dict) else MappingProxyType({})
 
 
 class QueueSlots:

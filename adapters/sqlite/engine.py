@@ -11,7 +11,7 @@ import functools
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, TypeVar
 
 from jobtable.adapters.sql.engine import Connection, SqlEngine
@@ -84,6 +84,9 @@ class SqliteEngine(SqlEngine):
 
     def announce(self, conn: Connection) -> None:
         pass  # other processes watch the database file
+
+    def lock_limited(self, conn: Connection, query: str, params: Mapping[str, Any]) -> None:
+        pass  # the one writer's transaction (BEGIN IMMEDIATE) holds the database already
 
     def announce_if_queues_limited(self, conn: Connection) -> None:
         pass  # other processes watch the database file

@@ -276,7 +276,8 @@ def _claim_one(store: Any, batch: Any) -> list[Any]:
 @pytest.mark.parametrize("engine", ENGINES)
 def test_the_across_queue_forms_read_a_keys_first_jobs_however_deep_its_backlog(engine, tmp_path):
     """With no queue passed over a store reads across every queue: its statements seek a
-    key's first jobs in the key's index (jobs_fair, jobs_limit_keys) and read what they do
+    key's first jobs in the key's index (jobs_fair, jobs_limit_keys; SQLite reads a keyed
+    limit's per queue, in jobs_limit_keys_in_queue) and read what they do
     with 100 jobs of that key when it has 20,000, none sorted."""
     work: dict[int, dict[str, int]] = {}
     for ahead in (SHALLOW, DEEP):

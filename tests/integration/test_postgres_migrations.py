@@ -120,6 +120,7 @@ def test_a_schema_upgraded_to_0010_keeps_its_lists_counts_and_history():
                 "0018_limit_keys",
                 "0019_ready_in_queue",
                 "0020_keys_by_queue",
+                "0021_one_limit_key_index",
             ]
             listed = {
                 status: [

@@ -45,6 +45,7 @@ def test_a_new_schema_gets_every_migration_once_and_reopening_changes_nothing():
             "0018_limit_keys",
             "0019_ready_in_queue",
             "0020_keys_by_queue",
+            "0021_one_limit_key_index",
         ]
         store.close()
         again = open_store(url, schema)
@@ -95,6 +96,7 @@ def test_concurrent_openers_apply_each_migration_once():
             "0018_limit_keys",
             "0019_ready_in_queue",
             "0020_keys_by_queue",
+            "0021_one_limit_key_index",
         ]
         for store in opened:
             store.close()

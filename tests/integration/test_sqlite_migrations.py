@@ -42,6 +42,7 @@ ALL_VERSIONS = [
     "0018_limit_keys",
     "0019_ready_in_queue",
     "0020_keys_by_queue",
+    "0021_one_limit_key_index",
 ]
 
 LEGACY_SCHEMA = """

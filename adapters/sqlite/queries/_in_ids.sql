@@ -1,0 +1,2 @@
+-- Membership in :ids, a JSON array of job ids (SqliteEngine.names).
+IN (SELECT value FROM json_each(:ids))

@@ -1,0 +1,5 @@
+-- 0021_one_limit_key_index: SQLite lists a keyed limit's waiting jobs in one index only
+-- (it takes a claimed job's entry out of every partial index at once, a page per job).
+-- PostgreSQL keeps both jobs_limit_keys and jobs_limit_keys_in_queue: a claim writes a new
+-- row version that neither holds, and leaves the old entries to vacuum, so the second
+-- index costs its claims nothing, and a key's first jobs across queues stay one seek.
