@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import Any, TypeVar
 
 import psycopg
@@ -125,10 +125,6 @@ class PostgresEngine(SqlEngine):
     def names(self, names: Collection[str] | None) -> list[str] | None:
         """A text[] (``= ANY`` and ``unnest`` read it)."""
         return None if names is None else sorted(names)
-
-    def values(self, values: Sequence[Any]) -> list[Any]:
-        """An array (``unnest`` reads it)."""
-        return list(values)
 
     def announcement(self) -> tuple[str, Mapping[str, Any]]:
         return NOTIFY, {"channel": self.channel}

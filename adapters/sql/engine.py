@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import abc
 import datetime
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, TypeVar
 
@@ -96,10 +96,6 @@ class SqlEngine(abc.ABC):
     @abc.abstractmethod
     def names(self, names: Collection[str] | None) -> Any:
         """Kinds or queues a claim may take, as its claim statement reads them (None: any)."""
-
-    @abc.abstractmethod
-    def values(self, values: Sequence[Any]) -> Any:
-        """A list of values, in order, as a statement reads it (by position)."""
 
     @abc.abstractmethod
     def announce(self, conn: Connection) -> None:

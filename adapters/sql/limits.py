@@ -249,8 +249,7 @@ def _record_turns_and_starts(
     per kind; its queue's) and its fair key's turn (numbered on from ``last_turns``, each
     fair kind's last as read under its lock): sent together, no result read."""
     starts: dict[str, list[str]] = {}  # per rate-limited kind, the jobs it started
-    queue_starts = []
-    turns: dict[str, dict[str, int]] = {}  # per fair kind, each key's new turn (its last)
+    queue_starts, turns = [], []
     turn: dict[str, int] = {}
     for job_id, kind, _, fair_key, rated_queue in claimed:
         if kind in rules.rates:  # under the job's own rate key, whatever the claim read
@@ -259,13 +258,13 @@ def _record_turns_and_starts(
             queue_starts.append({"queue": rated_queue, "now": queue_stamps[rated_queue]})
         if kind in rules.fair and fair_key is not None:
             turn[kind] = turn.get(kind, last_turns[kind]) + 1
-            turns.setdefault(kind, {})[fair_key] = turn[kind]
+            turns.append({"kind": kind, "fair_key": fair_key, "turn": turn[kind]})
     for kind, ids in starts.items():
         stamp = engine.stamp(kind_slots[kind].at)
         conn.execute(engine.sql("record_job_starts"), {"ids": engine.names(ids), "now": stamp})
-    for kind, given in turns.items():
-        keys, numbers = engine.values(list(given)), engine.values(list(given.values()))
-        params = {"kind": kind, "fair_keys": keys, "turns": numbers}
-        conn.execute(engine.sql("take_fair_turns"), params)
-    if queue_starts:
-        conn.cursor().executemany(engine.sql("record_queue_start"), queue_starts)
+    for query, params in (
+        ("record_queue_start", queue_starts),
+        ("take_fair_turn", turns),
+    ):
+        if params:
+            conn.cursor().executemany(engine.sql(query), params)

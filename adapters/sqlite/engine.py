@@ -11,7 +11,7 @@ import functools
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, TypeVar
 
 from jobtable.adapters.sql.engine import Connection, SqlEngine
@@ -75,10 +75,6 @@ class SqliteEngine(SqlEngine):
         if names is None:
             return None
         return _names_json(names if isinstance(names, frozenset) else frozenset(names))
-
-    def values(self, values: Sequence[Any]) -> str:
-        """A JSON array (json_each reads it, ``key`` its position)."""
-        return json.dumps(list(values))
 
     def let_others_write(self, took: float) -> None:
         # Another process waiting for the one write lock polls for it (SQLite's busy handler
