@@ -1,9 +1,12 @@
 """The drain with limits and rates on beside off, in one run (issue 21's bar: >= 0.7x).
 
-For each mode of ``limit_kinds.py`` (off, limit, keyed, rate, all), interleaved round by
-round: N jobs of 100 tenants are enqueued, then ``jobtable worker --workers W`` drains
-them in a process of its own while this one counts the unfinished jobs (``peers.py``'s
-drain rate: start-up left out). Every limit is at least W, so it holds nothing back.
+For each mode of ``limit_kinds.py`` (off, limit, keyed, rate, all, fair), round by round,
+each limited mode's drain between two of off's: N jobs of 100 tenants are enqueued, then
+``jobtable worker --workers W`` drains them in a process of its own while this one counts
+the unfinished jobs (``peers.py``'s drain rate: start-up left out). A mode's ratio in a
+round is its drain over the mean of the offs either side of it (this machine's speed
+drifts within a round); the table gives the median of the rounds' ratios. Every limit is
+at least W, so it holds nothing back.
 
     bench/run limits_drain.py                       # SQLite and PostgreSQL, 5,000 jobs
     bench/run limits_drain.py --jobs 500 --rounds 1 # quick
@@ -18,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import uuid
+from collections.abc import Callable
 
 from peers import (
     BIN,
@@ -68,42 +72,72 @@ def drain(database: str, n: int, mode: str, workers: int, count) -> float:
         stop(worker)
 
 
+def bracketed(modes: list[str]) -> list[str]:
+    """The drains of one round: off first, last and between every two limited modes, so
+    each limited mode is measured against the offs either side of it in time (the
+    machine's speed drifts over a round)."""
+    steps = ["off"]
+    for mode in modes:
+        if mode != "off":
+            steps += [mode, "off"]
+    return steps
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--jobs", type=int, default=5000)
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--postgres", default=POSTGRES, help="'' to skip PostgreSQL")
-    parser.add_argument("--modes", default=",".join(MODES), help="comma-separated; off first")
+    parser.add_argument("--modes", default=",".join(MODES), help="comma-separated")
     args = parser.parse_args()
-    modes = args.modes.split(",")
+    engines: dict[str, Callable[[str], float]] = {}
     rates: dict[tuple[str, str], list[float]] = {}
+    ratios: dict[tuple[str, str], list[float]] = {}
     with tempfile.TemporaryDirectory() as folder:
+
+        def sqlite(mode: str) -> float:
+            path = os.path.join(folder, f"{uuid.uuid4().hex[:8]}.db")
+            return drain(path, args.jobs, mode, args.workers, sqlite_count(path, UNFINISHED))
+
+        def postgres(mode: str) -> float:
+            with fresh_postgres(args.postgres) as url:
+                return drain(url, args.jobs, mode, args.workers, postgres_count(url, UNFINISHED))
+
+        engines["SQLite"] = sqlite
+        if args.postgres:
+            engines["PostgreSQL"] = postgres
         for round_number in range(args.rounds):
-            for mode in modes:
-                path = os.path.join(folder, f"{uuid.uuid4().hex[:8]}.db")
-                rate = drain(path, args.jobs, mode, args.workers, sqlite_count(path, UNFINISHED))
-                rates.setdefault(("SQLite", mode), []).append(rate)
-                print(f"round {round_number + 1}: SQLite {mode}: {rate:,.0f}/s", file=sys.stderr)
-                if args.postgres:
-                    with fresh_postgres(args.postgres) as url:
-                        rate = drain(
-                            url, args.jobs, mode, args.workers, postgres_count(url, UNFINISHED)
-                        )
-                    rates.setdefault(("PostgreSQL", mode), []).append(rate)
+            last_off: dict[str, float] = {}
+            waiting: dict[str, tuple[str, float]] = {}  # a limited mode's, until the next off
+            for mode in bracketed(args.modes.split(",")):
+                for engine, run in engines.items():
+                    rate = run(mode)
+                    rates.setdefault((engine, mode), []).append(rate)
                     print(
-                        f"round {round_number + 1}: PostgreSQL {mode}: {rate:,.0f}/s",
-                        file=sys.stderr,
+                        f"round {round_number + 1}: {engine} {mode}: {rate:,.0f}/s", file=sys.stderr
                     )
+                    if mode != "off":
+                        waiting[engine] = (mode, rate)
+                        continue
+                    if engine in waiting:
+                        limited, its_rate = waiting.pop(engine)
+                        off = (last_off[engine] + rate) / 2
+                        ratios.setdefault((engine, limited), []).append(its_rate / off)
+                    last_off[engine] = rate
     print(
-        f"\n{args.jobs:,} jobs of 100 tenants, --workers {args.workers}, median of {args.rounds}\n"
+        f"\n{args.jobs:,} jobs of 100 tenants, --workers {args.workers}, {args.rounds} rounds;"
+        " vs off: the median of each round's drain over the mean of the offs either side\n"
     )
-    print("| engine | mode | drain | vs off |")
-    print("|---|---|---:|---:|")
+    print("| engine | mode | drain (median) | vs off | each round |")
+    print("|---|---|---:|---:|---|")
     for (engine, mode), runs in rates.items():
-        off = statistics.median(rates[(engine, "off")])
-        median = statistics.median(runs)
-        print(f"| {engine} | {mode} | {median:,.0f}/s | {median / off:.2f}x |")
+        each = ratios.get((engine, mode), [1.0] * args.rounds)
+        rounds = " / ".join(f"{ratio:.2f}" for ratio in each)
+        print(
+            f"| {engine} | {mode} | {statistics.median(runs):,.0f}/s"
+            f" | {statistics.median(each):.2f}x | {rounds} |"
+        )
     return 0
 
 

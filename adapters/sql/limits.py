@@ -245,24 +245,21 @@ def _record_turns_and_starts(
     queue_stamps: Mapping[str, Any],
     last_turns: Mapping[str, int],
 ) -> None:
-    """Record each claimed job's start where a rate counts it (its kind's, one statement
-    per kind; its queue's) and its fair key's turn (numbered on from ``last_turns``, each
-    fair kind's last as read under its lock): sent together, no result read."""
-    starts: dict[str, list[str]] = {}  # per rate-limited kind, the jobs it started
-    queue_starts, turns = [], []
+    """Record each claimed job's start where a rate counts it (its kind's, its queue's) and
+    its fair key's turn (numbered on from ``last_turns``, each fair kind's last as read
+    under its lock): one statement each, sent together, no result read."""
+    starts, queue_starts, turns = [], [], []
     turn: dict[str, int] = {}
     for job_id, kind, _, fair_key, rated_queue in claimed:
         if kind in rules.rates:  # under the job's own rate key, whatever the claim read
-            starts.setdefault(kind, []).append(job_id)
+            starts.append({"id": job_id, "now": engine.stamp(kind_slots[kind].at)})
         if rated_queue is not None:
             queue_starts.append({"queue": rated_queue, "now": queue_stamps[rated_queue]})
         if kind in rules.fair and fair_key is not None:
             turn[kind] = turn.get(kind, last_turns[kind]) + 1
             turns.append({"kind": kind, "fair_key": fair_key, "turn": turn[kind]})
-    for kind, ids in starts.items():
-        stamp = engine.stamp(kind_slots[kind].at)
-        conn.execute(engine.sql("record_job_starts"), {"ids": engine.names(ids), "now": stamp})
     for query, params in (
+        ("record_job_start", starts),
         ("record_queue_start", queue_starts),
         ("take_fair_turn", turns),
     ):

@@ -1,2 +1,0 @@
--- Membership in :ids, a text[] of job ids (PostgresEngine.names).
-= ANY(:ids::text[])
