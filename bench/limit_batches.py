@@ -1,6 +1,7 @@
-"""What a limited kind's batch costs beside off's, on SQLite, with the machine's swings taken
-out: one process keeps a store per mode (``limit_kinds.py``'s, 100 tenants) and runs their
-batches in turn, one of each, so every mode sees the same moments of the machine.
+"""What a limited kind's batch costs beside off's, with the machine's swings taken out: one
+process keeps a store per mode (``limit_kinds.py``'s, 100 tenants; SQLite, or with
+``--postgres URL`` a database each on that server) and runs their batches in turn, one of
+each, so every mode sees the same moments of the machine.
 
 A batch is what a runner of 4 busy workers sends in a drain: the outcomes of the jobs the
 last batch handed out, and 2 or 3 new jobs (alternately). Off holds 16 jobs ahead whenever
@@ -10,6 +11,7 @@ ratio without the workers' own time). ``--extra MODE:SQL`` adds a store of MODE 
 SQL was applied after its jobs were enqueued (an index put back, say), named ``MODE+``.
 
     bench/run limit_batches.py                                  # 6,000 jobs a mode
+    bench/run limit_batches.py --postgres postgresql://postgres@127.0.0.1:5432/test
     bench/run limit_batches.py --extra "keyed:CREATE INDEX jobs_limit_keys ON jobs
         (kind, limit_key, priority, run_at, id) WHERE status = 'queued' AND limit_key IS NOT NULL"
 """
@@ -17,12 +19,15 @@ SQL was applied after its jobs were enqueued (an index put back, say), named ``M
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sqlite3
 import sys
 import tempfile
 import time
 from typing import Any
+
+from peers import fresh_postgres
 
 from jobtable.adapters.system_clock import SystemClock
 from jobtable.core import Runner
@@ -53,16 +58,20 @@ def rules(mode: str) -> dict[str, Any]:
 class Drain:
     """One mode's store, its jobs, and the batches a runner of 4 busy workers sends."""
 
-    def __init__(self, mode: str, jobs: int, folder: str, sql: str | None) -> None:
+    def __init__(self, mode: str, jobs: int, database: str, sql: str | None) -> None:
         os.environ["JOBTABLE_BENCH_LIMITS"] = mode
         import limit_kinds
 
-        path = os.path.join(folder, f"{mode}{'+' if sql else ''}.db")
-        self.store = open_store(path, synchronous="normal", now=CLOCK.now())
+        self.store = open_store(database, synchronous="normal", now=CLOCK.now())
         kind = limit_kinds.register(Runner(self.store, CLOCK, workers=0).kinds)
         kind.enqueue_many([limit_kinds.Work(tenant=f"t{n % 100}") for n in range(jobs + 100)])
-        if sql:
-            with sqlite3.connect(path) as conn:
+        if sql and database.startswith("postgresql"):
+            import psycopg
+
+            with psycopg.connect(database, autocommit=True) as conn:
+                conn.execute(sql.encode())
+        elif sql:
+            with sqlite3.connect(database) as conn:
                 conn.execute(sql)
         self.rules = rules(mode)
         self.limited = bool(self.rules)
@@ -98,19 +107,29 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=6000, help="jobs each mode runs")
     parser.add_argument("--modes", default=",".join(MODES), help="comma-separated; off first")
     parser.add_argument("--extra", action="append", default=[], help="MODE:SQL (see above)")
+    parser.add_argument("--postgres", default="", help="a server's URL: PostgreSQL, not SQLite")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as folder:
-        drains = {mode: Drain(mode, args.jobs, folder, None) for mode in args.modes.split(",")}
+    with tempfile.TemporaryDirectory() as folder, contextlib.ExitStack() as databases:
+
+        def database(name: str) -> str:
+            if args.postgres:
+                return databases.enter_context(fresh_postgres(args.postgres))
+            return os.path.join(folder, f"{name}.db")
+
+        drains = {
+            mode: Drain(mode, args.jobs, database(mode), None) for mode in args.modes.split(",")
+        }
         for extra in args.extra:
             mode, sql = extra.split(":", 1)
-            drains[f"{mode}+"] = Drain(mode, args.jobs, folder, sql)
+            drains[f"{mode}+"] = Drain(mode, args.jobs, database(f"{mode}+"), sql)
         number = 0
         while min(drain.done for drain in drains.values()) < args.jobs:
             for drain in drains.values():
                 drain.batch(number)
             number += 1
         off = drains["off"].seconds / drains["off"].done
-        print(f"\n{args.jobs:,} jobs of 100 tenants a mode, batches interleaved\n")
+        engine = "PostgreSQL" if args.postgres else "SQLite"
+        print(f"\n{engine}, {args.jobs:,} jobs of 100 tenants a mode, batches interleaved\n")
         print("| mode | µs a job | off's / the mode's |")
         print("|---|---:|---:|")
         for name, drain in drains.items():
