@@ -201,8 +201,8 @@ def _parsed(text: Any) -> Mapping[str, int]:
     try:
         value = json.loads(text)
     except (TypeError, ValueError):
-        return {}
-    return MappingProxyType(value) if isinstance(value, dict) else MappingProxyType({})
+        value = None
+    return MappingProxyType(value if isinstance(value, dict) else {})  # shared: read-only
 
 
 class QueueSlots:
