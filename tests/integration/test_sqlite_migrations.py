@@ -94,6 +94,20 @@ def test_a_new_database_gets_every_migration_once(tmp_path):
     assert versions(path) == ALL_VERSIONS
 
 
+def test_a_keyed_limits_waiting_jobs_are_in_one_index_by_key_and_queue(tmp_path):
+    """0021: SQLite writes a page of every key index for each keyed job a claim takes, so it
+    keeps one (by kind, key and queue); a key's first jobs are read per key and queue."""
+    path = tmp_path / "jobs.db"
+    store = SqliteStore.open(path, now=NOW)
+    try:
+        assert "INDEXED BY jobs_limit_keys_in_queue" in store._engine.sql("limit_heads")
+    finally:
+        store.close()
+    indexes = {name for name, _ in schema(path)}
+    assert "jobs_limit_keys_in_queue" in indexes
+    assert "jobs_limit_keys" not in indexes
+
+
 def test_migrating_legacy_jobs_maps_statuses_and_keeps_every_column(tmp_path):
     path = tmp_path / "legacy.db"
     conn = sqlite3.connect(path)
