@@ -5,4 +5,4 @@
 -- such jobs a page per job written at every commit (a tenth of a keyed drain's batch,
 -- bench/README.md). A key's first jobs are read one seek per key and queue instead
 -- (limit_heads.sql, as limit_heads_by_queue.sql always did).
-DROP INDEX jobs_limit_keys;
+DROP INDEX IF EXISTS jobs_limit_keys;
