@@ -10,7 +10,6 @@ import datetime
 import random
 from contextlib import ExitStack
 
-import attrs
 import pytest
 
 from jobtable.adapters.memory import MemoryStore
@@ -111,28 +110,3 @@ def test_a_claim_that_spends_a_rate_says_when_it_opens_if_a_job_is_left(store):
     second = store.run_batch(rules, runner_id="runner-a", now=LATER, kinds=("sync",))
     assert len(second.claimed) == 1  # b: the rate's third start
     assert second.rate_opens_at == LATER + datetime.timedelta(seconds=60)
-
-
-def test_a_limit_and_rates_claim_counts_the_window_by_the_clock_read_under_its_lock(store):
-    """The claim with the lock counts the rate's window as of the batch's start; a start that
-    left the window by the clock read under the lock frees its slot for this claim all the
-    same (the claim picks on), with the limit's room beside it."""
-    ids = JobIdGenerator()
-    jobs = [ids.next_id(1_772_366_400_000 + n) for n in range(4)]
-    store.create_many([NewJob(id=job_id, kind="sync", payload="{}") for job_id in jobs], now=T0)
-    rules = Batch(
-        limits={"sync": RunningLimit(n=5, keyed=False)},
-        rates={"sync": RateLimit(n=2, per=60.0, keyed=False)},
-    )
-    for step in range(3):  # two starts, a second apart; then the window full
-        store.run_batch(
-            attrs.evolve(rules, claim=1), runner_id="runner-a",
-            now=LATER + datetime.timedelta(seconds=step), kinds=("sync",),
-        )  # fmt: skip
-    read_late = LATER + datetime.timedelta(seconds=60.5)  # the first start has left by then
-    done = store.run_batch(
-        attrs.evolve(rules, claim=5, clock=lambda: read_late), runner_id="runner-a",
-        now=LATER + datetime.timedelta(seconds=59), kinds=("sync",),
-    )  # fmt: skip
-    assert [job.id for job in done.claimed] == jobs[2:3]
-    assert done.rate_opens_at == LATER + datetime.timedelta(seconds=61)  # the second's leaving

@@ -471,11 +471,17 @@ def test_claims_one_after_another_never_start_more_than_the_rate_in_its_window(s
     assert [job.id for job in claim_syncs(LATER + 61 * second, 5).claimed] == syncs[3:4]
 
 
-def test_a_rates_claim_counts_its_window_by_the_clock_read_once_its_lock_is_held(store):
+@pytest.mark.parametrize(
+    "limit", [None, RunningLimit(n=5, keyed=False)], ids=["a rate alone", "a limit beside it"]
+)
+def test_a_rates_claim_counts_its_window_by_the_clock_read_once_its_lock_is_held(store, limit):
     """A claim counts its window as of its clock read under the lock, not as of the batch's
-    start: a start that left the window meanwhile frees its slot for this claim."""
+    start: a start that left the window meanwhile frees its slot for this claim. With a limit
+    beside the rate (room to spare) alike: its one statement counts the window as of the
+    batch's start, and the claim then picks on."""
     syncs = [add_rated(store, "sync") for _ in range(4)]
-    alone = Batch(claim=1, rates={"sync": RATES["sync"]})
+    limits = {} if limit is None else {"sync": limit}
+    alone = Batch(claim=1, rates={"sync": RATES["sync"]}, limits=limits)
     for step, n in enumerate([1, 1, 5]):  # two starts, a second apart; then the window full
         store.run_batch(
             attrs.evolve(alone, claim=n), runner_id="runner-a",
