@@ -10,6 +10,7 @@ at least W, so it holds nothing back.
 
     bench/run limits_drain.py                       # SQLite and PostgreSQL, 5,000 jobs
     bench/run limits_drain.py --jobs 500 --rounds 1 # quick
+    bench/run limits_drain.py --no-sqlite --modes off,fair  # PostgreSQL's fair drain alone
 """
 
 from __future__ import annotations
@@ -90,6 +91,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--postgres", default=POSTGRES, help="'' to skip PostgreSQL")
     parser.add_argument("--modes", default=",".join(MODES), help="comma-separated")
+    parser.add_argument("--no-sqlite", action="store_true", help="PostgreSQL's drains only")
     args = parser.parse_args()
     engines: dict[str, Callable[[str], float]] = {}
     rates: dict[tuple[str, str], list[float]] = {}
@@ -104,7 +106,8 @@ def main() -> int:
             with fresh_postgres(args.postgres) as url:
                 return drain(url, args.jobs, mode, args.workers, postgres_count(url, UNFINISHED))
 
-        engines["SQLite"] = sqlite
+        if not args.no_sqlite:
+            engines["SQLite"] = sqlite
         if args.postgres:
             engines["PostgreSQL"] = postgres
         for round_number in range(args.rounds):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import functools
 from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import Any, TypeVar
 
@@ -74,6 +75,13 @@ def one_round_trip(conn: psycopg.Connection) -> Iterator[None]:
             conn.close()
 
 
+@functools.lru_cache(maxsize=64)
+def _array_literal(keys: frozenset[str]) -> str:
+    """``keys`` as a text[] literal, each quoted (so none is read as NULL); cached."""
+    quoted = (key.replace("\\", "\\\\").replace('"', '\\"') for key in sorted(keys))
+    return "{" + ",".join(f'"{key}"' for key in quoted) + "}"
+
+
 def as_time(value: Any) -> datetime.datetime:
     """A timestamptz column (a datetime) or a time inside jsonb (ISO text)."""
     if isinstance(value, datetime.datetime):
@@ -125,6 +133,11 @@ class PostgresEngine(SqlEngine):
     def names(self, names: Collection[str] | None) -> list[str] | None:
         """A text[] (``= ANY`` and ``unnest`` read it)."""
         return None if names is None else sorted(names)
+
+    def key_set(self, keys: frozenset[str]) -> str:
+        """A text[]'s literal, one string (the statement casts it): psycopg sends a list
+        element by element, 120 µs for a fair kind's 100 keys, each claim."""
+        return _array_literal(keys)
 
     def announcement(self) -> tuple[str, Mapping[str, Any]]:
         return NOTIFY, {"channel": self.channel}

@@ -97,6 +97,11 @@ class SqlEngine(abc.ABC):
     def names(self, names: Collection[str] | None) -> Any:
         """Kinds or queues a claim may take, as its claim statement reads them (None: any)."""
 
+    def key_set(self, keys: frozenset[str]) -> Any:
+        """Keys a statement reads as ``names`` gives them, for a set sent again and again
+        (a fair kind's listed keys, claim after claim): an engine may keep its form."""
+        return self.names(keys)
+
     @abc.abstractmethod
     def announce(self, conn: Connection) -> None:
         """Tell runners in other processes, at this transaction's commit, that jobs may be

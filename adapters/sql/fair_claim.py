@@ -57,7 +57,7 @@ def send_fair_claim(
         "kind": kind,
         "priority": priority,
         "after": -1,  # :priority must be the kind's first of all
-        "fair_keys": engine.names(sorted(keys)),
+        "fair_keys": engine.key_set(keys),
         "chunk": max(2 * wanted, FAIR_CHUNK),  # a few listed keys may have run dry
         "limit": wanted,
     }

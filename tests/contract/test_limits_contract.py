@@ -386,6 +386,20 @@ def test_a_claim_that_found_its_listed_keys_dry_lists_them_again_before_the_next
     assert claim_fair(store, n=1) == [again]
 
 
+AWKWARD_KEYS = ('say "hi"', "back\\slash", "a,b", "{braces}", "NULL", "", " spaced ", "ключ")
+
+
+def test_fair_keys_of_any_text_take_turns_in_the_claims_that_reuse_their_list(store, monkeypatch):
+    """Keys with quotes, a backslash, a comma, braces, spaces, no text, or 'NULL' as text:
+    each has a turn in a round, in the claims that go by the listed keys (PostgreSQL sends
+    them as one text[] literal)."""
+    monkeypatch.setattr(fair_order, "_clock", lambda: 0.0)  # the list stays fresh
+    rounds = [{add_fair(store, key) for key in AWKWARD_KEYS} for _ in range(3)]
+    size = len(AWKWARD_KEYS)
+    started = [job for _ in range(3 * size) for job in claim_fair(store, n=1)]
+    assert [set(started[n : n + size]) for n in range(0, 3 * size, size)] == rounds
+
+
 def test_a_fair_key_that_appears_joins_the_round_once_the_keys_are_listed_again(store, monkeypatch):
     clock = [0.0]
     monkeypatch.setattr(fair_order, "_clock", lambda: clock[0])

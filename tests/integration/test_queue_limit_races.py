@@ -14,7 +14,7 @@ import pytest
 from jobtable.core.batch import Batch
 from jobtable.core.ids import JobIdGenerator
 from jobtable.core.jobs import NewJob
-from jobtable.core.limits import QueueLimit
+from jobtable.core.limits import QueueLimit, RateLimit, RunningLimit
 from jobtable.core.outcome import Succeed
 from tests.e2e.conftest import wait_until
 from tests.support.postgres import fresh_schema
@@ -103,3 +103,39 @@ def test_an_outcome_that_frees_a_limited_queues_slot_is_announced_by_a_runner_un
     finally:
         listener.close()
     assert len(heard) == 1
+
+
+@pytest.mark.parametrize(
+    ("rules", "announced"),
+    [
+        ({"limits": {"noop": RunningLimit(n=1, keyed=False)}}, True),
+        ({"rates": {"noop": RateLimit(n=5, per=60.0, keyed=False)}}, False),
+    ],
+    ids=["limit", "rate"],
+)
+def test_an_outcome_of_a_limited_kind_is_announced_and_one_of_a_rated_kind_is_not(
+    postgres, rules, announced
+):
+    """A limited kind's job that ends frees its slot: other runners are told to look again.
+    A rate's window opens with time, not with outcomes: a NOTIFY would only wake them."""
+    import psycopg
+
+    store, url, _schema = postgres
+    add(store, "default")
+    first = Batch(claim=1, **rules)
+    (claimed,) = store.run_batch(first, runner_id="a", now=T0, kinds=("noop",)).claimed
+    channel = store._engine.channel
+    listener = psycopg.connect(url, autocommit=True)
+    try:
+        listener.execute(f"LISTEN {channel}")
+        outcome = Batch(outcomes=[(claimed.claim, Succeed(result="{}"))], **rules)
+        store.run_batch(outcome, runner_id="a", now=T0, kinds=("noop",))
+        listener.execute("SELECT pg_notify(%s, 'after')", [channel])  # delivered after it
+        heard = []
+        for notice in listener.notifies(timeout=10):
+            heard.append(notice.payload)
+            if notice.payload == "after":
+                break
+    finally:
+        listener.close()
+    assert heard == (["", "after"] if announced else ["after"])
