@@ -26,8 +26,10 @@ QUERIES = Queries("jobtable.adapters.sqlite", Placeholders.NAMED)
 """SQLite's own query files, else the shared ones."""
 
 
+@functools.lru_cache(maxsize=64)
 def stamp(now: datetime.datetime) -> str:
-    """A time as SQLite stores it: ISO 8601 text in UTC, to the microsecond (it sorts)."""
+    """A time as SQLite stores it: ISO 8601 text in UTC, to the microsecond (it sorts).
+    Cached: a batch stamps its few times again and again (its outcomes, starts, windows)."""
     return now.astimezone(datetime.UTC).isoformat(timespec="microseconds")
 
 
@@ -92,7 +94,7 @@ class SqliteEngine(SqlEngine):
         pass  # other processes watch the database file
 
     def stamp(self, time: datetime.datetime) -> str:
-        return time.astimezone(datetime.UTC).isoformat(timespec="microseconds")  # as stamp()
+        return stamp(time)
 
     def parse_time(self, value: Any) -> datetime.datetime:
         return parse_stamp(value)

@@ -10,7 +10,8 @@ order from a position, passing over full keys (jobs_ready), a keyed limit's keys
 index scan) and their first jobs (one seek each in jobs_limit_keys; SQLite, which keeps
 only jobs_limit_keys_in_queue, one per key and queue), its running jobs per
 key (jobs_running_limits) and the claim that counts them with the lock, and a limited
-queue's page and running count.
+queue's page and running count. And a fair claim's read of its kind's last turn, however
+many keys the kind ever had (one seek in jobtable_fair_turns_by_turn).
 """
 
 from __future__ import annotations
@@ -220,3 +221,62 @@ def test_postgres_reads_index_ranges(postgres_store, name):
     plan = engine.read(explain)
     assert "Seq Scan on jobs" not in plan, plan
     assert any(_names(index, plan) for index in INDEXES[name]), plan
+
+
+TURNS = 20_000
+"""Keys a fair kind had turns for over its life (jobtable_fair_turns keeps each one's row)."""
+
+
+def _turn_rows() -> Iterator[tuple[str, str, int]]:
+    return (("charge", f"tenant-{number}", number + 1) for number in range(TURNS))
+
+
+def test_a_sqlite_fair_claim_reads_the_kinds_last_turn_by_one_seek(tmp_path):
+    """The claim numbers its turns on from the kind's last: read from the end of
+    jobtable_fair_turns_by_turn (migration 0022), not from every key the kind ever had."""
+    store = SqliteStore.open(tmp_path / "jobs.db", now=FakeClock().now())
+    conn = sqlite3.connect(tmp_path / "jobs.db")
+    try:
+        conn.executemany("INSERT INTO jobtable_fair_turns VALUES (?, ?, ?)", _turn_rows())
+        conn.commit()
+        conn.execute("ANALYZE")
+        engine = store._engine
+        for name in ("claim_fair_heads", "claim_fair_heads_by_queue"):
+            plan = [
+                row[3]
+                for row in conn.execute(
+                    "EXPLAIN QUERY PLAN " + engine.sql(name), parameters(engine, name)
+                )
+            ]
+            turns = [step for step in plan if re.search(r"\bjobtable_fair_turns\b", step)]
+            assert any("jobtable_fair_turns_by_turn" in step for step in turns), plan
+    finally:
+        conn.close()
+        store.close()
+
+
+def test_a_postgres_fair_claim_reads_the_kinds_last_turn_by_one_seek():
+    import psycopg
+
+    from jobtable.adapters.postgres import PostgresStore
+
+    with fresh_schema() as (url, schema):
+        store = PostgresStore.open(url, now=FakeClock().now(), schema=schema)
+        try:
+            with psycopg.connect(url, options=f"-c search_path={schema}", autocommit=True) as conn:
+                with conn.cursor().copy("COPY jobtable_fair_turns FROM STDIN") as copy:
+                    for row in _turn_rows():
+                        copy.write_row(row)
+                conn.execute("ANALYZE jobtable_fair_turns")
+            engine = store._engine
+            for name in ("claim_fair_heads", "claim_fair_heads_by_queue"):
+                sql, params = engine.sql(name), parameters(engine, name)
+                plan = engine.read(
+                    lambda conn, sql=sql, params=params: "\n".join(
+                        row[0] for row in conn.execute("EXPLAIN " + sql, params).fetchall()
+                    )
+                )
+                assert "jobtable_fair_turns_by_turn" in plan, plan
+                assert "Seq Scan on jobtable_fair_turns" not in plan, plan
+        finally:
+            store.close()

@@ -121,6 +121,7 @@ def test_a_schema_upgraded_to_0010_keeps_its_lists_counts_and_history():
                 "0019_ready_in_queue",
                 "0020_keys_by_queue",
                 "0021_one_limit_key_index",
+                "0022_fair_turns_by_turn",
             ]
             listed = {
                 status: [

@@ -46,6 +46,7 @@ def test_a_new_schema_gets_every_migration_once_and_reopening_changes_nothing():
             "0019_ready_in_queue",
             "0020_keys_by_queue",
             "0021_one_limit_key_index",
+            "0022_fair_turns_by_turn",
         ]
         store.close()
         again = open_store(url, schema)
@@ -97,6 +98,7 @@ def test_concurrent_openers_apply_each_migration_once():
             "0019_ready_in_queue",
             "0020_keys_by_queue",
             "0021_one_limit_key_index",
+            "0022_fair_turns_by_turn",
         ]
         for store in opened:
             store.close()

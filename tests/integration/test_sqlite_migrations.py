@@ -43,6 +43,7 @@ ALL_VERSIONS = [
     "0019_ready_in_queue",
     "0020_keys_by_queue",
     "0021_one_limit_key_index",
+    "0022_fair_turns_by_turn",
 ]
 
 LEGACY_SCHEMA = """
