@@ -82,14 +82,3 @@ def claimed_in_turn(claim: FairClaim) -> FairTaken:
     rows.sort(key=lambda row: turn_place(row[-2], row[-3]))
     last_turn = int(rows[0][-1] or 0) if rows else None
     return FairTaken([tuple(row[:-3]) for row in rows], [row[-3] for row in rows], last_turn)
-
-
-def turns_after(turns: Mapping[str, Any], keys: list[str | None]) -> dict[str, Any]:
-    """``turns`` as they stand once ``keys`` had theirs, in order: each goes to the back."""
-    after = dict(turns)
-    last = max(map(int, after.values()), default=0)
-    for key in keys:
-        last += 1
-        if key is not None:
-            after[key] = last
-    return after

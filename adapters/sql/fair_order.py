@@ -5,6 +5,9 @@ jobs with no key.
 Listing a kind's keys costs an index seek per key, so a store's claims reuse the list
 for FAIR_KEYS_FRESH seconds. A key that appears meanwhile joins the round when the list
 is read again: then, or as soon as the listed keys have no due job left to give.
+
+Turns are read for the keys a claim puts in order (a seek each) and the kind's last by one
+seek: jobtable_fair_turns keeps a row for every key the kind ever had.
 """
 
 from __future__ import annotations
@@ -12,8 +15,10 @@ from __future__ import annotations
 import itertools
 import time
 import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
+
+import attrs
 
 from jobtable.adapters.sql.engine import Connection, Cursor, SqlEngine
 from jobtable.adapters.sql.queue_limits import PAGE
@@ -40,16 +45,58 @@ _first: weakref.WeakKeyDictionary[SqlEngine, dict[str, int]] = weakref.WeakKeyDi
 _clock = time.monotonic
 
 
+@attrs.define
+class Turns:
+    """A fair kind's turns as one claim reads them under the kind's lock: the kind's last,
+    and the last of each key it looked up (only the keys a claim puts in order: the table
+    keeps a row for every key the kind ever had)."""
+
+    last: int
+    """The kind's last turn (0: none yet)."""
+    of_key: dict[str, int | None] = attrs.Factory(dict)
+    """Each looked-up key's last turn (None: it never had one)."""
+
+    def look_up(self, engine: SqlEngine, conn: Connection, kind: str, keys: Iterable[str]) -> None:
+        """Read the last turns of those of ``keys`` not looked up yet (one statement)."""
+        unread = frozenset(keys).difference(self.of_key)
+        if not unread:
+            return
+        params = {"kind": kind, "fair_keys": engine.key_set(unread)}
+        self.of_key.update(dict.fromkeys(unread))
+        self.of_key.update(
+            (key, int(turn)) for key, turn in conn.execute(engine.sql("fair_turns"), params)
+        )
+
+    def place(self, key: str) -> tuple[bool, int, str]:
+        """The key's place in the round (``turn_place``), as looked up."""
+        return turn_place(self.of_key.get(key), key)
+
+    def after(self, keys: list[str | None]) -> Turns:
+        """These turns once ``keys`` had theirs, in order: each goes to the back."""
+        of_key, last = dict(self.of_key), self.last
+        for key in keys:
+            last += 1
+            if key is not None:
+                of_key[key] = last
+        return Turns(last, of_key)
+
+
 def send_fair_start(
     engine: SqlEngine, conn: Connection, kind: str, picking: Mapping[str, Any], each_queue: bool
 ) -> tuple[Cursor, Cursor]:
-    """A fair kind's turns and its first priority with a due job, sent (``fair_order``
-    reads them; ``each_queue``: reading each queue on its own, queue_reads.py)."""
+    """A fair kind's last turn and its first priority with a due job, sent (``begun`` reads
+    them; ``each_queue``: reading each queue on its own, queue_reads.py)."""
     params = {"kind": kind, "queues": picking["queues"], "after": -1}
     return (
-        conn.execute(engine.sql("fair_turns"), {"kind": kind}),
+        conn.execute(engine.sql("fair_last_turn"), {"kind": kind}),
         conn.execute(read_query(engine, "fair_priority", each_queue=each_queue), params),
     )
+
+
+def begun(last: Cursor, first: Cursor) -> tuple[Turns, Any]:
+    """A fair kind's turns (its last) and first priority with a due job, as
+    ``send_fair_start`` sent them."""
+    return Turns(int(last.fetchone()[0] or 0)), first.fetchone()[0]
 
 
 def fair_order(
@@ -57,13 +104,13 @@ def fair_order(
     conn: Connection,
     kind: str,
     picking: Mapping[str, Any],
-    turns: Mapping[str, Any],
+    turns: Turns,
     first_priority: Any,
     each_queue: bool,
 ) -> Iterator[Any]:
     """A fair kind's due jobs in claim order, priority by priority, each key's read as its
     turns come round, a few at a time. ``turns`` and ``first_priority``: what
-    ``send_fair_start`` sent, read."""
+    ``send_fair_start`` sent, read (``begun``); the keys' turns are looked up as listed."""
     params = {"kind": kind, "queues": picking["queues"]}
     heads_sql, unkeyed_sql, first_sql = (
         read_query(engine, name, each_queue=each_queue)
@@ -77,7 +124,8 @@ def fair_order(
         keys, listed_now = _keys(engine, conn, kind, priority, fresh=False)
         taken: set[str] = set()
         while True:
-            round_robin = sorted(keys - taken, key=lambda key: turn_order(turns, key))
+            turns.look_up(engine, conn, kind, keys - taken)
+            round_robin = sorted(keys - taken, key=turns.place)
             taken.update(round_robin)
             yield from _turns(engine, conn, heads_sql, params, priority, round_robin)
             if listed_now:
@@ -91,12 +139,6 @@ def fair_order(
             if len(unkeyed) < PAGE:
                 break
         (found,) = conn.execute(first_sql, {**params, "after": priority}).fetchone()
-
-
-def turn_order(turns: Mapping[str, Any], key: str) -> tuple[bool, int, str]:
-    """A fair key's place in the round (``turns``: each key's last, as ``send_fair_start``
-    read), as ``turn_place`` gives it."""
-    return turn_place(turns.get(key), key)
 
 
 def turn_place(last_turn: Any, key: str) -> tuple[bool, int, str]:

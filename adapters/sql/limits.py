@@ -23,9 +23,15 @@ from jobtable.adapters.sql.claim_within_limit import (
     remember_limits,
     send_claim_within_limit,
 )
-from jobtable.adapters.sql.engine import Connection, Cursor, SqlEngine
-from jobtable.adapters.sql.fair_claim import claimed_in_turn, send_fair_claim, turns_after
-from jobtable.adapters.sql.fair_order import fair_order, forget_listed, send_fair_start
+from jobtable.adapters.sql.engine import Connection, SqlEngine
+from jobtable.adapters.sql.fair_claim import claimed_in_turn, send_fair_claim
+from jobtable.adapters.sql.fair_order import (
+    Turns,
+    begun,
+    fair_order,
+    forget_listed,
+    send_fair_start,
+)
 from jobtable.adapters.sql.limited_picks import any_due_left, pick
 from jobtable.adapters.sql.queue_limits import Chosen, pick_in_queue
 from jobtable.adapters.sql.queue_reads import by_queue, remember, send_look
@@ -92,8 +98,8 @@ def claim_limited(
     read = queue_limits(read_queues.fetchall())  # what was sent so far comes back with it
     remember(engine, look)
     running = {kind: cursor.fetchall() for kind, cursor in counting.items()}
-    fair_begun = {kind: _fair_begun(turns, first) for kind, (turns, first) in fair_starts.items()}
-    last_turns = {kind: _last_turn(turns) for kind, (turns, _) in fair_begun.items()}
+    fair_begun = {kind: begun(last, first) for kind, (last, first) in fair_starts.items()}
+    last_turns = {kind: turns.last for kind, (turns, _) in fair_begun.items()}
     limited = {name: limit for name, limit in read.items() if queues is None or name in queues}
     for name in sorted(limited):
         engine.lock_limited(conn, "lock_limited_queue", {"queue": name})
@@ -151,7 +157,7 @@ def claim_limited(
             rows = conn.execute(engine.sql("claim_next_job"), params).fetchall() if taking else []
             _take_at_once(kind, slots, rows, chosen, direct)
             continue
-        turns, first_priority = fair_begun.get(kind, ({}, None))
+        turns, first_priority = fair_begun.get(kind, (Turns(0), None))
         if fair_claim is not None and kind == fair_claim.kind:  # with the lock: keys' heads
             taken = claimed_in_turn(fair_claim)
             _take_at_once(kind, slots, taken.rows, chosen, direct, taken.keys)
@@ -160,9 +166,9 @@ def claim_limited(
                 continue
             forget_listed(engine, kind, fair_claim.priority)  # some listed keys ran dry
             started = send_fair_start(engine, conn, kind, picking, each_queue)
-            turns, first_priority = _fair_begun(*started)
-            last_turns[kind] = _last_turn(turns)
-            turns = turns_after(turns, taken.keys)  # what more it takes: turns after these
+            turns, first_priority = begun(*started)
+            last_turns[kind] = turns.last
+            turns = turns.after(taken.keys)  # what more it takes: turns after these
         candidates = (
             fair_order(engine, conn, kind, picking, turns, first_priority, each_queue)
             if kind in fair
@@ -207,16 +213,6 @@ def claim_limited(
         limited_queues=frozenset(read),
         windows_read=tuple(looks[kind] for kind in sorted(looks) if kind in kind_slots),
     )
-
-
-def _fair_begun(turns: Cursor, first: Cursor) -> tuple[dict[str, Any], Any]:
-    """A fair kind's turns and first priority with a due job, as ``send_fair_start`` sent."""
-    return dict(turns.fetchall()), first.fetchone()[0]
-
-
-def _last_turn(turns: Mapping[str, Any]) -> int:
-    """A fair kind's last turn, by its keys' turns (0: none yet)."""
-    return max(map(int, turns.values()), default=0)
 
 
 def _take_at_once(

@@ -77,7 +77,7 @@ class SqlQueue(BatchedCalls, SqlPart):
 
         def send(conn: Connection) -> _Sent:
             recorded = send_outcomes(engine, conn, batch.outcomes, now)
-            if batch.outcomes and (batch.limits or batch.limited_queues):
+            if batch.outcomes and (batch.limits or batch.rates or batch.limited_queues):
                 engine.announce(conn)  # a limited kind's slot may be free: others look again
             elif batch.outcomes:  # or a queue's this runner has not learnt is limited
                 engine.announce_if_queues_limited(conn)

@@ -10,8 +10,9 @@ order from a position, passing over full keys (jobs_ready), a keyed limit's keys
 index scan) and their first jobs (one seek each in jobs_limit_keys; SQLite, which keeps
 only jobs_limit_keys_in_queue, one per key and queue), its running jobs per
 key (jobs_running_limits) and the claim that counts them with the lock, and a limited
-queue's page and running count. And a fair claim's read of its kind's last turn, however
-many keys the kind ever had (one seek in jobtable_fair_turns_by_turn).
+queue's page and running count. And a fair claim's reads of turns, however many keys the
+kind ever had: its last (one seek in jobtable_fair_turns_by_turn), its listed keys' (one
+seek each).
 """
 
 from __future__ import annotations
@@ -226,36 +227,51 @@ def test_postgres_reads_index_ranges(postgres_store, name):
 TURNS = 20_000
 """Keys a fair kind had turns for over its life (jobtable_fair_turns keeps each one's row)."""
 
+TURN_READS = {
+    "claim_fair_heads": "jobtable_fair_turns_by_turn",  # its kind's last turn
+    "claim_fair_heads_by_queue": "jobtable_fair_turns_by_turn",
+    "fair_last_turn": "jobtable_fair_turns_by_turn",
+    "fair_turns": "fair_key",  # the listed keys' turns: a seek each (kind and key)
+}
+
+
+def _turn_parameters(engine: Any, name: str) -> dict[str, Any]:
+    if name in STATEMENTS:
+        return parameters(engine, name)
+    return {"kind": "charge", "fair_keys": engine.names(KEYS[:8])}
+
 
 def _turn_rows() -> Iterator[tuple[str, str, int]]:
     return (("charge", f"tenant-{number}", number + 1) for number in range(TURNS))
 
 
-def test_a_sqlite_fair_claim_reads_the_kinds_last_turn_by_one_seek(tmp_path):
-    """The claim numbers its turns on from the kind's last: read from the end of
-    jobtable_fair_turns_by_turn (migration 0022), not from every key the kind ever had."""
+@pytest.mark.parametrize("name", list(TURN_READS))
+def test_sqlite_fair_turns_are_read_by_seeks_however_many_keys_the_kind_had(tmp_path, name):
+    """A fair claim numbers its turns on from the kind's last, read from the end of
+    jobtable_fair_turns_by_turn (migration 0022), and orders the keys it listed by their
+    turns, a seek each: never through every key the kind ever had."""
     store = SqliteStore.open(tmp_path / "jobs.db", now=FakeClock().now())
     conn = sqlite3.connect(tmp_path / "jobs.db")
     try:
         conn.executemany("INSERT INTO jobtable_fair_turns VALUES (?, ?, ?)", _turn_rows())
         conn.commit()
-        conn.execute("ANALYZE")
         engine = store._engine
-        for name in ("claim_fair_heads", "claim_fair_heads_by_queue"):
-            plan = [
-                row[3]
-                for row in conn.execute(
-                    "EXPLAIN QUERY PLAN " + engine.sql(name), parameters(engine, name)
-                )
-            ]
-            turns = [step for step in plan if re.search(r"\bjobtable_fair_turns\b", step)]
-            assert any("jobtable_fair_turns_by_turn" in step for step in turns), plan
+        for analyzed in (False, True):  # with no statistics yet, then with them
+            if analyzed:
+                conn.execute("ANALYZE")
+            explained = conn.execute(
+                "EXPLAIN QUERY PLAN " + engine.sql(name), _turn_parameters(engine, name)
+            )
+            plan = [row[3] for row in explained]
+            turns = [step for step in plan if re.search(r"jobtable_fair_turns\b|\bt USING", step)]
+            assert turns, plan
+            assert any(TURN_READS[name] in step for step in turns), (analyzed, plan)
     finally:
         conn.close()
         store.close()
 
 
-def test_a_postgres_fair_claim_reads_the_kinds_last_turn_by_one_seek():
+def test_postgres_fair_turns_are_read_by_seeks_however_many_keys_the_kind_had():
     import psycopg
 
     from jobtable.adapters.postgres import PostgresStore
@@ -269,14 +285,17 @@ def test_a_postgres_fair_claim_reads_the_kinds_last_turn_by_one_seek():
                         copy.write_row(row)
                 conn.execute("ANALYZE jobtable_fair_turns")
             engine = store._engine
-            for name in ("claim_fair_heads", "claim_fair_heads_by_queue"):
-                sql, params = engine.sql(name), parameters(engine, name)
+            for name, read in TURN_READS.items():
+                sql, params = engine.sql(name), _turn_parameters(engine, name)
                 plan = engine.read(
                     lambda conn, sql=sql, params=params: "\n".join(
                         row[0] for row in conn.execute("EXPLAIN " + sql, params).fetchall()
                     )
                 )
-                assert "jobtable_fair_turns_by_turn" in plan, plan
+                if read == "fair_key":  # by kind and key, not every row of the kind
+                    assert re.search(r"Index Cond: .*\bfair_key\b", plan), plan
+                else:
+                    assert read in plan, plan
                 assert "Seq Scan on jobtable_fair_turns" not in plan, plan
         finally:
             store.close()

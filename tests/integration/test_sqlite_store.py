@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import datetime
 import multiprocessing
 import os
 import sqlite3
 import stat
+import zoneinfo
 
+import attrs
 import pytest
 
 from jobtable.adapters.fake_clock import FakeClock
@@ -255,3 +258,26 @@ def test_ending_an_attempt_finds_its_row_by_id(store, db_path):
     ).fetchall()
     conn.close()
     assert [row[-1] for row in plan] == ["SEARCH jobs USING INDEX sqlite_autoindex_jobs_1 (id=?)"]
+
+
+def test_the_two_instants_a_wall_time_names_as_a_clock_goes_back_are_stored_apart(store, db_path):
+    """01:30 in New York on 2026-11-01 is two instants (fold 0 and 1), equal as datetimes
+    by wall time: each run_at is stored as its own instant, whichever is stamped first."""
+    zone = zoneinfo.ZoneInfo("America/New_York")
+    first = datetime.datetime(2026, 11, 1, 1, 30, tzinfo=zone)
+    second = first.replace(fold=1)
+    ids = []
+    for run_at in (first, second, first):
+        job = attrs.evolve(new_job(), run_at=run_at)
+        store.create(job, now=NOW)
+        ids.append(job.id)
+    conn = sqlite3.connect(db_path)
+    try:
+        stored = [
+            conn.execute("SELECT run_at FROM jobs WHERE id = ?", (job_id,)).fetchone()[0]
+            for job_id in ids
+        ]
+    finally:
+        conn.close()
+    early, late = "2026-11-01T05:30:00.000000+00:00", "2026-11-01T06:30:00.000000+00:00"
+    assert stored == [early, late, early]
