@@ -89,6 +89,8 @@ def key_of(key: FairKey | None, payload: Any, field: str) -> str | None:
         value = value if isinstance(value, str) else str(value)
     if not value or len(value) > KEY_LENGTH:
         raise InvalidOptionError(field, f"must be 1-{KEY_LENGTH} characters")
+    if "\x00" in value:  # PostgreSQL's text cannot hold it; SQLite's JSON reads cut it off
+        raise InvalidOptionError(field, "must not hold a NUL character")
     return str(value)
 
 

@@ -75,7 +75,7 @@ def one_round_trip(conn: psycopg.Connection) -> Iterator[None]:
             conn.close()
 
 
-@functools.lru_cache(maxsize=8)  # one per fair kind and priority a store claims
+@functools.lru_cache(maxsize=16)  # a fair kind's listed keys, and those a claim looks up
 def _array_literal(keys: frozenset[str]) -> str:
     """``keys`` as a text[] literal, each quoted (so none is read as NULL); cached."""
     quoted = (key.replace("\\", "\\\\").replace('"', '\\"') for key in sorted(keys))

@@ -305,3 +305,23 @@ def test_a_fair_key_the_payload_lacks_is_refused_and_one_that_cannot_be_computed
     with pytest.raises(InvalidOptionError) as refused:
         kind.enqueue(TenantPayload("t-secret"))
     assert refused.value.field == "fair key" and "t-secret" not in str(refused.value)
+
+
+@pytest.mark.parametrize("option", ["limit", "rate", "fair_key"])
+def test_a_key_holding_a_nul_character_is_refused_at_enqueue(make_system, option):
+    """No store keeps it whole (PostgreSQL's text refuses it; SQLite's JSON reading cuts it
+    off, so one key would stand for another): refused, naming the key, nothing stored."""
+    system = make_system()
+    key = {
+        "limit": {"limit": Limit(1, key="tenant")},
+        "rate": {"rate": Rate(5, per=60, key="tenant")},
+        "fair_key": {"fair_key": "tenant"},
+    }[option]
+    kind = system.kinds.register(
+        "sync", lambda ctx, p: CountResult(done=1), result=CountResult, payload=TenantPayload, **key
+    )
+    with pytest.raises(InvalidOptionError) as refused:
+        kind.enqueue(TenantPayload("a\x00b"))
+    assert refused.value.field == {"limit": "limit key", "rate": "rate key"}.get(option, "fair key")
+    assert "NUL" in str(refused.value)
+    assert not system.runner.list_jobs(limit=10).jobs
