@@ -81,22 +81,41 @@ class Turns:
         return Turns(last, of_key)
 
 
+@attrs.frozen
+class FairStart:
+    """What ``send_fair_start`` sent: the kind's last turn, its first priority with a due
+    job, and the turns of the keys its store listed last (if fresh), read ahead."""
+
+    last: Cursor
+    first: Cursor
+    listed: frozenset[str] = frozenset()
+    turns: Cursor | None = None
+
+
 def send_fair_start(
     engine: SqlEngine, conn: Connection, kind: str, picking: Mapping[str, Any], each_queue: bool
-) -> tuple[Cursor, Cursor]:
-    """A fair kind's last turn and its first priority with a due job, sent (``begun`` reads
-    them; ``each_queue``: reading each queue on its own, queue_reads.py)."""
+) -> FairStart:
+    """A fair kind's last turn, its first priority with a due job, and the turns of the keys
+    this store listed for it less than FAIR_KEYS_FRESH ago (those a claim orders, most
+    likely: sent with the rest, not looked up on their own), sent (``begun`` reads them;
+    ``each_queue``: reading each queue on its own, queue_reads.py)."""
     params = {"kind": kind, "queues": picking["queues"], "after": -1}
-    return (
-        conn.execute(engine.sql("fair_last_turn"), {"kind": kind}),
-        conn.execute(read_query(engine, "fair_priority", each_queue=each_queue), params),
-    )
+    last = conn.execute(engine.sql("fair_last_turn"), {"kind": kind})
+    first = conn.execute(read_query(engine, "fair_priority", each_queue=each_queue), params)
+    listed = listed_keys(engine, kind)
+    if listed is None or not listed[1]:
+        return FairStart(last, first)
+    keys = {"kind": kind, "fair_keys": engine.key_set(listed[1])}
+    return FairStart(last, first, listed[1], conn.execute(engine.sql("fair_turns"), keys))
 
 
-def begun(last: Cursor, first: Cursor) -> tuple[Turns, Any]:
-    """A fair kind's turns (its last) and first priority with a due job, as
-    ``send_fair_start`` sent them."""
-    return Turns(int(last.fetchone()[0] or 0)), first.fetchone()[0]
+def begun(start: FairStart) -> tuple[Turns, Any]:
+    """A fair kind's turns (its last, and the listed keys' if sent) and first priority with a
+    due job, as ``send_fair_start`` sent them."""
+    turns = Turns(int(start.last.fetchone()[0] or 0), dict.fromkeys(start.listed))
+    if start.turns is not None:
+        turns.of_key.update((key, int(turn)) for key, turn in start.turns.fetchall())
+    return turns, start.first.fetchone()[0]
 
 
 def fair_order(

@@ -98,7 +98,7 @@ def claim_limited(
     read = queue_limits(read_queues.fetchall())  # what was sent so far comes back with it
     remember(engine, look)
     running = {kind: cursor.fetchall() for kind, cursor in counting.items()}
-    fair_begun = {kind: begun(last, first) for kind, (last, first) in fair_starts.items()}
+    fair_begun = {kind: begun(start) for kind, start in fair_starts.items()}
     last_turns = {kind: turns.last for kind, (turns, _) in fair_begun.items()}
     limited = {name: limit for name, limit in read.items() if queues is None or name in queues}
     for name in sorted(limited):
@@ -166,7 +166,7 @@ def claim_limited(
                 continue
             forget_listed(engine, kind, fair_claim.priority)  # some listed keys ran dry
             started = send_fair_start(engine, conn, kind, picking, each_queue)
-            turns, first_priority = begun(*started)
+            turns, first_priority = begun(started)
             last_turns[kind] = turns.last
             turns = turns.after(taken.keys)  # what more it takes: turns after these
         candidates = (

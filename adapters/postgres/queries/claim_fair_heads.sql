@@ -13,11 +13,7 @@ WITH picked AS MATERIALIZED (
     FROM (
         SELECT listed.fair_key, t.turn
         FROM unnest(:fair_keys::text[]) AS listed(fair_key)
-        LEFT JOIN LATERAL (  -- a seek per key (as fair_turns): never a hash of every turn
-            SELECT turn FROM jobtable_fair_turns
-            WHERE kind = :kind AND fair_key = listed.fair_key
-            OFFSET 0
-        ) AS t ON TRUE
+        LEFT JOIN jobtable_fair_turns AS t ON t.kind = :kind AND t.fair_key = listed.fair_key
         WHERE :priority = (
             SELECT priority FROM jobs
             WHERE status = 'queued' AND kind = :kind AND held_by IS NULL

@@ -9,11 +9,8 @@ WITH RECURSIVE {{kind_queues}}, picked AS MATERIALIZED (
         FROM (
             SELECT listed.fair_key, t.turn
             FROM unnest(:fair_keys::text[]) AS listed(fair_key)
-            LEFT JOIN LATERAL (  -- a seek per key, as in claim_fair_heads
-                SELECT turn FROM jobtable_fair_turns
-                WHERE kind = :kind AND fair_key = listed.fair_key
-                OFFSET 0
-            ) AS t ON TRUE
+            LEFT JOIN jobtable_fair_turns AS t
+                ON t.kind = :kind AND t.fair_key = listed.fair_key
             WHERE :priority = ({{first_priority}})
             ORDER BY t.turn IS NOT NULL, t.turn, listed.fair_key COLLATE "C"
             LIMIT :chunk
