@@ -62,10 +62,12 @@ class Turns:
         if not unread:
             return
         params = {"kind": kind, "fair_keys": engine.key_set(unread)}
-        self.of_key.update(dict.fromkeys(unread))
-        self.of_key.update(
-            (key, int(turn)) for key, turn in conn.execute(engine.sql("fair_turns"), params)
-        )
+        self.take(unread, conn.execute(engine.sql("fair_turns"), params).fetchall())
+
+    def take(self, keys: Iterable[str], rows: Iterable[tuple[str, Any]]) -> None:
+        """Keep ``keys`` as looked up: each row's turn, no turn for the others."""
+        self.of_key.update(dict.fromkeys(keys))
+        self.of_key.update((key, int(turn)) for key, turn in rows)
 
     def place(self, key: str) -> tuple[bool, int, str]:
         """The key's place in the round (``turn_place``), as looked up."""
@@ -112,9 +114,8 @@ def send_fair_start(
 def begun(start: FairStart) -> tuple[Turns, Any]:
     """A fair kind's turns (its last, and the listed keys' if sent) and first priority with a
     due job, as ``send_fair_start`` sent them."""
-    turns = Turns(int(start.last.fetchone()[0] or 0), dict.fromkeys(start.listed))
-    if start.turns is not None:
-        turns.of_key.update((key, int(turn)) for key, turn in start.turns.fetchall())
+    turns = Turns(int(start.last.fetchone()[0] or 0))
+    turns.take(start.listed, start.turns.fetchall() if start.turns is not None else ())
     return turns, start.first.fetchone()[0]
 
 

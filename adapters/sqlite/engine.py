@@ -28,16 +28,7 @@ QUERIES = Queries("jobtable.adapters.sqlite", Placeholders.NAMED)
 
 def stamp(now: datetime.datetime) -> str:
     """A time as SQLite stores it: ISO 8601 text in UTC, to the microsecond (it sorts)."""
-    if now.tzinfo is datetime.UTC:  # the clock's: cached (a batch stamps its few again)
-        return _utc_stamp(now)
     return now.astimezone(datetime.UTC).isoformat(timespec="microseconds")
-
-
-@functools.lru_cache(maxsize=64)
-def _utc_stamp(now: datetime.datetime) -> str:
-    """Only for times in UTC: two times in a zone whose clock goes back compare equal by
-    wall time (fold aside), though they are an hour apart."""
-    return now.isoformat(timespec="microseconds")
 
 
 def parse_stamp(text: Any) -> datetime.datetime:

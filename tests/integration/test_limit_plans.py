@@ -291,7 +291,7 @@ def test_postgres_fair_turns_are_read_by_seeks_however_many_keys_the_kind_had():
     """Before and after the turns' statistics, a few keys looked up: never a read (a scan,
     a hash) of every key the kind ever had. (Thousands of keys looked up, the planner may
     hash the kind's turns instead, and that was faster: 10,000 keys waiting, a claim took
-    15 ms so against 207 ms with a seek per key forced; bench/README.md.)"""
+    13 ms that way against 207 ms with a seek per key forced; bench/README.md.)"""
     keys = 8
     import psycopg
 
