@@ -107,6 +107,10 @@ class SqlEngine(abc.ABC):
         """Tell runners in other processes, at this transaction's commit, that jobs may be
         ready to claim (nothing where they watch the database themselves)."""
 
+    reads_cost_no_round_trip: bool = False
+    """A read costs no round trip (an embedded database): a claim may read a little under its
+    locks before it decides what to send."""
+
     async_connection_type: type | None = None
     """The application's asyncio connection type ``create_in_async`` takes (None: none)."""
 

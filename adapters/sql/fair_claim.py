@@ -20,6 +20,7 @@ import attrs
 from jobtable.adapters.sql.claim_within_limit import sole_limited_kind
 from jobtable.adapters.sql.engine import Connection, Cursor, SqlEngine
 from jobtable.adapters.sql.fair_order import FAIR_CHUNK, listed_keys, turn_place
+from jobtable.adapters.sql.fair_round import Round, checked_round
 from jobtable.adapters.sql.queue_reads import read_query
 from jobtable.core.batch import Batch
 
@@ -29,6 +30,11 @@ class FairClaim:
     kind: str
     priority: int
     """The priority whose listed keys it took heads of."""
+    listed: frozenset[str]
+    """The keys listed at that priority (it took heads of the first few in turn order)."""
+    round: Round | None
+    """The kind's kept round it went by, exact as checked under the lock (fair_round.py);
+    None: it sent every listed key for the database to order."""
     claimed: Cursor
 
 
@@ -52,17 +58,21 @@ def send_fair_claim(
     if listed is None or not listed[1]:
         return None
     priority, keys = listed
+    chunk = max(2 * wanted, FAIR_CHUNK)  # a few listed keys may have run dry
+    kept = checked_round(engine, conn, kind)
+    first = kept.first(keys, chunk) if kept is not None else None
     params = {
         **picking,
         "kind": kind,
         "priority": priority,
         "after": -1,  # :priority must be the kind's first of all
-        "fair_keys": engine.key_set(keys),
-        "chunk": max(2 * wanted, FAIR_CHUNK),  # a few listed keys may have run dry
+        "fair_keys": engine.key_set(keys) if first is None else engine.names(first),
+        "chunk": chunk,
         "limit": wanted,
     }
     query = read_query(engine, "claim_fair_heads", each_queue=each_queue)
-    return FairClaim(kind, priority, conn.execute(query, params))
+    went_by = kept if first is not None else None
+    return FairClaim(kind, priority, keys, went_by, conn.execute(query, params))
 
 
 @attrs.frozen

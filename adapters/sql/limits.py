@@ -13,7 +13,8 @@ Each start of a rate-limited job is recorded in the same transaction.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Collection, Mapping
+import functools
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import attrs
@@ -32,10 +33,11 @@ from jobtable.adapters.sql.fair_order import (
     forget_listed,
     send_fair_start,
 )
+from jobtable.adapters.sql.fair_round import keep_round, kept_round, read_round
 from jobtable.adapters.sql.limited_picks import any_due_left, pick
 from jobtable.adapters.sql.queue_limits import Chosen, pick_in_queue
 from jobtable.adapters.sql.queue_reads import by_queue, remember, send_look
-from jobtable.adapters.sql.rate_windows import WindowLook, count_starts, look_at_window
+from jobtable.adapters.sql.rate_windows import count_starts, look_at_window
 from jobtable.adapters.sql.slots import (
     KindSlots,
     QueueSlots,
@@ -55,8 +57,9 @@ class LimitedClaim:
     """When a due job a rate held back may start (its window's oldest start leaves it)."""
     limited_queues: frozenset[str] = frozenset()
     """Every queue an operator limits, as read in this claim."""
-    windows_read: tuple[WindowLook, ...] = ()
-    """The rate windows' starts this claim read: kept once its batch has committed."""
+    kept_once_committed: tuple[Callable[[], None], ...] = ()
+    """What this claim read of the rate windows and left of a fair round, each kept (by its
+    call) once the batch has committed."""
 
 
 def claim_limited(
@@ -100,6 +103,9 @@ def claim_limited(
     running = {kind: cursor.fetchall() for kind, cursor in counting.items()}
     fair_begun = {kind: begun(start) for kind, start in fair_starts.items()}
     last_turns = {kind: turns.last for kind, (turns, _) in fair_begun.items()}
+    rounds = {  # each fair kind's kept round, exact (its last turn is the one read): kept on
+        kind: kept for kind in fair_begun if (kept := kept_round(engine, kind, last_turns[kind]))
+    }
     limited = {name: limit for name, limit in read.items() if queues is None or name in queues}
     for name in sorted(limited):
         engine.lock_limited(conn, "lock_limited_queue", {"queue": name})
@@ -160,6 +166,11 @@ def claim_limited(
         turns, first_priority = fair_begun.get(kind, (Turns(0), None))
         if fair_claim is not None and kind == fair_claim.kind:  # with the lock: keys' heads
             taken = claimed_in_turn(fair_claim)
+            before = fair_claim.round
+            if before is None and taken.last_turn is not None:  # before any turn is taken
+                before = read_round(engine, conn, kind, fair_claim.listed, taken.last_turn)
+            if before is not None:
+                rounds[kind] = before
             _take_at_once(kind, slots, taken.rows, chosen, direct, taken.keys)
             if len(chosen) >= wanted:
                 last_turns[kind] = taken.last_turn or 0
@@ -207,11 +218,15 @@ def claim_limited(
     claimed = [job for job in chosen if job[0] in claimed_rows]
     _record_turns_and_starts(engine, conn, claimed, rules, kind_slots, queue_stamps, last_turns)
     rows = [claimed_rows[job_id] for job_id, *_ in claimed]
+    keep = [looks[kind].keep for kind in sorted(looks) if kind in kind_slots]
+    for kind, before in sorted(rounds.items()):  # with the turns this claim took, as recorded
+        took = [key for _, of, _, key, _ in claimed if of == kind and key is not None]
+        keep.append(functools.partial(keep_round, engine, before.after(took)))
     return LimitedClaim(
         rows=rows,
         opens_at=min(openings) if openings else None,
         limited_queues=frozenset(read),
-        windows_read=tuple(looks[kind] for kind in sorted(looks) if kind in kind_slots),
+        kept_once_committed=tuple(keep),
     )
 
 
@@ -246,9 +261,10 @@ def _record_turns_and_starts(
     under its lock): one statement each, sent together, no result read."""
     starts, queue_starts, turns = [], [], []
     turn: dict[str, int] = {}
+    stamps = {kind: engine.stamp(slots.at) for kind, slots in kind_slots.items() if slots.rate}
     for job_id, kind, _, fair_key, rated_queue in claimed:
         if kind in rules.rates:  # under the job's own rate key, whatever the claim read
-            starts.append({"id": job_id, "now": engine.stamp(kind_slots[kind].at)})
+            starts.append({"id": job_id, "now": stamps[kind]})
         if rated_queue is not None:
             queue_starts.append({"queue": rated_queue, "now": queue_stamps[rated_queue]})
         if kind in rules.fair and fair_key is not None:

@@ -17,7 +17,7 @@ from jobtable.adapters.readable_rows import Unreadable, claim_readable, held_job
 from jobtable.adapters.sql.engine import Connection, Cursor, SqlEngine, SqlPart
 from jobtable.adapters.sql.limits import LimitedClaim, claim_limited
 from jobtable.adapters.sql.outcomes import fence, landed, requeue_parameters, send_outcomes
-from jobtable.adapters.sql.rate_windows import WindowLook, forget_windows
+from jobtable.adapters.sql.rate_windows import forget_windows
 from jobtable.core.batch import Batch, BatchDone
 from jobtable.core.codes import INTERNAL_ERROR
 from jobtable.core.jobs import Claim, ClaimedJob, HeldJob
@@ -32,7 +32,8 @@ class _Limited:
     unreadable: list[Unreadable]
     opens_at: datetime.datetime | None
     limited_queues: frozenset[str] | None
-    windows_read: tuple[WindowLook, ...] = ()
+    kept_once_committed: tuple[Callable[[], None], ...] = ()
+    """What its claims read of rate windows and left of fair rounds (limits.py)."""
 
 
 _NOTHING_LIMITED = _Limited(claimed=[], unreadable=[], opens_at=None, limited_queues=None)
@@ -73,7 +74,7 @@ class SqlQueue(BatchedCalls, SqlPart):
             "queues": engine.names(queues),
         }
 
-        windows_read: list[WindowLook] = []  # kept once the batch has committed
+        kept_once_committed: list[Callable[[], None]] = []  # what the claims read
 
         def send(conn: Connection) -> _Sent:
             recorded = send_outcomes(engine, conn, batch.outcomes, now)
@@ -92,7 +93,7 @@ class SqlQueue(BatchedCalls, SqlPart):
                 limited = self._claim_limited(
                     conn, rules, picking, batch.claim, now, kinds=served, queues=queues
                 )
-                windows_read[:] = limited.windows_read
+                kept_once_committed[:] = limited.kept_once_committed
             claiming = batch.claim - len(limited.claimed) if kinds != [] else 0
             claimed = (
                 conn.execute(claim_sql, {**picking, "limit": claiming}) if claiming > 0 else None
@@ -140,8 +141,8 @@ class SqlQueue(BatchedCalls, SqlPart):
         except BaseException:
             forget_windows(engine)  # what it read of a rate's window may have rolled back
             raise
-        for look in windows_read:
-            look.keep()
+        for keep in kept_once_committed:
+            keep()
         return done
 
     def _claim_limited(
@@ -161,11 +162,13 @@ class SqlQueue(BatchedCalls, SqlPart):
         engine = self._engine
 
         openings: list[datetime.datetime] = []
+        kept: list[Callable[[], None]] = []  # of every claim: a rate window's reads, kept
 
         def claim(count: int) -> LimitedClaim:
             taken = claim_limited(
                 engine, conn, rules, picking, count, now, kinds=kinds, queues=queues
             )
+            kept.extend(taken.kept_once_committed)  # more than once: keeping is idempotent
             if taken.opens_at is not None:  # a claim again (after an unreadable row) counts
                 openings.append(taken.opens_at)
             return taken
@@ -184,7 +187,7 @@ class SqlQueue(BatchedCalls, SqlPart):
             unreadable=unreadable,
             opens_at=min(openings) if openings else None,
             limited_queues=taken.limited_queues,
-            windows_read=taken.windows_read,
+            kept_once_committed=tuple(kept),
         )
 
     def _readable(

@@ -82,12 +82,12 @@ class _Window:
         latest = self.latest
         if latest is None:
             return rows
-        kept = collections.Counter(self.at_latest)
+        kept = dict(self.at_latest)
         unseen = []
         for key, at in rows:
             if at < latest:
                 continue
-            if at == latest and kept[key] > 0:
+            if at == latest and kept.get(key, 0) > 0:
                 kept[key] -= 1
                 continue
             unseen.append((key, at))

@@ -45,6 +45,7 @@ class SqliteEngine(SqlEngine):
     queries = QUERIES
     translated = staticmethod(translated)
     connection_type = sqlite3.Connection
+    reads_cost_no_round_trip = True
 
     def __init__(self, connections: Connections) -> None:
         self._db = connections

@@ -413,28 +413,60 @@ def test_a_fair_key_that_appears_joins_the_round_once_the_keys_are_listed_again(
     assert claim_fair(store, n=2) == big[2:4]  # big had its turns: none is repeated
 
 
+class RoundRobin:
+    """What claims of a fair kind take, by the rule: the key whose last turn is oldest (or
+    never came) first, each key's oldest job first."""
+
+    def __init__(self, store, backlog: dict[str, int]) -> None:
+        self.jobs = {key: [add_fair(store, key) for _ in range(n)] for key, n in backlog.items()}
+        self.turns: dict[str, int] = {}
+
+    def claim(self, n: int) -> list[str]:
+        expected = []
+        for _ in range(n):
+            waiting = [key for key in sorted(self.jobs) if self.jobs[key]]
+            if not waiting:
+                break
+            key = min(waiting, key=lambda key: (key in self.turns, self.turns.get(key, 0), key))
+            self.turns[key] = max(self.turns.values(), default=0) + 1
+            expected.append(self.jobs[key].pop(0))
+        return expected
+
+
 def test_fair_claims_from_two_stores_follow_the_round_robin_claim_after_claim(store, engine):
     """Claim after claim, from two stores on one database (each may serve its key list of
     a moment ago, and claim a few keys' first jobs in the round trip of its lock), every
-    claim takes what the round robin gives: the key whose last turn is oldest (or never
-    came) first, each key's oldest job first."""
-    backlog = {key: [add_fair(store, key) for _ in range(count)] for key, count in
-               (("a", 7), ("b", 2), ("c", 5), ("d", 1), ("e", 4))}  # fmt: skip
-    turns: dict[str, int] = {}
+    claim takes what the round robin gives."""
+    rule = RoundRobin(store, {"a": 7, "b": 2, "c": 5, "d": 1, "e": 4})
     with ExitStack() as stack:
         stores = [store, same_database(store, engine, stack)]
         for number, n in enumerate([1, 2, 3, 1, 1, 4, 2, 3, 1, 5]):
-            expected = []
-            for _ in range(n):
-                waiting = [key for key in sorted(backlog) if backlog[key]]
-                if not waiting:
-                    break
-                key = min(waiting, key=lambda key: (key in turns, turns.get(key, 0), key))
-                turns[key] = max(turns.values(), default=0) + 1
-                expected.append(backlog[key].pop(0))
             claimed = claim_fair(stores[number % 2], f"runner-{number % 2}", n=n)
-            assert sorted(claimed) == sorted(expected), f"claim {number}"
-    assert not any(backlog.values())
+            assert sorted(claimed) == sorted(rule.claim(n)), f"claim {number}"
+    assert not any(rule.jobs.values())
+
+
+def test_a_stores_fair_claims_in_a_row_then_another_stores_follow_the_round_robin(
+    store, engine, monkeypatch
+):
+    """A store's claims in a row may order the keys by the round its last claims left (SQLite:
+    fair_round.py); once another store took turns, that round is out of date, and every
+    claim still takes what the round robin gives. The key lists stay fresh but once."""
+    clock = [0.0]
+    monkeypatch.setattr(fair_order, "_clock", lambda: clock[0])
+    rule = RoundRobin(store, {f"k{n:02}": 2 + n % 3 for n in range(30)})  # more than a chunk
+    with ExitStack() as stack:
+        stores = [store, same_database(store, engine, stack)]
+        claims = [(0, 2), (0, 3), (0, 1), (0, 2), (1, 2), (1, 1), (0, 2), (0, 1), None,
+                  (0, 3), (0, 2), (0, 1), (0, 3), (0, 2), (0, 3), (0, 2), (0, 1), (1, 2),
+                  (1, 1), (0, 2), (0, 3)]  # fmt: skip
+        for number, step in enumerate(claims):
+            if step is None:  # every key list, and every round found out of date, grows old
+                clock[0] += fair_order.FAIR_KEYS_FRESH
+                continue
+            which, n = step
+            claimed = claim_fair(stores[which], f"runner-{which}", n=n)
+            assert sorted(claimed) == sorted(rule.claim(n)), f"claim {number}"
 
 
 def test_a_fair_claims_jobs_past_the_keys_it_took_with_its_lock_take_their_turns_after(
