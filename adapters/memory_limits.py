@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime
 import itertools
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 
 from jobtable.adapters.memory_state import _Row
 from jobtable.core.held_back import QueueUse
@@ -104,10 +104,8 @@ def limited_due(
             ),
             key=lambda row: row.order,
         )
-        if kind in fair:
-            due = _taking_turns(kind, due, turns)
         reached = len(picked) < wanted
-        for row in due:
+        for row in _taking_turns(kind, due, turns) if kind in fair else due:
             if len(picked) >= wanted:
                 break
             if not fits(row):
@@ -197,11 +195,12 @@ def _per(rates: Mapping[str, RateLimit], start: Start) -> datetime.timedelta:
     return datetime.timedelta(seconds=rates[start[0]].per)
 
 
-def _taking_turns(kind: str, due: list[_Row], turns: dict[tuple[str, str], int]) -> list[_Row]:
+def _taking_turns(kind: str, due: list[_Row], turns: dict[tuple[str, str], int]) -> Iterator[_Row]:
     """A fair kind's due rows (in claim order) as its keys take turns within each priority,
-    the key whose last turn is oldest (or never came) first; rows with no key after."""
-    ordered: list[_Row] = []
+    the key whose last turn is oldest (or never came) first; rows with no key after. Each
+    priority is ordered as it is reached, by ``turns`` as the claim's takes left them."""
     for _, same_priority in itertools.groupby(due, key=lambda row: row.priority):
+        ordered: list[_Row] = []
         rows = list(same_priority)
         by_key: dict[str, list[_Row]] = {}
         for row in rows:
@@ -213,4 +212,4 @@ def _taking_turns(kind: str, due: list[_Row], turns: dict[tuple[str, str], int])
         for depth in range(max((len(each) for each in by_key.values()), default=0)):
             ordered += [by_key[key][depth] for key in keys if depth < len(by_key[key])]
         ordered += [row for row in rows if row.fair_key is None]
-    return ordered
+        yield from ordered

@@ -60,6 +60,7 @@ def send_fair_claim(
     priority, keys = listed
     chunk = max(2 * wanted, FAIR_CHUNK)  # a few listed keys may have run dry
     kept = checked_round(engine, conn, kind)
+    kept = kept.within(keys) if kept is not None else None
     first = kept.first(keys, chunk) if kept is not None else None
     params = {
         **picking,

@@ -15,13 +15,13 @@ from __future__ import annotations
 import itertools
 import time
 import weakref
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from jobtable.adapters.sql.engine import Connection, Cursor, SqlEngine
-from jobtable.adapters.sql.queue_limits import PAGE
+from jobtable.adapters.sql.queue_limits import PAGE, Chosen
 from jobtable.adapters.sql.queue_reads import read_query
 
 FAIR_DEPTH = 4
@@ -127,10 +127,13 @@ def fair_order(
     turns: Turns,
     first_priority: Any,
     each_queue: bool,
+    picked: Sequence[Chosen] = (),
 ) -> Iterator[Any]:
     """A fair kind's due jobs in claim order, priority by priority, each key's read as its
     turns come round, a few at a time. ``turns`` and ``first_priority``: what
-    ``send_fair_start`` sent, read (``begun``); the keys' turns are looked up as listed."""
+    ``send_fair_start`` sent, read (``begun``); the keys' turns are looked up as listed.
+    ``picked``: the jobs picked of those yielded, as they are: the turns their keys took
+    count at the next priority."""
     params = {"kind": kind, "queues": picking["queues"]}
     heads_sql, unkeyed_sql, first_sql = (
         read_query(engine, name, each_queue=each_queue)
@@ -139,8 +142,11 @@ def fair_order(
     found = first_priority
     if found is not None:
         _first.setdefault(engine, {})[kind] = int(found)
+    counted = 0  # of ``picked``, whose turns ``turns`` has
     while found is not None:
         priority = int(found)
+        turns = turns.after([key for *_, key, _ in picked[counted:] if key is not None])
+        counted = len(picked)
         keys, listed_now = _keys(engine, conn, kind, priority, fresh=False)
         taken: set[str] = set()
         while True:
@@ -196,6 +202,12 @@ def forget_listed(engine: SqlEngine, kind: str, priority: int) -> None:
     """Drop the kind's kept key list at ``priority``: a claim by it fell short, so some listed
     keys ran dry; the next claim lists them again rather than reuse the list stale."""
     _listed.get(engine, {}).pop((kind, priority), None)
+
+
+def forget_lists(engine: SqlEngine) -> None:
+    """Drop every key list the store kept: a batch failed, and what its claims listed or
+    found dry (in its transaction) may not be so once it rolled back."""
+    _listed.pop(engine, None)
 
 
 def _forget(engine: SqlEngine, kind: str, priority: int, empty: set[str]) -> None:

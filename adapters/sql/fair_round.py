@@ -24,6 +24,9 @@ from jobtable.adapters.sql import fair_order
 from jobtable.adapters.sql.engine import Connection, SqlEngine
 from jobtable.adapters.sql.fair_order import FAIR_KEYS_FRESH, turn_place
 
+ROUND_SLACK = 64
+"""Keys a kept round may hold beyond twice those listed before the dry ones leave it."""
+
 
 @attrs.frozen
 class Round:
@@ -35,6 +38,15 @@ class Round:
     order: Mapping[str, int | None]
     """Keys (with their last turns, None: none yet) in turn order: each key known to the
     claims that kept the round, not every key the kind ever had."""
+
+    def within(self, listed: frozenset[str]) -> Round:
+        """This round, or its ``listed`` keys' alone once it holds more than twice as many:
+        keys that ran dry leave it (one listed again is read again), so it never grows with
+        every key the kind ever had, nor does a claim's work with it."""
+        if len(self.order) <= 2 * len(listed) + ROUND_SLACK:
+            return self
+        order = {key: turn for key, turn in self.order.items() if key in listed}
+        return Round(self.kind, self.last, order)
 
     def first(self, listed: frozenset[str], count: int) -> list[str] | None:
         """The first ``count`` of ``listed`` in turn order; None when one of them is not in

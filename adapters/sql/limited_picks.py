@@ -62,11 +62,13 @@ def pick(
     wanted: int,
     first: Iterator[Any],
     each_queue: bool,
+    picked: list[Chosen] | None = None,
 ) -> list[Chosen]:
     """Up to ``wanted`` of the kind's due jobs that fit its slots: those ``first`` yields, in
     its order (a fair kind's turns), then the rest in claim order (``each_queue``: reading
-    each queue on its own, queue_reads.py)."""
-    picked: list[Chosen] = []
+    each queue on its own, queue_reads.py). Each is added to ``picked`` as it is picked
+    (``first`` may read it), which is returned."""
+    picked = [] if picked is None else picked
     seen: set[str] = set()
 
     def consider(job_id: str, limit_key: Any, rate_key: Any, fair_key: Any) -> bool:

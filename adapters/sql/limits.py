@@ -180,14 +180,24 @@ def claim_limited(
             turns, first_priority = begun(started)
             last_turns[kind] = turns.last
             turns = turns.after(taken.keys)  # what more it takes: turns after these
+        of_kind: list[Chosen] = []  # as they are picked: a fair kind's keys take turns on
         candidates = (
-            fair_order(engine, conn, kind, picking, turns, first_priority, each_queue)
+            fair_order(engine, conn, kind, picking, turns, first_priority, each_queue, of_kind)
             if kind in fair
             else iter(())
         )
-        chosen += pick(
-            engine, conn, kind, slots, picking, wanted - len(chosen), candidates, each_queue
+        pick(
+            engine,
+            conn,
+            kind,
+            slots,
+            picking,
+            wanted - len(chosen),
+            candidates,
+            each_queue,
+            of_kind,
         )
+        chosen += of_kind
     queue_stamps: dict[str, Any] = {}
     ruled = {kind for kind in apart if kind in limits or kind in rates}
     for name in sorted(limited):

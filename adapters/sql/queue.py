@@ -15,6 +15,7 @@ import attrs
 from jobtable.adapters.batched_calls import BatchedCalls
 from jobtable.adapters.readable_rows import Unreadable, claim_readable, held_job, log_set_aside
 from jobtable.adapters.sql.engine import Connection, Cursor, SqlEngine, SqlPart
+from jobtable.adapters.sql.fair_order import forget_lists
 from jobtable.adapters.sql.limits import LimitedClaim, claim_limited
 from jobtable.adapters.sql.outcomes import fence, landed, requeue_parameters, send_outcomes
 from jobtable.adapters.sql.rate_windows import forget_windows
@@ -140,6 +141,7 @@ class SqlQueue(BatchedCalls, SqlPart):
             done = engine.send_then_read(send, read, durable=batch.durable)
         except BaseException:
             forget_windows(engine)  # what it read of a rate's window may have rolled back
+            forget_lists(engine)  # and the fair keys it listed, or found dry
             raise
         for keep in kept_once_committed:
             keep()

@@ -648,3 +648,12 @@ def test_a_key_at_its_limit_with_a_long_backlog_is_passed_over(store):
     assert [job.id for job in claim(store, n=1).claimed] == big[:1]  # big is at its limit
     taken = claim(store, "runner-b", n=5)
     assert [job.id for job in taken.claimed] == small
+
+
+def test_a_fair_claim_into_a_later_priority_counts_the_turns_it_took_at_the_first(store):
+    """Turns are the kind's, whatever the priority: a key that had its turn at priority 0
+    in a claim goes after the keys that had none when the same claim reaches priority 1."""
+    urgent = add_fair(store, "a", priority=0)
+    later_a, later_b = add_fair(store, "a", priority=1), add_fair(store, "b", priority=1)
+    assert claim_fair(store, n=2) == [urgent, later_b]
+    assert claim_fair(store, n=1) == [later_a]

@@ -34,3 +34,11 @@ def test_a_round_is_kept_only_over_an_older_one():
     keep_round(store, newer)
     keep_round(store, older)  # its batch's keep came second: the newer round stays
     assert _rounds[store]["tenant"] is newer
+
+
+def test_a_round_keeps_only_the_listed_keys_once_it_holds_many_more():
+    many = Round("tenant", 300, {f"gone-{n}": n for n in range(200)} | {"a": 250, "b": 300})
+    assert many.within(frozenset({"a", "b", "late"})).order == {"a": 250, "b": 300}
+    assert many.within(frozenset({"a", "b", "late"})).last == 300
+    few = Round("tenant", 3, {"gone": 1, "a": 2, "b": 3})
+    assert few.within(frozenset({"a"})) is few  # a few dry keys stay: no copy each claim
