@@ -318,3 +318,38 @@ def test_postgres_fair_turns_are_read_by_seeks_however_many_keys_the_kind_had():
                             assert read in plan, (analyzed, name, plan)
         finally:
             store.close()
+
+
+@pytest.mark.parametrize("name", ["claim_fair_heads", "claim_fair_heads_by_queue"])
+def test_postgres_fair_claims_mark_their_rows_by_id_on_a_table_younger_than_its_statistics(
+    name,
+):
+    """On a table filled since its last ANALYZE (a burst of jobs, a fresh database), the fair
+    claim's update found its few rows through jobtable's partial index of queued jobs, read
+    whole (6,000 queued jobs: 1.3 ms a claim, not 0.4): it goes by primary key."""
+    import psycopg
+
+    from jobtable.adapters.postgres import PostgresStore
+
+    with fresh_schema() as (url, schema):
+        store = PostgresStore.open(url, now=FakeClock().now(), schema=schema)
+        try:
+            with psycopg.connect(url, options=f"-c search_path={schema}", autocommit=True) as conn:
+                columns = "id, kind, queue, status, fair_key, priority, run_at, payload"
+                with conn.cursor().copy(
+                    f"COPY jobs ({columns}, created_at, updated_at) FROM STDIN"
+                ) as copy:
+                    for number in range(6_000):
+                        copy.write_row((f"job-{number:05}", "charge", "c", "queued", f"t{number % 100}",
+                                        0, "2026-01-01Z", "{}", "2026-01-01Z", "2026-01-01Z"))  # fmt: skip
+                engine = store._engine
+                params = {**parameters(engine, name), "fair_keys": [f"t{n}" for n in range(100)]}
+                for mode in ("auto", "force_generic_plan"):
+                    conn.execute(f"SET plan_cache_mode = {mode}")
+                    explained = conn.execute("EXPLAIN " + engine.sql(name), params)
+                    plan = "\n".join(row[0] for row in explained.fetchall())
+                    marked = plan[plan.rindex(" on jobs  (") :]  # the update's way to its rows
+                    assert "Index Cond: (id = ANY" in marked, (mode, plan)
+                    assert "jobs_ready" not in marked, (mode, plan)
+        finally:
+            store.close()
