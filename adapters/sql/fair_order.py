@@ -73,12 +73,14 @@ class Turns:
         """The key's place in the round (``turn_place``), as looked up."""
         return turn_place(self.of_key.get(key), key)
 
-    def after(self, keys: list[str | None]) -> Turns:
-        """These turns once ``keys`` had theirs, in order: each goes to the back."""
+    def after(self, keys: Sequence[str | None]) -> Turns:
+        """These turns once ``keys`` had theirs, in order: each goes to the back (of
+        ``of_key``'s order too)."""
         of_key, last = dict(self.of_key), self.last
         for key in keys:
             last += 1
             if key is not None:
+                of_key.pop(key, None)
                 of_key[key] = last
         return Turns(last, of_key)
 

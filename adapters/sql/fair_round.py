@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import itertools
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Sequence
 
 import attrs
 
 from jobtable.adapters.sql import fair_order
 from jobtable.adapters.sql.engine import Connection, SqlEngine
-from jobtable.adapters.sql.fair_order import FAIR_KEYS_FRESH, turn_place
+from jobtable.adapters.sql.fair_order import FAIR_KEYS_FRESH, Turns, turn_place
 
 ROUND_SLACK = 64
 """Keys a kept round may hold beyond twice those listed before the dry ones leave it."""
@@ -30,39 +30,39 @@ ROUND_SLACK = 64
 
 @attrs.frozen
 class Round:
-    """A fair kind's keys in turn order (the next to take a turn first) and its last turn."""
+    """A fair kind's turns (its last, and its keys') with the keys in turn order, the next to
+    take a turn first: each key known to the claims that kept the round, not every key the
+    kind ever had."""
 
     kind: str
-    last: int
-    """The kind's last turn (0: none yet)."""
-    order: Mapping[str, int | None]
-    """Keys (with their last turns, None: none yet) in turn order: each key known to the
-    claims that kept the round, not every key the kind ever had."""
+    turns: Turns
+
+    @property
+    def last(self) -> int:
+        """The kind's last turn (0: none yet)."""
+        return self.turns.last
 
     def within(self, listed: frozenset[str]) -> Round:
         """This round, or its ``listed`` keys' alone once it holds more than twice as many:
         keys that ran dry leave it (one listed again is read again), so it never grows with
         every key the kind ever had, nor does a claim's work with it."""
-        if len(self.order) <= 2 * len(listed) + ROUND_SLACK:
+        of_key = self.turns.of_key
+        if len(of_key) <= 2 * len(listed) + ROUND_SLACK:
             return self
-        order = {key: turn for key, turn in self.order.items() if key in listed}
-        return Round(self.kind, self.last, order)
+        kept = {key: turn for key, turn in of_key.items() if key in listed}
+        return Round(self.kind, Turns(self.last, kept))
 
     def first(self, listed: frozenset[str], count: int) -> list[str] | None:
         """The first ``count`` of ``listed`` in turn order; None when one of them is not in
         the round (a key listed since: its turn is unknown here)."""
-        if not listed <= self.order.keys():
+        of_key = self.turns.of_key
+        if not listed <= of_key.keys():
             return None
-        return list(itertools.islice((key for key in self.order if key in listed), count))
+        return list(itertools.islice((key for key in of_key if key in listed), count))
 
-    def after(self, keys: Iterable[str]) -> Round:
+    def after(self, keys: Sequence[str]) -> Round:
         """The round once ``keys`` took their turns, in order: each goes to the back."""
-        order, last = dict(self.order), self.last
-        for key in keys:
-            last += 1
-            order.pop(key, None)
-            order[key] = last
-        return Round(self.kind, last, order)
+        return Round(self.kind, self.turns.after(keys))
 
 
 _rounds: weakref.WeakKeyDictionary[SqlEngine, dict[str, Round]] = weakref.WeakKeyDictionary()
@@ -103,11 +103,10 @@ def read_round(
     missed = _missed.get(engine, {}).get(kind)
     if missed is not None and fair_order._clock() - missed < FAIR_KEYS_FRESH:
         return None
-    params = {"kind": kind, "fair_keys": engine.key_set(keys)}
-    turns: dict[str, int | None] = dict.fromkeys(keys)
-    turns.update((key, int(turn)) for key, turn in conn.execute(engine.sql("fair_turns"), params))
-    order = sorted(turns.items(), key=lambda item: turn_place(item[1], item[0]))
-    return Round(kind, last, dict(order))
+    turns = Turns(last)
+    turns.look_up(engine, conn, kind, keys)
+    order = sorted(turns.of_key.items(), key=lambda item: turn_place(item[1], item[0]))
+    return Round(kind, Turns(last, dict(order)))
 
 
 def keep_round(engine: SqlEngine, kept: Round) -> None:

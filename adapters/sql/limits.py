@@ -186,18 +186,8 @@ def claim_limited(
             if kind in fair
             else iter(())
         )
-        pick(
-            engine,
-            conn,
-            kind,
-            slots,
-            picking,
-            wanted - len(chosen),
-            candidates,
-            each_queue,
-            of_kind,
-        )
-        chosen += of_kind
+        left = wanted - len(chosen)
+        chosen += pick(engine, conn, kind, slots, picking, left, candidates, each_queue, of_kind)
     queue_stamps: dict[str, Any] = {}
     ruled = {kind for kind in apart if kind in limits or kind in rates}
     for name in sorted(limited):

@@ -36,7 +36,7 @@ def test_tenants_that_came_and_went_leave_the_round_a_store_keeps(tmp_path, monk
             assert len(store.run_batch(batch, runner_id="r", now=LATER, kinds=FAIR).claimed) == 3
             clock[0] += fair_order.FAIR_KEYS_FRESH / 10  # the keys are listed again, now and then
             kept = fair_round._rounds.get(store._engine, {}).get("tenant")
-            sizes.append(len(kept.order) if kept is not None else 0)
+            sizes.append(len(kept.turns.of_key) if kept is not None else 0)
         assert max(sizes[100:]) <= 2 * 10 + fair_round.ROUND_SLACK  # a few keys wait at a time
         assert min(sizes[100:]) > 0  # the claims went by a round
     finally:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from jobtable.adapters.sql.engine import SqlEngine
+from jobtable.adapters.sql.fair_order import Turns
 from jobtable.adapters.sql.fair_round import Round, _rounds, keep_round
 
 
@@ -15,30 +16,30 @@ class _Store:
 
 
 def test_keys_that_take_turns_go_to_the_back_in_the_order_they_took_them():
-    start = Round("tenant", 7, {"new": None, "a": 3, "b": 5, "c": 7})
+    start = Round("tenant", Turns(7, {"new": None, "a": 3, "b": 5, "c": 7}))
     after = start.after(["a", "new"])
-    assert (list(after.order), after.last) == (["b", "c", "a", "new"], 9)
-    assert (after.order["a"], after.order["new"]) == (8, 9)
-    assert list(start.order) == ["new", "a", "b", "c"]  # a round is never changed in place
+    assert (list(after.turns.of_key), after.last) == (["b", "c", "a", "new"], 9)
+    assert (after.turns.of_key["a"], after.turns.of_key["new"]) == (8, 9)
+    assert list(start.turns.of_key) == ["new", "a", "b", "c"]  # a round is never changed in place
 
 
 def test_the_first_listed_keys_in_turn_order_or_none_when_one_is_unknown():
-    kept = Round("tenant", 7, {"new": None, "a": 3, "b": 5, "c": 7})
+    kept = Round("tenant", Turns(7, {"new": None, "a": 3, "b": 5, "c": 7}))
     assert kept.first(frozenset({"c", "b", "new"}), 2) == ["new", "b"]  # a: not listed now
     assert kept.first(frozenset({"a", "late"}), 2) is None  # late's turn is not known here
 
 
 def test_a_round_is_kept_only_over_an_older_one():
     store = cast(SqlEngine, cast(Any, _Store()))
-    older, newer = Round("tenant", 4, {"a": 4}), Round("tenant", 6, {"a": 6})
+    older, newer = Round("tenant", Turns(4, {"a": 4})), Round("tenant", Turns(6, {"a": 6}))
     keep_round(store, newer)
     keep_round(store, older)  # its batch's keep came second: the newer round stays
     assert _rounds[store]["tenant"] is newer
 
 
 def test_a_round_keeps_only_the_listed_keys_once_it_holds_many_more():
-    many = Round("tenant", 300, {f"gone-{n}": n for n in range(200)} | {"a": 250, "b": 300})
-    assert many.within(frozenset({"a", "b", "late"})).order == {"a": 250, "b": 300}
+    many = Round("tenant", Turns(300, {f"gone-{n}": n for n in range(200)} | {"a": 250, "b": 300}))
+    assert many.within(frozenset({"a", "b", "late"})).turns.of_key == {"a": 250, "b": 300}
     assert many.within(frozenset({"a", "b", "late"})).last == 300
-    few = Round("tenant", 3, {"gone": 1, "a": 2, "b": 3})
+    few = Round("tenant", Turns(3, {"gone": 1, "a": 2, "b": 3}))
     assert few.within(frozenset({"a"})) is few  # a few dry keys stay: no copy each claim
