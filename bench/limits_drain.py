@@ -11,6 +11,10 @@ at least W, so it holds nothing back.
     bench/run limits_drain.py                       # SQLite and PostgreSQL, 5,000 jobs
     bench/run limits_drain.py --jobs 500 --rounds 1 # quick
     bench/run limits_drain.py --no-sqlite --modes off,fair  # PostgreSQL's fair drain alone
+    bench/run limits_drain.py --no-sqlite --analyze   # statistics taken after the enqueue
+
+``--analyze`` (PostgreSQL) runs ANALYZE between the enqueue and the drain, as autovacuum
+would on a table that grew: the planner then sees the backlog, and a young history.
 """
 
 from __future__ import annotations
@@ -59,8 +63,13 @@ def enqueue(database: str, n: int, mode: str) -> None:
         store.close()
 
 
-def drain(database: str, n: int, mode: str, workers: int, count) -> float:
+def drain(database: str, n: int, mode: str, workers: int, count, *, analyze: bool) -> float:
     enqueue(database, n, mode)
+    if analyze and database.startswith("postgresql"):
+        import psycopg
+
+        with psycopg.connect(database, autocommit=True) as conn:
+            conn.execute("ANALYZE")
     worker = subprocess.Popen(
         [str(BIN / "jobtable"), "worker", "--database", database, "--workers", str(workers),
          "--kinds", "limit_kinds", "--log-level", "warning"],
@@ -92,6 +101,7 @@ def main() -> int:
     parser.add_argument("--postgres", default=POSTGRES, help="'' to skip PostgreSQL")
     parser.add_argument("--modes", default=",".join(MODES), help="comma-separated")
     parser.add_argument("--no-sqlite", action="store_true", help="PostgreSQL's drains only")
+    parser.add_argument("--analyze", action="store_true", help="PostgreSQL: ANALYZE first")
     args = parser.parse_args()
     engines: dict[str, Callable[[str], float]] = {}
     rates: dict[tuple[str, str], list[float]] = {}
@@ -100,11 +110,13 @@ def main() -> int:
 
         def sqlite(mode: str) -> float:
             path = os.path.join(folder, f"{uuid.uuid4().hex[:8]}.db")
-            return drain(path, args.jobs, mode, args.workers, sqlite_count(path, UNFINISHED))
+            count = sqlite_count(path, UNFINISHED)
+            return drain(path, args.jobs, mode, args.workers, count, analyze=False)
 
         def postgres(mode: str) -> float:
             with fresh_postgres(args.postgres) as url:
-                return drain(url, args.jobs, mode, args.workers, postgres_count(url, UNFINISHED))
+                count = postgres_count(url, UNFINISHED)
+                return drain(url, args.jobs, mode, args.workers, count, analyze=args.analyze)
 
         if not args.no_sqlite:
             engines["SQLite"] = sqlite
@@ -129,7 +141,8 @@ def main() -> int:
                         ratios.setdefault((engine, limited), []).append(its_rate / off)
                     last_off[engine] = rate
     print(
-        f"\n{args.jobs:,} jobs of 100 tenants, --workers {args.workers}, {args.rounds} rounds;"
+        f"\n{args.jobs:,} jobs of 100 tenants, --workers {args.workers}, {args.rounds} rounds"
+        f"{', ANALYZE after the enqueue' if args.analyze else ''};"
         " vs off: the median of each round's drain over the mean of the offs either side\n"
     )
     print("| engine | mode | drain (median) | vs off | each round |")

@@ -170,7 +170,7 @@ def test_migrate_brings_a_database_up_to_date_and_says_what_it_applied(tmp_path,
         "0013_queue_limits, 0014_error_class_and_trace, "
         "0015_schedule_listing, 0016_failed_by_queue, 0017_minutes, 0018_limit_keys,"
         " 0019_ready_in_queue, 0020_keys_by_queue, 0021_one_limit_key_index,"
-        " 0022_fair_turns_by_turn\n"
+        " 0022_fair_turns_by_turn, 0023_history_by_index\n"
     )
     assert main(["migrate", "--database", str(database)]) == 0
     assert capsys.readouterr().out == f"{database}: already up to date\n"

@@ -122,6 +122,7 @@ def test_a_schema_upgraded_to_0010_keeps_its_lists_counts_and_history():
                 "0020_keys_by_queue",
                 "0021_one_limit_key_index",
                 "0022_fair_turns_by_turn",
+                "0023_history_by_index",
             ]
             listed = {
                 status: [

@@ -47,6 +47,7 @@ def test_a_new_schema_gets_every_migration_once_and_reopening_changes_nothing():
             "0020_keys_by_queue",
             "0021_one_limit_key_index",
             "0022_fair_turns_by_turn",
+            "0023_history_by_index",
         ]
         store.close()
         again = open_store(url, schema)
@@ -99,6 +100,7 @@ def test_concurrent_openers_apply_each_migration_once():
             "0020_keys_by_queue",
             "0021_one_limit_key_index",
             "0022_fair_turns_by_turn",
+            "0023_history_by_index",
         ]
         for store in opened:
             store.close()

@@ -44,6 +44,7 @@ ALL_VERSIONS = [
     "0020_keys_by_queue",
     "0021_one_limit_key_index",
     "0022_fair_turns_by_turn",
+    "0023_history_by_index",
 ]
 
 LEGACY_SCHEMA = """

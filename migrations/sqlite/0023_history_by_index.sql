@@ -1,0 +1,3 @@
+-- Nothing changes on SQLite: its history trigger (0005) reads a job's last version by
+-- job_events' primary key (PostgreSQL's 0023 keeps its statement-level trigger from
+-- planning a scan of the whole table).
