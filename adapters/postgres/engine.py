@@ -94,6 +94,7 @@ class PostgresEngine(SqlEngine):
     translated = staticmethod(translated)
     connection_type = psycopg.Connection
     async_connection_type = psycopg.AsyncConnection
+    plans_a_text_once = True
 
     def __init__(self, pool: ConnectionPool, *, jit_off_each_transaction: bool = False) -> None:
         self._pool = pool

@@ -225,6 +225,52 @@ def test_postgres_reads_index_ranges(postgres_store, name):
     assert any(_names(index, plan) for index in INDEXES[name]), plan
 
 
+@pytest.mark.parametrize("each_queue", [False, True], ids=["across queues", "each queue"])
+@pytest.mark.parametrize(
+    ("room_of", "rated"), [("limit", False), ("keyed", False), (None, True), ("keyed", True)]
+)
+def test_postgres_claims_within_a_limit_read_index_ranges_in_the_plan_kept_for_their_text(
+    postgres_store, room_of, rated, each_queue
+):
+    """The claim as the store writes it (its page and branches in the text), planned once
+    without its values (the plan PostgreSQL keeps for a text and runs claim after claim):
+    it reads jobs_ready's range (each queue: jobs_ready_in_queue's), never all of jobs."""
+    import psycopg
+
+    from jobtable.adapters.sql.claim_within_limit import claim_text
+
+    engine = postgres_store._engine
+    query, page = claim_text(
+        engine, 2, room_of, rated=rated, every_queue=True, each_queue=each_queue
+    )
+    stamp = engine.stamp(FakeClock().now())
+    params = {
+        **parameters(engine, "claim_within_limit"),
+        "room_of": room_of,
+        "page": page,
+        **({"rate_n": 1000, "kept": 0, "latest": stamp, "since": stamp} if rated else {}),
+    }
+    names = list(dict.fromkeys(re.findall(r"%\((\w+)\)s", query)))
+    numbered = re.sub(r"%\((\w+)\)s", lambda found: f"${names.index(found[1]) + 1}", query)
+
+    def explain(conn: Any) -> str:
+        conn.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+        conn.execute("PREPARE kept_claim AS " + numbered)
+        try:
+            arguments = ", ".join(f"%({name})s" for name in names)
+            explained = psycopg.ClientCursor(conn).execute(
+                f"EXPLAIN EXECUTE kept_claim({arguments})", params
+            )
+            return "\n".join(row[0] for row in explained.fetchall())
+        finally:
+            conn.execute("DEALLOCATE kept_claim")
+
+    plan = engine.read(explain)
+    name = "claim_within_limit_by_queue" if each_queue else "claim_within_limit"
+    assert "Seq Scan on jobs" not in plan, plan
+    assert any(_names(index, plan) for index in INDEXES[name]), plan
+
+
 TURNS = 20_000
 """Keys a fair kind had turns for over its life (jobtable_fair_turns keeps each one's row)."""
 
