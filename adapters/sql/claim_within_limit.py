@@ -142,14 +142,14 @@ def claim_text(
 ) -> tuple[str, int]:
     """The claim's statement and its page (the due jobs it reads at most), for a claim of
     ``wanted`` jobs counting ``room_of`` (and a rate's room if ``rated``), by a runner that
-    serves every queue or names some. Where the engine plans a text once, the page is
-    rounded up to a power of two (a few texts: 1, 2, 4, 8, 16 jobs...) and written in with
-    what chooses the branches."""
-    page = wanted + KEYED_PAGE_MORE if room_of == "keyed" else wanted
+    serves every queue or names some. Where the engine plans a text once, the page goes by
+    ``wanted`` rounded up to a power of two (a few texts: 1, 2, 4, 8, 16 jobs...) and is
+    written in with what chooses the branches."""
+    keyed = room_of == "keyed"
     query = read_query(engine, "claim_within_limit", each_queue=each_queue)
     if not engine.plans_a_text_once:
-        return query, page
-    page = 1 << (page - 1).bit_length()
+        return query, wanted + KEYED_PAGE_MORE if keyed else wanted
+    page = (1 << (wanted - 1).bit_length()) + (KEYED_PAGE_MORE if keyed else 0)
     written = {"page": str(page), "room_of": "NULL" if room_of is None else f"'{room_of}'"}
     if not rated:
         written["rate_n"] = "NULL"
