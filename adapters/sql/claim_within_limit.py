@@ -13,8 +13,8 @@ counts what the limit and rate have left and claims what fits.
 - Both: the lesser room.
 
 On PostgreSQL what chooses the statement's branches (what the claim counts, whether a rate
-and named queues are read) and its page (rounded up to a power of two) are written into
-its text: its one plan for a text, made without the values, cost more than a plan for
+and named queues are read) and its page (rounded up to a power of two above 8 jobs
+wanted) are written into its text: its one plan for a text, made without the values, cost more than a plan for
 them once the table had statistics, so every claim was planned anew (0.3 to 0.7 ms, more
 than the claim ran).
 """
@@ -41,6 +41,11 @@ _declared: weakref.WeakKeyDictionary[SqlEngine, dict[str, int]] = weakref.WeakKe
 
 KEYED_PAGE_MORE = 8
 """Due jobs a keyed limit's claim reads beyond those it wants (some keys may be full)."""
+
+WRITTEN_AS_WANTED = 8
+"""Where a claim's page is written into its text (PostgreSQL), the jobs wanted up to which
+it goes by them as they are. Above, a page rounded up reads (and locks, until the commit)
+up to as many due jobs again as it takes: fewer texts for the server to keep plans of."""
 
 _NO_WINDOW: dict[str, Any] = {"rate_n": None, "kept": None, "latest": None, "since": None}
 
@@ -142,14 +147,16 @@ def claim_text(
 ) -> tuple[str, int]:
     """The claim's statement and its page (the due jobs it reads at most), for a claim of
     ``wanted`` jobs counting ``room_of`` (and a rate's room if ``rated``), by a runner that
-    serves every queue or names some. Where the engine plans a text once, the page goes by
-    ``wanted`` rounded up to a power of two (a few texts: 1, 2, 4, 8, 16 jobs...) and is
-    written in with what chooses the branches."""
+    serves every queue or names some. Where the engine plans a text once, the page is
+    written in with what chooses the branches, going by ``wanted`` as it is up to
+    WRITTEN_AS_WANTED, rounded up to a power of two above (16, 32, 64...)."""
     keyed = room_of == "keyed"
     query = read_query(engine, "claim_within_limit", each_queue=each_queue)
     if not engine.plans_a_text_once:
         return query, wanted + KEYED_PAGE_MORE if keyed else wanted
-    page = (1 << (wanted - 1).bit_length()) + (KEYED_PAGE_MORE if keyed else 0)
+    if wanted > WRITTEN_AS_WANTED:
+        wanted = 1 << (wanted - 1).bit_length()
+    page = wanted + KEYED_PAGE_MORE if keyed else wanted
     written = {"page": str(page), "room_of": "NULL" if room_of is None else f"'{room_of}'"}
     if not rated:
         written["rate_n"] = "NULL"

@@ -9,7 +9,9 @@ import functools
 import json
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
+
+import attrs
 
 from jobtable.adapters.sql.engine import Connection, Cursor, SqlEngine
 from jobtable.adapters.sql.rate_windows import Started
@@ -39,9 +41,26 @@ def declared_limits(
     return smallest(limits, (_parsed(text) for (text,) in declared.fetchall()))
 
 
-def count_running(engine: SqlEngine, conn: Connection, kind: str) -> Cursor:
-    """The kind's running jobs per limit key, sent (``KindSlots`` reads the rows)."""
-    return conn.execute(engine.sql("running_by_limit_key"), {"kind": kind})
+class Counted(Protocol):
+    """A count's rows, sent (a cursor) or read already."""
+
+    def fetchall(self) -> list[Any]: ...
+
+
+def count_running(engine: SqlEngine, conn: Connection, kind: str) -> Counted:
+    """The kind's running jobs per limit key, sent (``KindSlots`` reads the rows). Where a
+    read costs no round trip (SQLite) they are read at once: its cursor counts each key's
+    group only as it is fetched, and would count in the jobs the claim that follows takes."""
+    counted = conn.execute(engine.sql("running_by_limit_key"), {"kind": kind})
+    return _Read(counted.fetchall()) if engine.reads_cost_no_round_trip else counted
+
+
+@attrs.frozen
+class _Read:
+    rows: list[Any]
+
+    def fetchall(self) -> list[Any]:
+        return list(self.rows)
 
 
 class KindSlots:

@@ -165,6 +165,26 @@ def test_a_limit_a_runner_lowered_since_the_last_claim_holds_from_the_next_claim
     assert claim_through_one_failure(store, limit, "export", 3) == (exports[1:3], 0)  # 3 again
 
 
+def test_a_claim_by_a_limit_lowered_since_counts_the_jobs_running_before_it(store):
+    """A claim that went by a limit a runner lowered since (10, then 8) is checked against
+    the jobs that ran before it (2, of several limit keys), not those it took: 6 more fit.
+    (SQLite counted each key's running jobs only as it read them, after the claim, and
+    failed the batch.)"""
+    for key in "abcd" * 5:
+        add(store, "export", key)
+    limit = {"export": RunningLimit(n=10, keyed=False)}
+
+    def claim_exports(n: int) -> int:
+        batch = Batch(claim=n, limits=limit)
+        done = store.run_batch(batch, runner_id="runner-a", now=LATER, kinds=("export",))
+        return len(done.claimed)
+
+    assert claim_exports(2) == 2  # read: 10
+    store.register_runner(runner_info("runner-low", limits=(("export", 8),)), now=T0)
+    assert claim_exports(6) == 6  # 2 + 6: the lowered limit, reached
+    assert claim_exports(6) == 0
+
+
 def test_a_keyed_limit_a_runner_lowered_since_the_last_claim_holds_from_the_next_claim(store):
     """As above, for a keyed limit: a claim that took what the busiest key had room for by
     the limit last read, more than a limit declared since allows, fails whole."""
