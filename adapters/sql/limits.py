@@ -81,8 +81,7 @@ def claim_limited(
     round trip): the limited queues, the kinds' locks, then what is counted under them."""
     rates, fair = rules.rates, rules.fair
     each_queue = by_queue(engine, queues)  # as the last claim saw the queues; this one looks
-    read_queues = conn.execute(engine.sql("limited_queues"), {})
-    look = send_look(engine, conn)
+    look = send_look(engine, conn)  # the queues passed over: the limited ones, claimed apart
     apart = sorted(rules.kinds_apart)
     for kind in apart:  # one order for every runner (kinds, then queues): no two wait for
         engine.lock_limited(conn, "lock_limited_kind", {"kind": kind})  # each other
@@ -98,8 +97,9 @@ def claim_limited(
         for kind in sorted(fair)
         if fair_claim is None or kind != fair_claim.kind
     }
-    read = queue_limits(read_queues.fetchall())  # what was sent so far comes back with it
-    remember(engine, look)
+    passed_over = look.fetchall()  # what was sent so far comes back with it
+    remember(engine, passed_over)
+    read = queue_limits(row for row in passed_over if row[1] is not None or row[2] is not None)
     running = {kind: cursor.fetchall() for kind, cursor in counting.items()}
     fair_begun = {kind: begun(start) for kind, start in fair_starts.items()}
     last_turns = {kind: turns.last for kind, (turns, _) in fair_begun.items()}

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Collection
+from typing import Any
 
 from jobtable.adapters.sql.engine import Connection, Cursor, SqlEngine
 
@@ -28,12 +29,14 @@ _passed_over: weakref.WeakKeyDictionary[SqlEngine, bool] = weakref.WeakKeyDictio
 
 
 def send_look(engine: SqlEngine, conn: Connection) -> Cursor:
-    """Send the look at whether any queue is passed over (``remember`` reads it)."""
+    """Send the look at the queues passed over, with their limits (read by the claim, and
+    given to ``remember``)."""
     return conn.execute(engine.sql("passed_over_queues"), {})
 
 
-def remember(engine: SqlEngine, look: Cursor) -> None:
-    _passed_over[engine] = bool(look.fetchone()[0])
+def remember(engine: SqlEngine, passed_over: list[Any]) -> None:
+    """Keep whether the look found any queue passed over (its rows)."""
+    _passed_over[engine] = bool(passed_over)
 
 
 def by_queue(engine: SqlEngine, queues: Collection[str] | None) -> bool:
