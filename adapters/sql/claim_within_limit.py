@@ -14,9 +14,9 @@ counts what the limit and rate have left and claims what fits.
 
 On PostgreSQL what chooses the statement's branches (what the claim counts, whether a rate
 and named queues are read) and its page (rounded up to a power of two above 8 jobs
-wanted) are written into its text: its one plan for a text, made without the values, cost more than a plan for
-them once the table had statistics, so every claim was planned anew (0.3 to 0.7 ms, more
-than the claim ran).
+wanted) are written into its text: its one plan for a text, made without the values, cost
+more than a plan for them once the table had statistics, so every claim was planned anew
+(0.3 to 0.7 ms, more than the claim ran).
 """
 
 from __future__ import annotations
