@@ -164,7 +164,7 @@ class SqlQueue(BatchedCalls, SqlPart):
         engine = self._engine
 
         openings: list[datetime.datetime] = []
-        kept: list[Callable[[], None]] = []  # of every claim: a rate window's reads, kept
+        kept: list[Callable[[], None]] = []  # of every claim: window reads, fair rounds
 
         def claim(count: int) -> LimitedClaim:
             taken = claim_limited(
