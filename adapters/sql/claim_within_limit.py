@@ -12,6 +12,11 @@ counts what the limit and rate have left and claims what fits.
   (rate_windows.py) and those recorded since, which the statement reads.
 - Both: the lesser room.
 
+Where reads cost no round trip (SQLite) a claim picks job by job instead
+(limited_picks.py): a page of due jobs read, then a claim by id, cost less than this
+statement's window over the page and its count of each job's key (µs a job in one
+process, limit_batches.py: keyed 276 -> 241, a keyed limit and a rate 329 -> 281).
+
 On PostgreSQL what chooses the statement's branches (what the claim counts, whether a rate
 and named queues are read) and its page (rounded up to a power of two above 8 jobs
 wanted) are written into its text: its one plan for a text, made without the values, cost
@@ -92,7 +97,9 @@ def send_claim_within_limit(
     """Send the claim, when the batch's limited kinds are one kind, not fair, with no limited
     queue known, under a limit a claim read before, a rate without a key whose window this
     store has seen, or both; send it after the kind's lock. ``each_queue``: read each queue
-    on its own (queue_reads.py)."""
+    on its own (queue_reads.py). None where reads cost no round trip."""
+    if engine.reads_cost_no_round_trip:
+        return None
     kind = sole_limited_kind(rules, apart, wanted)
     if kind is None or kind in rules.fair:
         return None

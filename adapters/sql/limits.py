@@ -147,7 +147,7 @@ def claim_limited(
             # since the statement counted it (a start may have left the window)
             room_since = within_limit.rated and not slots.rate_spent() and slots.fits(None, None)
             if slots.rate_spent():
-                pass  # pick on: a due job left (one read) says when the window opens
+                pass  # a due job left (one read, below) says when the window opens
             elif within_limit.keyed and within.read_all_due and limit_as_read:
                 continue  # the due jobs it did not take are held back by their keys
             elif within_limit.keyed and within.rows:  # their keys unread: count them again

@@ -155,13 +155,19 @@ class KindSlots:
     def claimable_at_once(self, wanted: int) -> int | None:
         """How many of its first due jobs in claim order, whatever their keys, a claim
         wanting ``wanted`` may take at once: where every slot they could take has room for
-        them all (a limit without a key: up to its room). None where jobs must be looked at
-        one by one: a rate (each start is recorded under its job's own rate key, and the
-        claim must learn when a held-back job's rate opens), or a key with less room than
-        is wanted."""
-        limit = self.limit
-        if limit is None or self.rate is not None:
+        them all (a limit or a rate without a key: up to its room). None where jobs must be
+        looked at one by one: a keyed rate, or a limit's key with less room than is wanted.
+        Each start is recorded under its job's own rate key however it was claimed; a claim
+        that spends a rate learns when it opens from a due job left (``note_rate_opening``)."""
+        limit, rate = self.limit, self.rate
+        if rate is not None:
+            if rate.keyed:
+                return None
+            wanted = min(wanted, max(0, rate.n - self.started.get(_ALL, 0)))
+        elif limit is None:
             return None
+        if limit is None:
+            return wanted
         if not limit.keyed:
             return min(wanted, max(0, limit.n - self.running.get(_ALL, 0)))
         busiest = max(self.running.values(), default=0)  # jobs with no key share one slot

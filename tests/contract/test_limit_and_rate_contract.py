@@ -1,8 +1,9 @@
 """A kind with a concurrency limit and a rate together (a keyed limit or not, a rate
 without a key) takes what the memory store takes, claim after claim as time passes: a
 SQL store claims such a kind, when it is the runner's one limited kind, by one statement
-that counts both rooms under the kind's lock (claim_within_limit.py), and picks job by job
-when that statement could not take all it wanted. The memory store is the model."""
+that counts both rooms under the kind's lock (claim_within_limit.py, PostgreSQL), and picks
+job by job when that statement could not take all it wanted (SQLite always). The memory
+store is the model."""
 
 from __future__ import annotations
 

@@ -172,7 +172,11 @@ def sqlite_store(tmp_path_factory) -> Iterator[tuple[SqliteStore, sqlite3.Connec
     store.close()
 
 
-@pytest.mark.parametrize("name", list(STATEMENTS))
+POSTGRES_ONLY = ("claim_within_limit", "claim_within_limit_by_queue")
+"""Sent with a kind's lock to save round trips; SQLite picks job by job instead."""
+
+
+@pytest.mark.parametrize("name", [name for name in STATEMENTS if name not in POSTGRES_ONLY])
 def test_sqlite_reads_index_ranges(sqlite_store, name):
     store, conn = sqlite_store
     engine = store._engine

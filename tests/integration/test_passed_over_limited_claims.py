@@ -48,7 +48,7 @@ def _limited_statements(engine: Any, queues: Any) -> dict[str, tuple[dict[str, A
     read of ``behind`` (the served queue's jobs, in claim order): its ids, or a value."""
     of_kind = {"kind": "work", "queues": engine.names(queues)}
     claiming = {"runner_id": "runner-a", "now": engine.stamp(CLOCK.now())}
-    return {
+    statements = {
         "claim_within_limit_by_queue": (
             {**of_kind, **claiming, "n": 10, "limit": 3, "page": 3, "room_of": "limit",
              "rate_n": None, "kept": None, "latest": None, "since": None},
@@ -79,6 +79,9 @@ def _limited_statements(engine: Any, queues: Any) -> dict[str, tuple[dict[str, A
             slice(0, 3),
         ),
     }  # fmt: skip
+    if engine.reads_cost_no_round_trip:  # PostgreSQL's alone: SQLite picks job by job
+        del statements["claim_within_limit_by_queue"]
+    return statements
 
 
 KINDS_KEYS = {"work": "k1", "plain": None}
