@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import abc
 import datetime
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, TypeVar
 
@@ -125,6 +125,15 @@ class SqlEngine(abc.ABC):
         seconds: let other processes waiting to write have their turn (nothing where locks
         are per row)."""
         return None
+
+    def look_then_lock(self, conn: Connection, kinds: Sequence[str]) -> Cursor:
+        """Send the look at the queues passed over (``passed_over_queues``), then take the
+        locks of the limited ``kinds`` in their order (``lock_limited``). Its rows are the
+        look's; one whose name is None is none of them (where the lock comes back in it)."""
+        look = conn.execute(self.sql("passed_over_queues"), {})
+        for kind in kinds:
+            self.lock_limited(conn, "lock_limited_kind", {"kind": kind})
+        return look
 
     def lock_limited(self, conn: Connection, query: str, params: Mapping[str, Any]) -> None:
         """Take the lock ``query`` (a limited kind's or queue's) until this transaction

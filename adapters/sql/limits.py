@@ -43,7 +43,7 @@ from jobtable.adapters.sql.slots import (
     QueueSlots,
     count_running,
     declared_limits,
-    send_registered_limits,
+    send_counts,
 )
 from jobtable.adapters.sql_rows import queue_limits
 from jobtable.core.batch import Batch
@@ -81,12 +81,11 @@ def claim_limited(
     round trip): the limited queues, the kinds' locks, then what is counted under them."""
     rates, fair = rules.rates, rules.fair
     each_queue = by_queue(engine, queues)  # as the last claim saw the queues; this one looks
-    look = send_look(engine, conn)  # the queues passed over: the limited ones, claimed apart
-    apart = sorted(rules.kinds_apart)
-    for kind in apart:  # one order for every runner (kinds, then queues): no two wait for
-        engine.lock_limited(conn, "lock_limited_kind", {"kind": kind})  # each other
-    declared = send_registered_limits(engine, conn, rules.limits)
-    counting = {kind: count_running(engine, conn, kind) for kind in apart if kind in rules.limits}
+    apart = sorted(rules.kinds_apart)  # locked in one order by every runner (kinds, then
+    # queues): no two wait for each other; after the look at the queues passed over (the
+    # limited ones, claimed apart)
+    look = send_look(engine, conn, locking=apart)
+    counting = send_counts(engine, conn, apart, rules.limits)
     within_limit = send_claim_within_limit(
         engine, conn, rules, picking, wanted, apart, now, each_queue=each_queue
     )
@@ -97,10 +96,9 @@ def claim_limited(
         for kind in sorted(fair)
         if fair_claim is None or kind != fair_claim.kind
     }
-    passed_over = look.fetchall()  # what was sent so far comes back with it
-    remember(engine, passed_over)
+    passed_over = remember(engine, look.fetchall())  # what was sent so far comes back
     read = queue_limits(row for row in passed_over if row[1] is not None or row[2] is not None)
-    running = {kind: cursor.fetchall() for kind, cursor in counting.items()}
+    running, declared = counting.read()
     fair_begun = {kind: begun(start) for kind, start in fair_starts.items()}
     last_turns = {kind: turns.last for kind, (turns, _) in fair_begun.items()}
     rounds = {  # each fair kind's kept round, exact (its last turn is the one read): kept on

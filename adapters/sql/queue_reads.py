@@ -16,7 +16,7 @@ fewer; a queue paused since that look is passed over row by row for one claim.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from jobtable.adapters.sql.engine import Connection, Cursor, SqlEngine
@@ -28,15 +28,19 @@ _passed_over: weakref.WeakKeyDictionary[SqlEngine, bool] = weakref.WeakKeyDictio
 """Per store: whether its last limited claim saw a paused or limited queue."""
 
 
-def send_look(engine: SqlEngine, conn: Connection) -> Cursor:
+def send_look(engine: SqlEngine, conn: Connection, *, locking: Sequence[str]) -> Cursor:
     """Send the look at the queues passed over, with their limits (read by the claim, and
-    given to ``remember``)."""
-    return conn.execute(engine.sql("passed_over_queues"), {})
+    given to ``remember``), then take the locks of the limited kinds ``locking``
+    (``SqlEngine.look_then_lock``)."""
+    return engine.look_then_lock(conn, locking)
 
 
-def remember(engine: SqlEngine, passed_over: list[Any]) -> None:
-    """Keep whether the look found any queue passed over (its rows)."""
-    _passed_over[engine] = bool(passed_over)
+def remember(engine: SqlEngine, passed_over: list[Any]) -> list[Any]:
+    """Keep whether the look found any queue passed over (its rows, a queue's name first:
+    one with none is no queue, the lock's own row); return the queues'."""
+    queues = [row for row in passed_over if row[0] is not None]
+    _passed_over[engine] = bool(queues)
+    return queues
 
 
 def by_queue(engine: SqlEngine, queues: Collection[str] | None) -> bool:

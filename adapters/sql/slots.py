@@ -31,27 +31,31 @@ def send_registered_limits(
     return conn.execute(engine.sql("registered_limits"), {}) if limits else None
 
 
-def declared_limits(
-    limits: Mapping[str, RunningLimit], declared: Cursor | None
-) -> Mapping[str, RunningLimit]:
-    """``limits``, each lowered to the smallest any live runner registered for its kind
-    (``declared``: what ``send_registered_limits`` sent)."""
-    if not limits or declared is None:
-        return limits
-    return smallest(limits, (_parsed(text) for (text,) in declared.fetchall()))
-
-
 class Counted(Protocol):
     """A count's rows, sent (a cursor) or read already."""
 
     def fetchall(self) -> list[Any]: ...
 
 
+def declared_limits(
+    limits: Mapping[str, RunningLimit], declared: Counted | None
+) -> Mapping[str, RunningLimit]:
+    """``limits``, each lowered to the smallest any live runner registered for its kind
+    (``declared``: what ``send_registered_limits`` sent, or ``SentCounts`` read)."""
+    if not limits or declared is None:
+        return limits
+    return smallest(limits, (_parsed(text) for (text,) in declared.fetchall()))
+
+
 def count_running(engine: SqlEngine, conn: Connection, kind: str) -> Counted:
-    """The kind's running jobs per limit key, sent (``KindSlots`` reads the rows). Where a
-    read costs no round trip (SQLite) they are read at once: its cursor counts each key's
-    group only as it is fetched, and would count in the jobs the claim that follows takes."""
-    counted = conn.execute(engine.sql("running_by_limit_key"), {"kind": kind})
+    """The kind's running jobs per limit key, sent (``KindSlots`` reads the rows)."""
+    return _sent(engine, conn.execute(engine.sql("running_by_limit_key"), {"kind": kind}))
+
+
+def _sent(engine: SqlEngine, counted: Cursor) -> Counted:
+    """A count sent. Where a read costs no round trip (SQLite) it is read at once: its cursor
+    counts each key's group only as it is fetched, and would count in the jobs the claim
+    that follows takes."""
     return _Read(counted.fetchall()) if engine.reads_cost_no_round_trip else counted
 
 
@@ -61,6 +65,48 @@ class _Read:
 
     def fetchall(self) -> list[Any]:
         return list(self.rows)
+
+
+@attrs.frozen
+class SentCounts:
+    """What a claim counts under its kinds' locks: each limited kind's running jobs per limit
+    key and the limits every live runner declared (``send_counts``)."""
+
+    running: Mapping[str, Counted]
+    with_declared: str | None
+    """The kind whose count's rows carry the declared limits too (those with no count)."""
+    declared_apart: Counted | None
+
+    def read(self) -> tuple[dict[str, list[Any]], Counted | None]:
+        """Each kind's running jobs per limit key, and the declared limits' rows."""
+        running: dict[str, list[Any]] = {}
+        declared = self.declared_apart
+        for kind, counted in self.running.items():
+            rows = counted.fetchall()
+            if kind == self.with_declared:
+                declared = _Read([(limits,) for _, count, limits in rows if count is None])
+                rows = [(key, count) for key, count, _ in rows if count is not None]
+            running[kind] = rows
+        return running, declared
+
+
+def send_counts(
+    engine: SqlEngine, conn: Connection, kinds: Iterable[str], limits: Mapping[str, RunningLimit]
+) -> SentCounts:
+    """Send, under their locks, the count of the running jobs of each of ``kinds`` that has
+    one of ``limits`` (per limit key), and the limits every live runner declared when there
+    are ``limits`` to lower: read with the first kind's count, in one statement (a statement
+    costs a PostgreSQL client about 40 µs)."""
+    counted = [kind for kind in kinds if kind in limits]
+    running = {
+        kind: _sent(engine, conn.execute(engine.sql("running_and_declared_limits"), {"kind": kind}))
+        if number == 0
+        else count_running(engine, conn, kind)
+        for number, kind in enumerate(counted)
+    }
+    with_declared = counted[0] if counted else None
+    declared = None if counted else send_registered_limits(engine, conn, limits)
+    return SentCounts(running, with_declared, declared)
 
 
 class KindSlots:
