@@ -12,10 +12,11 @@ counts what the limit and rate have left and claims what fits.
   (rate_windows.py) and those recorded since, which the statement reads.
 - Both: the lesser room.
 
-Where reads cost no round trip (SQLite) a claim picks job by job instead
-(limited_picks.py): a page of due jobs read, then a claim by id, cost less than this
-statement's window over the page and its count of each job's key (µs a job in one
-process, limit_batches.py: keyed 276 -> 241, a keyed limit and a rate 329 -> 281).
+Where reads cost no round trip (SQLite) a claim counts the slots first and claims at
+once or picks job by job instead (limits.py, limited_picks.py): its reads and a claim
+by id cost less than this statement's window over the page and its count of each job's
+key (µs a job in one process, limit_batches.py: keyed 276 -> 241, a keyed limit and a
+rate 329 -> 281).
 
 On PostgreSQL what chooses the statement's branches (what the claim counts, whether a rate
 and named queues are read) and its page (rounded up to a power of two above 8 jobs

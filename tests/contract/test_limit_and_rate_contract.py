@@ -2,7 +2,8 @@
 without a key) takes what the memory store takes, claim after claim as time passes: a
 SQL store claims such a kind, when it is the runner's one limited kind, by one statement
 that counts both rooms under the kind's lock (claim_within_limit.py, PostgreSQL), and picks
-job by job when that statement could not take all it wanted (SQLite always). The memory
+job by job when that statement could not take all it wanted (SQLite counts the slots
+first, then claims at once or picks). The memory
 store is the model."""
 
 from __future__ import annotations

@@ -173,7 +173,7 @@ def sqlite_store(tmp_path_factory) -> Iterator[tuple[SqliteStore, sqlite3.Connec
 
 
 POSTGRES_ONLY = ("claim_within_limit", "claim_within_limit_by_queue")
-"""Sent with a kind's lock to save round trips; SQLite picks job by job instead."""
+"""Sent with a kind's lock to save round trips; SQLite counts the slots first instead."""
 
 
 @pytest.mark.parametrize("name", [name for name in STATEMENTS if name not in POSTGRES_ONLY])

@@ -79,7 +79,7 @@ def _limited_statements(engine: Any, queues: Any) -> dict[str, tuple[dict[str, A
             slice(0, 3),
         ),
     }  # fmt: skip
-    if engine.reads_cost_no_round_trip:  # PostgreSQL's alone: SQLite picks job by job
+    if engine.reads_cost_no_round_trip:  # PostgreSQL's alone: SQLite counts first
         del statements["claim_within_limit_by_queue"]
     return statements
 
