@@ -35,7 +35,7 @@ from jobtable.adapters.sql.fair_order import (
 )
 from jobtable.adapters.sql.fair_round import keep_round, kept_round, read_round
 from jobtable.adapters.sql.limited_picks import any_due_left, pick
-from jobtable.adapters.sql.queue_limits import Chosen, pick_in_queue
+from jobtable.adapters.sql.queue_limits import Chosen, any_due_in, pick_in_queue
 from jobtable.adapters.sql.queue_reads import by_queue, remember, send_look
 from jobtable.adapters.sql.rate_windows import count_starts, look_at_window
 from jobtable.adapters.sql.slots import (
@@ -201,10 +201,12 @@ def claim_limited(
         if queue.opens_at is not None:
             openings.append(queue.opens_at)
     for kind in reached:  # a rate this claim spent: when it opens, if a job is left for it
-        slots = kind_slots[kind]
+        slots = kind_slots[kind]  # (in a limited queue too, whose claim passed the kind over)
         if slots.rate_spent() and slots.opens_at is None:
             ids = [job_id for job_id, of, *_ in chosen if of == kind and job_id not in direct]
-            if any_due_left(engine, conn, kind, picking, ids, each_queue):
+            if any_due_left(engine, conn, kind, picking, ids, each_queue) or any_due_in(
+                engine, conn, kind, limited, ids
+            ):
                 slots.note_rate_opening()
     openings += [slots.opens_at for slots in kind_slots.values() if slots.opens_at is not None]
     claimed_rows = dict(direct)

@@ -53,6 +53,20 @@ def pick_in_queue(
     return picked
 
 
+def any_due_in(
+    engine: SqlEngine, conn: Connection, kind: str, queues: Collection[str], picked: list[str]
+) -> bool:
+    """Whether the kind has a due job in one of the limited ``queues`` besides those this
+    claim ``picked``: a small page read a queue, until one has."""
+    params = {"kind": kind, "limit": len(picked) + 1, "offset": 0}
+    sql = engine.sql("pick_in_queue")
+    return any(
+        row[0] not in picked
+        for name in sorted(queues)
+        for row in conn.execute(sql, {**params, "queue": name}).fetchall()
+    )
+
+
 def _all_full(slots: KindSlots | None) -> bool:
     return slots is not None and slots.all_full()
 

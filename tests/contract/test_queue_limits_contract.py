@@ -229,3 +229,17 @@ def test_a_keyed_kind_claimed_at_once_and_from_a_limited_queue_in_one_claim_keep
     first, *slow = [add_keyed("default"), add_keyed("slow"), add_keyed("slow")]
     assert ids(claim(store, n=2, limits=limits)) == [first, slow[0]]  # acme: 3 of 3 now
     assert ids(claim(store, "runner-b", n=2, limits=limits)) == []
+
+
+def test_a_spent_rate_says_when_it_opens_though_its_kinds_job_left_waits_in_a_limited_queue(
+    store,
+):
+    """The claim that spends a kind's rate takes its job in another queue; the one left is in
+    a limited queue with room, which the kind's own claims pass over: the rate's opening is
+    still reported, so the runner claims again then rather than at its next poll."""
+    store.set_queue_limit("slow", QueueLimit(running=5), now=T0)
+    first = add(store, "fast")
+    add(store, "slow")
+    done = claim(store, n=3, rates={"noop": RateLimit(n=1, per=60.0, keyed=False)})
+    assert ids(done) == [first]
+    assert done.rate_opens_at == LATER + datetime.timedelta(seconds=60)
