@@ -94,7 +94,6 @@ class PostgresEngine(SqlEngine):
     translated = staticmethod(translated)
     connection_type = psycopg.Connection
     async_connection_type = psycopg.AsyncConnection
-    plans_a_text_once = True
 
     def __init__(self, pool: ConnectionPool, *, jit_off_each_transaction: bool = False) -> None:
         self._pool = pool

@@ -155,13 +155,11 @@ def claim_text(
 ) -> tuple[str, int]:
     """The claim's statement and its page (the due jobs it reads at most), for a claim of
     ``wanted`` jobs counting ``room_of`` (and a rate's room if ``rated``), by a runner that
-    serves every queue or names some. Where the engine plans a text once, the page is
-    written in with what chooses the branches, going by ``wanted`` as it is up to
-    WRITTEN_AS_WANTED, rounded up to a power of two above (16, 32, 64...)."""
+    serves every queue or names some. The page is written in with what chooses the
+    branches (PostgreSQL, the one engine that sends this claim, plans a text once), going
+    by ``wanted`` as it is up to WRITTEN_AS_WANTED, rounded up to a power of two above."""
     keyed = room_of == "keyed"
     query = read_query(engine, "claim_within_limit", each_queue=each_queue)
-    if not engine.plans_a_text_once:
-        return query, wanted + KEYED_PAGE_MORE if keyed else wanted
     if wanted > WRITTEN_AS_WANTED:
         wanted = 1 << (wanted - 1).bit_length()
     page = wanted + KEYED_PAGE_MORE if keyed else wanted

@@ -111,12 +111,6 @@ class SqlEngine(abc.ABC):
     """A read costs no round trip (an embedded database): a claim may read a little under its
     locks before it decides what to send."""
 
-    plans_a_text_once: bool = False
-    """The server plans a statement's text once and runs that plan whatever its parameters
-    (PostgreSQL's generic plan), unless a plan for the values looks cheaper, and then plans
-    each run anew: a parameter that chooses a branch or bounds a read is better written
-    into the text (claim_within_limit.py)."""
-
     async_connection_type: type | None = None
     """The application's asyncio connection type ``create_in_async`` takes (None: none)."""
 

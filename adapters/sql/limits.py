@@ -36,7 +36,7 @@ from jobtable.adapters.sql.fair_order import (
 from jobtable.adapters.sql.fair_round import keep_round, kept_round, read_round
 from jobtable.adapters.sql.limited_picks import any_due_left, pick
 from jobtable.adapters.sql.queue_limits import Chosen, any_due_in, pick_in_queue
-from jobtable.adapters.sql.queue_reads import by_queue, remember, send_look
+from jobtable.adapters.sql.queue_reads import by_queue, remember
 from jobtable.adapters.sql.rate_windows import count_starts, look_at_window
 from jobtable.adapters.sql.slots import (
     KindSlots,
@@ -84,7 +84,7 @@ def claim_limited(
     apart = sorted(rules.kinds_apart)  # locked in one order by every runner (kinds, then
     # queues): no two wait for each other; after the look at the queues passed over (the
     # limited ones, claimed apart)
-    look = send_look(engine, conn, locking=apart)
+    look = engine.look_then_lock(conn, apart)  # rows for ``remember``
     counting = send_counts(engine, conn, apart, rules.limits)
     within_limit = send_claim_within_limit(
         engine, conn, rules, picking, wanted, apart, now, each_queue=each_queue

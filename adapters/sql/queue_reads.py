@@ -16,23 +16,16 @@ fewer; a queue paused since that look is passed over row by row for one claim.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 from typing import Any
 
-from jobtable.adapters.sql.engine import Connection, Cursor, SqlEngine
+from jobtable.adapters.sql.engine import SqlEngine
 
 NAMED_QUEUES_APART = 8
 """A runner naming this many queues or fewer has each read on its own (as _pick_next)."""
 
 _passed_over: weakref.WeakKeyDictionary[SqlEngine, bool] = weakref.WeakKeyDictionary()
 """Per store: whether its last limited claim saw a paused or limited queue."""
-
-
-def send_look(engine: SqlEngine, conn: Connection, *, locking: Sequence[str]) -> Cursor:
-    """Send the look at the queues passed over, with their limits (read by the claim, and
-    given to ``remember``), then take the locks of the limited kinds ``locking``
-    (``SqlEngine.look_then_lock``)."""
-    return engine.look_then_lock(conn, locking)
 
 
 def remember(engine: SqlEngine, passed_over: list[Any]) -> list[Any]:

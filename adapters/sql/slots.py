@@ -98,15 +98,13 @@ def send_counts(
     are ``limits`` to lower: read with the first kind's count, in one statement (a statement
     costs a PostgreSQL client about 40 µs)."""
     counted = [kind for kind in kinds if kind in limits]
-    running = {
-        kind: _sent(engine, conn.execute(engine.sql("running_and_declared_limits"), {"kind": kind}))
-        if number == 0
-        else count_running(engine, conn, kind)
-        for number, kind in enumerate(counted)
-    }
-    with_declared = counted[0] if counted else None
-    declared = None if counted else send_registered_limits(engine, conn, limits)
-    return SentCounts(running, with_declared, declared)
+    if not counted:
+        return SentCounts({}, None, send_registered_limits(engine, conn, limits))
+    first, *rest = counted
+    with_declared = conn.execute(engine.sql("running_and_declared_limits"), {"kind": first})
+    running = {first: _sent(engine, with_declared)}
+    running.update((kind, count_running(engine, conn, kind)) for kind in rest)
+    return SentCounts(running, first, None)
 
 
 class KindSlots:
